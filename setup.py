@@ -1,0 +1,118 @@
+"""Build the Cython kernels of ovpool.
+
+OpenMP is probed the way scikit-learn's setuptools-era build did it: compile,
+link and *run* a tiny OpenMP program with the compiler that will build the
+extension. If that works, ``-fopenmp`` goes on both the compile and the link
+line; otherwise the kernels are built serial with a warning, unless
+``OVPOOL_FAIL_NO_OPENMP=1`` turns the warning into an error.
+
+Flags: ``-O3`` and ``-fno-wrapv`` (Python's default CFLAGS carry ``-fwrapv``,
+which stops gcc from vectorising strided index arithmetic). Never
+``-march=native`` (the wheel must run on any x86-64) and never
+``-ffast-math`` (it breaks NaN propagation and reorders sums).
+``OVPOOL_DEBUG_CYTHON=1`` turns Cython's bounds checks back on.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+OPENMP_FLAG = "-fopenmp"
+
+_PROBE_SOURCE = textwrap.dedent(
+    """
+    #include <omp.h>
+    #include <stdio.h>
+    int main(void) {
+        int n = 0;
+        #pragma omp parallel num_threads(2) reduction(+:n)
+        n += 1;
+        printf("nthreads=%d\\n", n);
+        return n == 2 ? 0 : 1;
+    }
+    """
+)
+
+
+def _openmp_works(compiler):
+    """Compile, link and run an OpenMP program; True if it printed 2 threads."""
+    tmp = tempfile.mkdtemp(prefix="ovpool_omp_probe_")
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp)
+        with open("probe.c", "w") as f:
+            f.write(_PROBE_SOURCE)
+        objects = compiler.compile(["probe.c"], extra_postargs=[OPENMP_FLAG])
+        extra_link = os.environ.get("LDFLAGS", "").split()
+        compiler.link_executable(
+            objects, "probe", extra_postargs=[OPENMP_FLAG] + extra_link
+        )
+        output = subprocess.run(
+            [os.path.join(tmp, "probe")], capture_output=True, text=True, timeout=60
+        )
+        return output.returncode == 0 and "nthreads=2" in output.stdout
+    except Exception:  # any compile, link or run failure means "no OpenMP"
+        return False
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class BuildExtWithOpenMP(build_ext):
+    def build_extensions(self):
+        use_openmp = _openmp_works(self.compiler)
+        if not use_openmp:
+            message = (
+                "ovpool: the C compiler cannot build and run an OpenMP program; "
+                "the kernels will be built SERIAL (single-threaded)."
+            )
+            if os.environ.get("OVPOOL_FAIL_NO_OPENMP", "0") not in ("", "0"):
+                raise RuntimeError(message + " OVPOOL_FAIL_NO_OPENMP is set.")
+            print("WARNING: " + message, file=sys.stderr)
+        for ext in self.extensions:
+            if use_openmp:
+                ext.extra_compile_args.append(OPENMP_FLAG)
+                ext.extra_link_args.append(OPENMP_FLAG)
+        super().build_extensions()
+
+
+DEBUG = os.environ.get("OVPOOL_DEBUG_CYTHON", "0") not in ("", "0")
+
+COMPILER_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": False,
+    "initializedcheck": DEBUG,
+    "nonecheck": False,
+    "cdivision": True,
+    "profile": False,
+    "embedsignature": True,
+}
+
+extensions = [
+    Extension(
+        "ovpool._kernels",
+        ["src/_kernels.pyx"],
+        include_dirs=[np.get_include(), "src"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        extra_compile_args=["-O3", "-fno-wrapv", "-fno-math-errno"],
+        extra_link_args=[],
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        include_path=["src"],
+        compiler_directives=COMPILER_DIRECTIVES,
+    ),
+    cmdclass={"build_ext": BuildExtWithOpenMP},
+)
