@@ -37,7 +37,8 @@ from .shapes import (
     pool_geometry,
 )
 
-__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool", "ov_geometry"]
+__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool", "ov_geometry",
+           "check_avg_pool_pads"]
 
 
 def ov_geometry(spatial, kernel, strides, pads_begin, pads_end, dilations, auto_pad,
@@ -71,14 +72,7 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
     geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                            auto_pad, rounding_type, op)
     exclude = _bool(exclude_pad, "exclude_pad", op)
-    if exclude and normalize_auto_pad(auto_pad) == "explicit":
-        for axis in range(geometry.n_spatial):
-            effective = (geometry.kernel[axis] - 1) * geometry.dilations[axis] + 1
-            if geometry.pads_begin[axis] >= effective or geometry.pads_end[axis] >= effective:
-                raise OvpoolValueError(
-                    f"{op}: with exclude_pad the dilated kernel ({effective}) must be larger "
-                    f"than the pads (pads_begin={list(geometry.pads_begin)}, "
-                    f"pads_end={list(geometry.pads_end)}); some window would be empty")
+    check_avg_pool_pads(geometry, exclude, auto_pad, op)
     windows = geometry_windows(geometry, not exclude)
     if not exclude:
         # A rounding_type=ceil window may start beyond the declared pads: its
@@ -86,6 +80,21 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
         windows = [_nonzero_divisor(t) for t in windows]
     return _core.run_sum_pool(planes, geometry.out_spatial, windows, geometry.dilations, op=op,
                               num_threads=num_threads, out=out)
+
+
+def check_avg_pool_pads(geometry, exclude_pad, auto_pad, op="AvgPool"):
+    """OpenVINO's AvgPool validation: with exclude-pad and explicit pads, a pad
+    as large as the dilated kernel would leave a window empty (OpenVINO
+    refuses it: "Kernel after dilation is sometimes entirely in the padding
+    area"). Works on a shape-inference geometry with dynamic dims too."""
+    if exclude_pad and normalize_auto_pad(auto_pad) == "explicit":
+        for axis in range(geometry.n_spatial):
+            effective = (geometry.kernel[axis] - 1) * geometry.dilations[axis] + 1
+            if geometry.pads_begin[axis] >= effective or geometry.pads_end[axis] >= effective:
+                raise OvpoolValueError(
+                    f"{op}: with exclude_pad the dilated kernel ({effective}) must be larger "
+                    f"than the pads (pads_begin={list(geometry.pads_begin)}, "
+                    f"pads_end={list(geometry.pads_end)}); some window would be empty")
 
 
 def _nonzero_divisor(table):

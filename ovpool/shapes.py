@@ -227,13 +227,16 @@ def pool_geometry(in_spatial, kernel, strides, dilations, pads_begin, pads_end,
 
     All arguments are already-normalised tuples of ints (see
     :func:`normalize_int_list`). Raises :class:`OvpoolValueError` when the
-    window does not fit the (padded) input.
+    window does not fit the (padded) input. An entry ``None`` of
+    ``in_spatial`` (a dynamic dimension, for shape inference) gives ``None``
+    in ``out_spatial`` (and ``None`` pads with ``same_*``); such a geometry is
+    for shape inference only, not for window tables.
     """
     out, begins, ends = [], [], []
     for axis, n_in in enumerate(in_spatial):
         n_out, pb, pe = axis_output_size(n_in, kernel[axis], strides[axis], dilations[axis],
                                          pads_begin[axis], pads_end[axis], auto_pad, rounding)
-        if n_out < 1:
+        if n_out is not None and n_out < 1:
             effective = (kernel[axis] - 1) * dilations[axis] + 1
             raise OvpoolValueError(
                 f"{op}: the window does not fit along spatial axis {axis}: input size {n_in} "
@@ -244,7 +247,7 @@ def pool_geometry(in_spatial, kernel, strides, dilations, pads_begin, pads_end,
         ends.append(pe)
     total = 1
     for n in out:
-        total *= n
+        total *= 1 if n is None else n
     if total > MAX_ELEMENTS:
         raise OvpoolValueError(f"{op}: output spatial shape {out} is absurdly large")
     return PoolGeometry(tuple(in_spatial), tuple(out), tuple(kernel), tuple(strides),
@@ -323,9 +326,15 @@ def adaptive_windows(n_in, n_out):
 # --------------------------------------------------------------------------
 
 def max_unpool_output_spatial(in_spatial, kernel, strides, pads_begin, pads_end):
-    """ONNX MaxUnpool default output size: ``(n_in - 1)*s + k - pad_begin - pad_end``."""
+    """ONNX MaxUnpool default output size: ``(n_in - 1)*s + k - pad_begin - pad_end``.
+
+    ``n_in=None`` (a dynamic dimension) gives ``None``.
+    """
     out = []
     for axis, n_in in enumerate(in_spatial):
+        if n_in is None:
+            out.append(None)
+            continue
         n_out = (n_in - 1) * strides[axis] + kernel[axis] - pads_begin[axis] - pads_end[axis]
         if n_out < 1:
             raise OvpoolValueError(

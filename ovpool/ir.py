@@ -1,0 +1,801 @@
+"""Read OpenVINO IR (.xml + .bin) and run its pooling layers, without OpenVINO.
+
+::
+
+    import numpy as np, ovpool.ir
+
+    model = ovpool.ir.read_model("model.xml")          # .bin: the sibling file
+    model.inputs, model.outputs                         # name, shape (None = dynamic), dtype
+    model.layers                                        # id, name, type, version, attributes
+    outputs = model(np.ones((1, 3, 13, 13), np.float32))   # or model({"x": array})
+
+The reader parses and validates the file into a graph of layers, edges and
+constants; every layer is looked up in the layer table
+(:mod:`ovpool.layers`), which knows its attributes, shape inference and how to
+run it on ovpool's kernels. The outputs come in the order of OpenVINO's
+``Model.outputs`` for the same file: the Result layers in document order
+(verified against ``openvino.Core().read_model`` with shuffled layers and ids).
+
+A model with layers ovpool does not run (Convolution, ...) is still read and
+described; calling it raises :class:`~ovpool.IRError` naming every such layer.
+Run such a model with OpenVINO and ovpool's extension
+(``ovpool.openvino.read_model``).
+
+Hostile and malformed files raise :class:`~ovpool.IRError` whose message
+starts with ``path:line:`` of the XML element at fault. The reader never
+resolves entities or DTDs (a DOCTYPE or entity declaration is rejected before
+parsing), never opens another file than the .xml and its .bin, never touches
+the network, and checks every claimed size (the .xml's, each Const's
+offset/size against the .bin, every tensor's element count against
+:data:`MAX_TENSOR_ELEMENTS`) before allocating anything proportional to it.
+OpenVINO's own reader (2026.4) segfaults on an edge to a missing layer;
+ovpool's rejects it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import layers as _layers
+from .errors import IRError, OvpoolError
+from .layers import Dim, TensorType, element_nbytes, numpy_dtype
+
+__all__ = ["read_model", "Model", "Layer", "TensorInfo", "MAX_XML_BYTES", "MAX_TENSOR_ELEMENTS"]
+
+MAX_XML_BYTES = 256 * 1024 * 1024
+"""The largest .xml ovpool reads (256 MiB; real IR .xml files are far smaller)."""
+
+MAX_TENSOR_ELEMENTS = 1 << 32
+"""The most elements any one tensor of a model may have (Parameter, Const or an
+inferred output): 2**32, already 16 GiB of float32. Checked before allocating."""
+
+_MAX_CONST_VALUE_ELEMENTS = 64   # constants read at load time for shape inference
+_IR_VERSIONS = ("10", "11")
+_INT_RE = re.compile(r"\s*\+?(\d{1,18})\s*")
+_DTD_RE = re.compile(rb"<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)", re.IGNORECASE)
+_ENCODING_RE = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']*)["']""")
+_PRECISIONS = {"fp32": "f32", "fp16": "f16", "fp64": "f64", "bool": "boolean"}
+
+
+# --------------------------------------------------------------------------
+# Public data classes
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Port:
+    """A port of a layer as declared in the .xml."""
+
+    id: int
+    index: int                 # position among the layer's inputs or outputs
+    names: tuple               # tensor names (``names="a,b"``)
+    shape: tuple               # declared dims, None for -1
+    precision: str             # declared element type, e.g. "f32"
+    line: int
+
+
+@dataclass
+class Layer:
+    """One ``<layer>`` of the model.
+
+    ``attributes`` are typed (defaults applied) for the layers ovpool knows,
+    and the raw strings of ``<data>`` for the others (``raw_attributes``
+    always). ``runs_on_ovpool`` is False for a layer ovpool's runtime cannot
+    run; ``reason`` says why.
+    """
+
+    id: int
+    name: str
+    type: str
+    version: str
+    attributes: dict
+    raw_attributes: dict
+    line: int
+    entry: object = field(default=None, repr=False)       # ovpool.layers.LayerType or None
+    in_ports: list = field(default_factory=list, repr=False)
+    out_ports: list = field(default_factory=list, repr=False)
+    sources: list = field(default_factory=list, repr=False)   # per input: (layer id, output index)
+    output_types: list = field(default_factory=list, repr=False)
+    reason: str | None = None
+
+    @property
+    def runs_on_ovpool(self):
+        return self.reason is None
+
+    @property
+    def label(self):
+        return f"{self.type} {self.version} layer {self.name!r} (id {self.id})"
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A model input or output: ``name`` (OpenVINO's ``get_any_name()``),
+    every tensor name, ``shape`` (None for a dynamic dim, or None for a
+    dynamic rank), ``dtype`` (numpy, None if numpy cannot hold it),
+    ``element_type`` (IR, e.g. ``"f32"``), and for inputs the ``bounds``
+    (``(lo, hi)`` per dim, hi None = unbounded)."""
+
+    name: str
+    names: tuple
+    shape: tuple | None
+    dtype: np.dtype | None
+    element_type: str
+    layer: Layer = field(repr=False)
+    bounds: tuple | None = field(default=None, repr=False)
+
+    def shape_str(self):
+        if self.shape is None:
+            return "[...]"
+        dims = []
+        for i, d in enumerate(self.shape):
+            if d is not None:
+                dims.append(str(d))
+            elif self.bounds is not None and self.bounds[i] != (0, None):
+                lo, hi = self.bounds[i]
+                dims.append(f"{lo}..{'' if hi is None else hi}")
+            else:
+                dims.append("?")
+        return "[" + ",".join(dims) + "]"
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+def _error(path, where, message):
+    """An IRError whose message starts with ``path:line:``."""
+    line = where if (where is None or isinstance(where, int)) else where.sourceline
+    exc = IRError(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+    exc.path = path
+    exc.line = line
+    return exc
+
+
+# --------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------
+
+def read_model(xml_path, bin_path=None):
+    """Read an OpenVINO IR model (v10/v11). Returns a :class:`Model`.
+
+    ``bin_path`` defaults to the .xml's path with the extension ``.bin``; it
+    is only needed (and only read, lazily) when the model has Const layers.
+    Raises :class:`~ovpool.IRError` (``path:line: message``) for a malformed,
+    hostile or unknown-layer file.
+    """
+    return _Reader(xml_path, bin_path).read()
+
+
+class _Reader:
+    def __init__(self, xml_path, bin_path):
+        self.path = os.fspath(xml_path)
+        if bin_path is None:
+            bin_path = os.path.splitext(self.path)[0] + ".bin"
+        self.bin_path = os.fspath(bin_path)
+
+    def err(self, where, message):
+        return _error(self.path, where, message)
+
+    # -- the XML document --------------------------------------------------
+
+    def _read_bytes(self):
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read(MAX_XML_BYTES + 1)
+        except OSError as exc:
+            raise _error(self.path, None, f"cannot read the IR file: {exc.strerror or exc}") from None
+        if len(data) > MAX_XML_BYTES:
+            raise self.err(None, f"the .xml is larger than {MAX_XML_BYTES >> 20} MiB; "
+                                 "ovpool refuses to parse it")
+        return data
+
+    def _check_raw(self, data):
+        body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        stripped = body.lstrip()
+        if not stripped:
+            raise self.err(None, "the file is empty, not an OpenVINO IR .xml")
+        if not stripped.startswith(b"<"):
+            raise self.err(1, "not an XML document (OpenVINO IR is UTF-8 XML starting with '<')")
+        declared = _ENCODING_RE.match(stripped)
+        if declared and declared.group(1).lower() not in (b"utf-8", b"utf8", b"us-ascii", b"ascii"):
+            raise self.err(1, f"the XML declares encoding {declared.group(1).decode('ascii', 'replace')!r};"
+                              " ovpool reads UTF-8 IR only")
+        match = _DTD_RE.search(data)
+        if match:
+            line = data.count(b"\n", 0, match.start()) + 1
+            raise self.err(line, f"'<!{match.group(1).decode()}' found: DOCTYPE and entity "
+                                 "declarations are not allowed in IR (rejected, never resolved)")
+
+    def _parse(self, data):
+        from lxml import etree
+
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                                 huge_tree=False, dtd_validation=False, remove_comments=True,
+                                 remove_pis=True, collect_ids=False)
+        try:
+            root = etree.fromstring(data, parser)
+        except etree.XMLSyntaxError as exc:
+            line = exc.lineno if exc.lineno else None
+            message = str(exc.msg if hasattr(exc, "msg") else exc).splitlines()[0]
+            raise self.err(line, f"malformed XML: {message}") from None
+        except (ValueError, etree.LxmlError) as exc:
+            raise self.err(None, f"malformed XML: {exc}") from None
+        docinfo = root.getroottree().docinfo
+        if docinfo.doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
+            raise self.err(1, "DOCTYPE declarations are not allowed in IR")
+        return root
+
+    # -- small parsers -----------------------------------------------------
+
+    def _int(self, element, key, what=None):
+        text = element.get(key)
+        if text is None:
+            raise self.err(element, f"<{element.tag}> has no {key!r} attribute{what or ''}")
+        match = _INT_RE.fullmatch(text)
+        if not match:
+            raise self.err(element, f"<{element.tag}> {key}={text!r} is not a non-negative integer")
+        return int(match.group(1))
+
+    def _dims(self, port):
+        dims = []
+        for dim in port:
+            if not isinstance(dim.tag, str) or dim.tag != "dim":
+                continue
+            text = (dim.text or "").strip()
+            if text == "-1":
+                dims.append(None)
+                continue
+            match = _INT_RE.fullmatch(text)
+            if not match or int(match.group(1)) > MAX_TENSOR_ELEMENTS:
+                raise self.err(dim, f"bad dimension {text!r} (a dim is -1 or a size "
+                                    f"<= {MAX_TENSOR_ELEMENTS})")
+            dims.append(int(match.group(1)))
+            if len(dims) > 64:
+                raise self.err(port, "a port with more than 64 dims")
+        return tuple(dims)
+
+    @staticmethod
+    def _names(text):
+        if not text:
+            return ()
+        names, current, escaped = [], [], False
+        for ch in text:
+            if escaped:
+                current.append(ch)
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == ",":
+                names.append("".join(current))
+                current = []
+            else:
+                current.append(ch)
+        names.append("".join(current))
+        return tuple(sorted(n for n in names if n))
+
+    # -- layers ------------------------------------------------------------
+
+    def _layer(self, element):
+        lid = self._int(element, "id")
+        name = element.get("name", "")
+        type_ = element.get("type")
+        version = element.get("version")
+        if not type_:
+            raise self.err(element, f"layer {name!r} (id {lid}) has no type")
+        if version is None:
+            raise self.err(element, f"{type_} layer {name!r} (id {lid}) has no version")
+        datas = [c for c in element if isinstance(c.tag, str) and c.tag == "data"]
+        if len(datas) > 1:
+            raise self.err(datas[1], f"{type_} layer {name!r} (id {lid}) has two <data> elements")
+        data = datas[0] if datas else None
+        raw = dict(data.attrib) if data is not None else {}
+        layer = Layer(lid, name, type_, version, raw, raw, element.sourceline)
+        try:
+            layer.entry = _layers.lookup(type_, version)
+        except _layers.UnknownLayer as exc:
+            raise self.err(element, f"layer {name!r} (id {lid}): {exc}") from None
+        if layer.entry is None:
+            layer.reason = f"ovpool's runtime has no {type_} layer (an OpenVINO op)"
+        else:
+            try:
+                layer.attributes = layer.entry.parse_attributes(raw)
+            except OvpoolError as exc:
+                raise self.err(data if data is not None else element,
+                               f"{layer.label}: {exc}") from None
+        seen = set()
+        for direction, ports in (("input", layer.in_ports), ("output", layer.out_ports)):
+            for group in element:
+                if not isinstance(group.tag, str) or group.tag != direction:
+                    continue
+                for port in group:
+                    if not isinstance(port.tag, str) or port.tag != "port":
+                        continue
+                    pid = self._int(port, "id")
+                    if pid in seen:
+                        raise self.err(port, f"{layer.label} has two ports with id {pid}")
+                    seen.add(pid)
+                    precision = (port.get("precision") or "").lower()
+                    ports.append(Port(pid, len(ports), self._names(port.get("names")),
+                                      self._dims(port), _PRECISIONS.get(precision, precision),
+                                      port.sourceline))
+        entry = layer.entry
+        if entry is not None:
+            n_min = len(entry.inputs) - entry.optional_inputs
+            if not n_min <= len(layer.in_ports) <= len(entry.inputs):
+                raise self.err(element, f"{layer.label} has {len(layer.in_ports)} input ports; "
+                                        f"{type_} takes {_count(n_min, len(entry.inputs))}")
+            if len(layer.out_ports) != len(entry.outputs):
+                raise self.err(element, f"{layer.label} has {len(layer.out_ports)} output ports; "
+                                        f"{type_} has {len(entry.outputs)}")
+        return layer
+
+    # -- the whole model ---------------------------------------------------
+
+    def read(self):
+        data = self._read_bytes()
+        self._check_raw(data)
+        root = self._parse(data)
+        del data
+        if root.tag != "net":
+            raise self.err(root, f"the root element is <{root.tag}>, not <net>: not an OpenVINO IR")
+        ir_version = root.get("version")
+        if ir_version not in _IR_VERSIONS:
+            raise self.err(root, f"IR version {ir_version!r} is not supported (ovpool reads "
+                                 f"versions {', '.join(_IR_VERSIONS)})")
+        layers_el = [c for c in root if isinstance(c.tag, str) and c.tag == "layers"]
+        edges_el = [c for c in root if isinstance(c.tag, str) and c.tag == "edges"]
+        if len(layers_el) != 1 or len(edges_el) > 1:
+            raise self.err(root, "an IR has exactly one <layers> and at most one <edges>")
+
+        layer_list, by_id = [], {}
+        for element in layers_el[0]:
+            if not isinstance(element.tag, str) or element.tag != "layer":
+                continue
+            layer = self._layer(element)
+            if layer.id in by_id:
+                raise self.err(element, f"duplicate layer id {layer.id} (also {by_id[layer.id].label}, "
+                                        f"line {by_id[layer.id].line})")
+            by_id[layer.id] = layer
+            layer_list.append(layer)
+        if not layer_list:
+            raise self.err(layers_el[0], "the model has no layers")
+
+        self._edges(edges_el[0] if edges_el else None, by_id)
+        for layer in layer_list:
+            for port, source in zip(layer.in_ports, layer.sources):
+                if source is None:
+                    raise self.err(port.line, f"input port {port.id} of {layer.label} has no "
+                                              "incoming edge")
+        order = self._toposort(layer_list, by_id)
+        model = Model._new(self.path, self.bin_path, root.get("name", ""), ir_version,
+                           layer_list, by_id, order)
+        self._check_consts(model)
+        self._infer(model)
+        model._finish()
+        return model
+
+    def _edges(self, edges_el, by_id):
+        for layer in by_id.values():
+            layer.sources = [None] * len(layer.in_ports)
+        if edges_el is None:
+            return
+        for edge in edges_el:
+            if not isinstance(edge.tag, str) or edge.tag != "edge":
+                continue
+            src_id = self._int(edge, "from-layer")
+            src_port = self._int(edge, "from-port")
+            dst_id = self._int(edge, "to-layer")
+            dst_port = self._int(edge, "to-port")
+            src, dst = by_id.get(src_id), by_id.get(dst_id)
+            if src is None:
+                raise self.err(edge, f"edge from a missing layer (from-layer={src_id})")
+            if dst is None:
+                raise self.err(edge, f"edge to a missing layer (to-layer={dst_id})")
+            out = [p for p in src.out_ports if p.id == src_port]
+            if not out:
+                raise self.err(edge, f"edge from a missing port: {src.label} has no output port "
+                                     f"{src_port} (its outputs: {[p.id for p in src.out_ports]})")
+            inp = [p for p in dst.in_ports if p.id == dst_port]
+            if not inp:
+                raise self.err(edge, f"edge to a missing port: {dst.label} has no input port "
+                                     f"{dst_port} (its inputs: {[p.id for p in dst.in_ports]})")
+            index = inp[0].index
+            if dst.sources[index] is not None:
+                raise self.err(edge, f"input port {dst_port} of {dst.label} has two incoming edges")
+            dst.sources[index] = (src_id, out[0].index)
+
+    def _toposort(self, layer_list, by_id):
+        consumers = {layer.id: [] for layer in layer_list}
+        pending = {}
+        for layer in layer_list:
+            pending[layer.id] = len(layer.sources)
+            for src_id, _ in layer.sources:
+                consumers[src_id].append(layer.id)
+        ready = [layer.id for layer in reversed(layer_list) if pending[layer.id] == 0]
+        order = []
+        while ready:
+            lid = ready.pop()
+            order.append(lid)
+            for cid in consumers[lid]:
+                pending[cid] -= 1
+                if pending[cid] == 0:
+                    ready.append(cid)
+        if len(order) != len(layer_list):
+            # walk back along unresolved inputs until a layer repeats: it is on a cycle
+            left = {lid for lid, n in pending.items() if n > 0}
+            lid = next(layer.id for layer in layer_list if layer.id in left)
+            seen = []
+            while lid not in seen:
+                seen.append(lid)
+                lid = next(s for s, _ in by_id[lid].sources if s in left)
+            cycle = seen[seen.index(lid):]
+            names = " -> ".join(by_id[c].label for c in reversed(cycle))
+            raise self.err(by_id[lid].line, f"the graph has a cycle: {names}")
+        return order
+
+    def _check_consts(self, model):
+        consts = [layer for layer in model.layers if layer.type == "Const" and layer.entry]
+        if not consts:
+            model._bin_size = 0
+            return
+        try:
+            model._bin_size = os.stat(self.bin_path).st_size
+        except OSError as exc:
+            raise self.err(consts[0].line, f"{consts[0].label} needs the weights file "
+                                           f"{self.bin_path}: {exc.strerror or exc}") from None
+        for layer in consts:
+            a = layer.attributes
+            count = 1
+            for d in a["shape"]:
+                count *= d
+            where = f"{layer.label} (element_type={a['element_type']}, shape={a['shape']}, " \
+                    f"offset={a['offset']}, size={a['size']})"
+            if count > MAX_TENSOR_ELEMENTS:
+                raise self.err(layer.line, f"{where} claims {count} elements, more than "
+                                           f"{MAX_TENSOR_ELEMENTS}")
+            if a["offset"] + a["size"] > model._bin_size:
+                raise self.err(layer.line, f"{where} reads past the end of {self.bin_path} "
+                                           f"({model._bin_size} bytes)")
+            expected = element_nbytes(a["element_type"], count)
+            if expected is not None and expected != a["size"]:
+                raise self.err(layer.line, f"{where}: the shape needs {expected} bytes, "
+                                           f"not {a['size']}")
+            if numpy_dtype(a["element_type"]) is None:
+                layer.reason = f"ovpool's runtime does not decode {a['element_type']} constants"
+
+    def _infer(self, model):
+        opaque = set()     # layers whose types come from the declared port dims
+        for lid in model._order:
+            layer = model._by_id[lid]
+            declared = [TensorType(p.shape, p.precision) for p in layer.out_ports]
+            if layer.type == "Const" and layer.entry is not None:
+                layer.output_types = layer.entry.infer([], layer.attributes)
+                if layer.reason is not None:
+                    opaque.add(lid)
+                continue
+            if layer.entry is None or layer.reason is not None or any(
+                    src in opaque for src, _ in layer.sources):
+                layer.output_types = declared
+                opaque.add(lid)
+                continue
+            inputs = [model._by_id[s].output_types[i] for s, i in layer.sources]
+            values = [model._const_value(src) if k in layer.entry.value_inputs else None
+                      for k, src in enumerate(layer.sources)]
+            try:
+                types = layer.entry.infer(inputs, layer.attributes, values)
+            except _layers.UnsupportedLayer as exc:
+                layer.reason = str(exc)
+                layer.output_types = declared
+                opaque.add(lid)
+                continue
+            except OvpoolError as exc:
+                raise self.err(layer.line, f"{layer.label}: {exc}") from None
+            for t in types:
+                _check_size(t.shape, lambda n: self.err(
+                    layer.line, f"{layer.label}: an output of {n} elements is more than "
+                                f"{MAX_TENSOR_ELEMENTS}"))
+            layer.output_types = types
+
+
+def _count(lo, hi):
+    return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+def _check_size(shape, make_error):
+    if shape is None:
+        return
+    n = 1
+    for d in shape:
+        if d is not None:
+            n *= d
+    if n > MAX_TENSOR_ELEMENTS:
+        raise make_error(n)
+
+
+def _decode(raw, etype, shape):
+    """Little-endian .bin bytes -> a read-only numpy array."""
+    if etype == "bf16":
+        bits = np.frombuffer(raw, dtype="<u2")
+        dtype = numpy_dtype("bf16")
+        if dtype.name == "bfloat16":
+            array = bits.astype(np.uint16).view(dtype)
+        else:
+            array = (bits.astype(np.uint32) << 16).view(np.float32)
+    elif etype == "boolean":
+        array = np.frombuffer(raw, dtype=np.uint8) != 0
+    else:
+        dtype = numpy_dtype(etype)
+        array = np.frombuffer(raw, dtype=dtype.newbyteorder("<"))
+        if array.dtype != dtype:
+            array = array.astype(dtype)
+    array = array.reshape(shape)
+    array.setflags(write=False)
+    return array
+
+
+# --------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------
+
+class Model:
+    """An IR model read by :func:`read_model`.
+
+    Attributes
+    ----------
+    path, bin_path : str
+    name : str
+        The ``<net name=...>``.
+    ir_version : str
+    layers : list of :class:`Layer`
+        Every layer, in document order.
+    inputs, outputs : list of :class:`TensorInfo`
+        Parameters and Results in document order (OpenVINO's order).
+    unsupported_layers : list of :class:`Layer`
+        The layers needed for the outputs that ovpool's runtime cannot run;
+        calling the model raises :class:`~ovpool.IRError` when this is not
+        empty.
+    """
+
+    @classmethod
+    def _new(cls, path, bin_path, name, ir_version, layer_list, by_id, order):
+        self = cls.__new__(cls)
+        self.path = path
+        self.bin_path = bin_path
+        self.name = name
+        self.ir_version = ir_version
+        self.layers = layer_list
+        self._by_id = by_id
+        self._order = order
+        self._bin_size = 0
+        self._consts = {}
+        return self
+
+    def _finish(self):
+        self.inputs = []
+        self.outputs = []
+        for layer in self.layers:
+            if layer.type == "Parameter" and layer.entry is not None:
+                shape_attr = layer.attributes["shape"]
+                bounds = None
+                if shape_attr is not None:
+                    bounds = tuple((d.lo, d.hi) if isinstance(d, Dim) else (d, d)
+                                   for d in shape_attr)
+                port = layer.out_ports[0] if layer.out_ports else None
+                names = port.names if port and port.names else ()
+                t = layer.output_types[0]
+                self.inputs.append(TensorInfo(names[0] if names else layer.name, names or
+                                              (layer.name,), t.shape, numpy_dtype(t.etype),
+                                              t.etype, layer, bounds))
+            elif layer.type == "Result":
+                src_id, index = layer.sources[0]
+                src = self._by_id[src_id]
+                t = src.output_types[index]
+                names = _Reader._names(layer.raw_attributes.get("output_names"))
+                if not names:
+                    names = src.out_ports[index].names
+                self.outputs.append(TensorInfo(names[0] if names else layer.name,
+                                               names or (layer.name,), t.shape,
+                                               numpy_dtype(t.etype), t.etype, layer))
+        if not self.outputs:
+            raise _error(self.path, self.layers[0].line, "the model has no Result layer")
+        # the layers the outputs depend on, in topological order
+        needed, stack = set(), [o.layer.id for o in self.outputs]
+        while stack:
+            lid = stack.pop()
+            if lid not in needed:
+                needed.add(lid)
+                stack.extend(src for src, _ in self._by_id[lid].sources)
+        self._plan = [lid for lid in self._order if lid in needed]
+        self.unsupported_layers = [self._by_id[lid] for lid in self._plan
+                                   if not self._by_id[lid].runs_on_ovpool]
+        uses = {}
+        for lid in self._plan:
+            for src in self._by_id[lid].sources:
+                uses[src] = uses.get(src, 0) + 1
+        self._uses = uses
+
+    # -- properties --------------------------------------------------------
+
+    @property
+    def runs_on_ovpool(self):
+        """True if ovpool's runtime can run the whole model."""
+        return not self.unsupported_layers
+
+    def __repr__(self):
+        ins = ", ".join(f"{i.name}: {i.element_type}{i.shape_str()}" for i in self.inputs)
+        outs = ", ".join(f"{o.name}: {o.element_type}{o.shape_str()}" for o in self.outputs)
+        return f"<ovpool.ir.Model {os.path.basename(self.path)!r} ({ins}) -> ({outs})>"
+
+    # -- constants ---------------------------------------------------------
+
+    def _const(self, layer):
+        array = self._consts.get(layer.id)
+        if array is None:
+            a = layer.attributes
+            try:
+                with open(self.bin_path, "rb") as f:
+                    f.seek(a["offset"])
+                    raw = f.read(a["size"])
+            except OSError as exc:
+                raise _error(self.path, layer.line, f"{layer.label}: cannot read "
+                                                    f"{self.bin_path}: {exc.strerror or exc}") from None
+            if len(raw) != a["size"]:
+                raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is shorter "
+                                                    "than when the model was read")
+            array = _decode(raw, a["element_type"], tuple(a["shape"]))
+            self._consts[layer.id] = array
+        return array
+
+    def _const_value(self, source):
+        """The value of a small constant output (Const, or Convert of one), else None."""
+        lid, index = source
+        layer = self._by_id[lid]
+        if layer.reason is not None or layer.entry is None:
+            return None
+        if layer.type == "Const":
+            count = 1
+            for d in layer.attributes["shape"]:
+                count *= d
+            if count > _MAX_CONST_VALUE_ELEMENTS:
+                return None
+            return self._const(layer)
+        if layer.type == "Convert":
+            value = self._const_value(layer.sources[0])
+            if value is None:
+                return None
+            return layer.entry.run([value], layer.attributes)[0]
+        return None
+
+    # -- running -----------------------------------------------------------
+
+    def _bind(self, args, kwargs):
+        if kwargs:
+            raise TypeError("pass inputs positionally or as one dict {name: array}")
+        if len(args) == 1 and isinstance(args[0], dict):
+            feeds = [None] * len(self.inputs)
+            for key, value in args[0].items():
+                matches = [k for k, info in enumerate(self.inputs)
+                           if key == info.name or key in info.names or key == info.layer.name]
+                if not matches:
+                    raise _error(self.path, None, f"the model has no input {key!r}; its inputs are "
+                                                  f"{[i.name for i in self.inputs]}")
+                k = matches[0]
+                if feeds[k] is not None:
+                    raise _error(self.path, self.inputs[k].layer.line,
+                                 f"input {self.inputs[k].name!r} is given twice")
+                feeds[k] = value
+            for k, value in enumerate(feeds):
+                if value is None:
+                    raise _error(self.path, self.inputs[k].layer.line,
+                                 f"input {self.inputs[k].name!r} is missing")
+            return feeds
+        if len(args) != len(self.inputs):
+            raise _error(self.path, None, f"the model takes {len(self.inputs)} inputs "
+                                          f"{[i.name for i in self.inputs]}, got {len(args)}")
+        return list(args)
+
+    def _check_input(self, info, value):
+        where = info.layer.line
+        expected = f"{info.element_type}{info.shape_str()}"
+        if not isinstance(value, np.ndarray):
+            try:
+                value = np.asarray(value)
+            except (TypeError, ValueError) as exc:
+                raise _error(self.path, where, f"input {info.name!r} is not an array: {exc}") from None
+        if info.dtype is None or value.dtype != info.dtype:
+            raise _error(self.path, where, f"input {info.name!r} must be {expected} "
+                                           f"(numpy {info.dtype}), got a {value.dtype} array")
+        if info.shape is not None:
+            ok = value.ndim == len(info.shape) and all(
+                lo <= n and (hi is None or n <= hi) for n, (lo, hi) in zip(value.shape, info.bounds))
+            if not ok:
+                raise _error(self.path, where, f"input {info.name!r} must have shape {expected}, "
+                                               f"got {list(value.shape)}")
+        return value
+
+    def __call__(self, *args, **kwargs):
+        """Run the model: ``model(x)``, ``model(x, y)`` or ``model({"x": x})``.
+
+        Returns a list of numpy arrays, one per output (OpenVINO's order).
+        """
+        if self.unsupported_layers:
+            listing = "; ".join(f"{layer.type} {layer.version} '{layer.name}' (id {layer.id}, "
+                                f"line {layer.line}): {layer.reason}"
+                                for layer in self.unsupported_layers)
+            raise _error(self.path, self.unsupported_layers[0].line,
+                         f"ovpool's runtime cannot run {len(self.unsupported_layers)} layer(s) of "
+                         f"this model: {listing}. Run it with OpenVINO and ovpool's extension "
+                         "instead: ovpool.openvino.read_model(path)")
+        feeds = self._bind(args, kwargs)
+        feeds = [self._check_input(info, value) for info, value in zip(self.inputs, feeds)]
+        feed_of = {info.layer.id: value for info, value in zip(self.inputs, feeds)}
+        values, uses = {}, dict(self._uses)
+        result_ids = {o.layer.id for o in self.outputs}
+        for lid in self._plan:
+            layer = self._by_id[lid]
+            if layer.type == "Parameter":
+                values[(lid, 0)] = feed_of[lid]
+                continue
+            if layer.type == "Const":
+                values[(lid, 0)] = self._const(layer)
+                continue
+            if lid in result_ids:
+                continue
+            inputs = [values[src] for src in layer.sources]
+            outputs = self._run_layer(layer, inputs)
+            for src in layer.sources:      # free intermediates as soon as possible
+                uses[src] -= 1
+                if uses[src] == 0 and self._by_id[src[0]].type != "Const":
+                    values.pop(src, None)
+            for index, array in enumerate(outputs):
+                values[(lid, index)] = array
+        results, seen = [], set()
+        fed = {id(v) for v in feeds}
+        for info in self.outputs:
+            array = values[info.layer.sources[0]]
+            if id(array) in seen or id(array) in fed or not array.flags.writeable:
+                array = np.array(array, copy=True)
+            seen.add(id(array))
+            results.append(array)
+        return results
+
+    run = __call__
+
+    def _run_layer(self, layer, inputs):
+        entry = layer.entry
+        types = [TensorType(a.shape, t.etype) for a, t in
+                 zip(inputs, (self._by_id[s].output_types[i] for s, i in layer.sources))]
+        values = [inputs[k] if k in entry.value_inputs else None for k in range(len(inputs))]
+        try:
+            out_types = entry.infer(types, layer.attributes, values)
+            for t in out_types:
+                _check_size(t.shape, lambda n: OvpoolError(
+                    f"an output of {n} elements is more than {MAX_TENSOR_ELEMENTS}"))
+            outputs = entry.run(inputs, layer.attributes)
+        except OvpoolError as exc:
+            raise _error(self.path, layer.line, f"{layer.label}: {exc}") from None
+        except MemoryError:
+            raise _error(self.path, layer.line, f"{layer.label}: out of memory") from None
+        for t, array in zip(out_types, outputs):
+            if t.shape is not None and None not in t.shape and tuple(array.shape) != t.shape:
+                raise _error(self.path, layer.line, f"{layer.label}: internal error: output shape "
+                                                    f"{array.shape} differs from the inferred {t}")
+        return outputs
+
+    # -- description -------------------------------------------------------
+
+    def describe(self):
+        """One dict per layer: id, name, type, version, outputs, runs_on_ovpool, reason."""
+        rows = []
+        needed = set(self._plan)
+        for layer in self.layers:
+            rows.append(dict(id=layer.id, name=layer.name, type=layer.type,
+                             version=layer.version, line=layer.line,
+                             outputs=[str(t) for t in layer.output_types],
+                             runs_on_ovpool=layer.runs_on_ovpool, reason=layer.reason,
+                             used=layer.id in needed))
+        return rows
+

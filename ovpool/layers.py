@@ -1,0 +1,1132 @@
+"""The layer table: every layer ovpool runs, described once.
+
+ovpool has three front doors (the numpy API, the IR runtime :mod:`ovpool.ir`,
+the OpenVINO extension with its ONNX and PyTorch conversions) and one way
+down (:mod:`ovpool.shapes` -> :mod:`ovpool.ops` / :mod:`ovpool.ov_ops` -> the
+kernels). This module is where the doors meet: one :class:`LayerType` entry per
+``(type, version)`` holds
+
+* the attribute schema (:class:`Attr`: the name exactly as written in IR,
+  e.g. ``exclude-pad``; its kind; the default OpenVINO's reader applies when
+  the attribute is missing; whether it is required), parsing from IR strings
+  (``"3, 3"``, ``"true"``) and formatting back;
+* output type inference (:meth:`LayerType.infer`: shapes with ``None`` for a
+  dynamic dim, element types), delegating the arithmetic to
+  :mod:`ovpool.shapes`;
+* :meth:`LayerType.run`: numpy arrays in, a list of numpy arrays out,
+  delegating to :mod:`ovpool.ov_ops` / :mod:`ovpool.ops`.
+
+A new layer version is one :func:`_register` call. Nothing here imports
+``openvino``.
+
+Entries
+-------
+OpenVINO layers (``version`` = the opset that introduced that version of the
+op, as ``ov.save_model`` writes it; :func:`lookup` maps any other opset that
+contains the op onto it, e.g. ``MaxPool`` ``opset9`` -> ``opset8``):
+
+=================  ==========================  ==================================
+type               version                     inputs -> outputs
+=================  ==========================  ==================================
+Parameter          opset1                      -> data
+Const              opset1                      -> data (from the .bin)
+Result             opset1                      data ->
+Convert            opset1                      data -> data
+AdaptiveAvgPool    opset8                      data, output_size -> output
+AdaptiveMaxPool    opset8                      data, output_size -> output, indices
+AvgPool            opset1, opset14, opset16    data -> output
+MaxPool            opset1                      data -> output
+MaxPool            opset8, opset14             data -> output, indices
+=================  ==========================  ==================================
+
+ovpool's own opset, version string ``"ovpool"`` (the ops of the OpenVINO
+extension; its ONNX and PyTorch conversion extensions map nodes onto them):
+
+``AdaptiveAvgPool``, ``AdaptiveMaxPool``
+    AdaptiveAvgPool-8 / AdaptiveMaxPool-8, same attributes.
+``AvgPool``
+    AvgPool-16's attributes (``dilations``; ``rounding_type`` floor, ceil,
+    ceil_torch), OpenVINO semantics (:func:`ovpool.ov_ops.avg_pool`).
+``MaxPool``
+    MaxPool-14's attributes (``axis``, ``index_element_type``); outputs
+    values and indices (:func:`ovpool.ov_ops.max_pool`).
+``OnnxAveragePool``
+    ONNX AveragePool-22 (``kernel_shape``, ``strides``, ``pads`` in ONNX
+    order ``[x1_begin, ..., x1_end, ...]``, ``dilations``, ``auto_pad``
+    NOTSET/SAME_UPPER/SAME_LOWER/VALID, ``ceil_mode``, ``count_include_pad``)
+    -> :func:`ovpool.ops.avg_pool`.
+``OnnxMaxPool``
+    ONNX MaxPool-22 (as above plus ``storage_order``), outputs ``Y`` and
+    ``Indices`` (i64, flat over the whole tensor) -> :func:`ovpool.ops.max_pool`.
+``LpPool``, ``GlobalLpPool``
+    ONNX LpPool-22 / GlobalLpPool-22 (``p``, a float here).
+``MaxUnpool``
+    ONNX MaxUnpool-22: inputs ``X``, ``I`` and an optional ``output_shape``;
+    ``indices_relative_to`` picks ONNX's reference reading (``default_shape``)
+    or ONNX Runtime's and PyTorch's (``output_shape``), see
+    :func:`ovpool.ops.max_unpool`.
+
+Using an entry::
+
+    entry = layers.get("MaxPool", "opset8")
+    attrs = entry.parse_attributes({"kernel": "3, 3", "strides": "2, 2"})  # IR strings
+    attrs = entry.attributes(kernel=[3, 3], strides=[2, 2])                 # Python values
+    entry.defaults(n_spatial=2)        # typed defaults, e.g. for visit_attributes
+    entry.infer([TensorType((None, 3, 13, 13), "f32")], attrs)
+    entry.run([x], attrs)              # -> [values, indices]
+
+Attribute values are ``int``, ``float``, ``bool``, ``str`` and ``list`` of
+ints. A per-axis list attribute left out of the IR (``pads_begin``,
+``dilations``, ...) parses to ``[]``, meaning "the fill value on every axis"
+(0 for pads, 1 for dilations), as OpenVINO's reader does; :meth:`defaults`
+materialises it for a given rank because OpenVINO's attribute visitor cannot
+carry an empty list.
+
+Errors: bad attribute values raise :class:`~ovpool.OvpoolValueError` /
+:class:`~ovpool.OvpoolTypeError` naming the attribute; :func:`lookup` raises
+:class:`UnknownLayer` for a type or version OpenVINO does not have; ``infer``
+raises :class:`UnsupportedLayer` for a layer OpenVINO accepts but ovpool's
+kernels do not run (e.g. AvgPool on i32 data). The IR reader adds the file and
+line.
+
+ovpool is stricter than OpenVINO's reader in a few places, on purpose:
+booleans must be ``true``/``false``/``1``/``0`` (any case), integers must be
+written as integers (OpenVINO truncates ``"3.5"``), pads must be >= 0.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from . import ops, ov_ops
+from ._ov_opsets import LAST_OPSET, OPSETS
+from .errors import OvpoolTypeError, OvpoolValueError
+from .shapes import (
+    MAX_ELEMENTS,
+    adaptive_output_spatial,
+    max_unpool_output_spatial,
+    normalize_int_list,
+)
+
+__all__ = [
+    "Attr",
+    "LayerType",
+    "TensorType",
+    "Dim",
+    "LAYERS",
+    "OVPOOL_OPSET",
+    "ELEMENT_TYPES",
+    "UnknownLayer",
+    "UnsupportedLayer",
+    "get",
+    "lookup",
+    "numpy_dtype",
+    "element_type_of",
+    "element_nbytes",
+]
+
+OVPOOL_OPSET = "ovpool"
+
+# --------------------------------------------------------------------------
+# Element types
+# --------------------------------------------------------------------------
+
+# IR element type -> (bits per element, numpy dtype name or None if ovpool
+# cannot hold it as a numpy array). "string" has no fixed size.
+ELEMENT_TYPES = {
+    "boolean": (8, "bool"),
+    "bf16": (16, "bfloat16"),
+    "f16": (16, "float16"),
+    "f32": (32, "float32"),
+    "f64": (64, "float64"),
+    "i8": (8, "int8"),
+    "i16": (16, "int16"),
+    "i32": (32, "int32"),
+    "i64": (64, "int64"),
+    "u8": (8, "uint8"),
+    "u16": (16, "uint16"),
+    "u32": (32, "uint32"),
+    "u64": (64, "uint64"),
+    "u1": (1, None),
+    "u2": (2, None),
+    "u3": (3, None),
+    "u4": (4, None),
+    "u6": (6, None),
+    "i4": (4, None),
+    "nf4": (4, None),
+    "f4e2m1": (4, None),
+    "f8e4m3": (8, None),
+    "f8e5m2": (8, None),
+    "f8e8m0": (8, None),
+    "string": (None, None),
+    "dynamic": (None, None),
+}
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+MAX_TYPES = FLOAT_TYPES + ("i8", "u8")          # what ovpool's max kernels take
+INDEX_TYPES = ("i32", "i64")
+INTEGER_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+NUMERIC_TYPES = ("boolean",) + FLOAT_TYPES + INTEGER_TYPES   # numpy-representable
+
+try:  # optional: exact bfloat16 arrays
+    import ml_dtypes as _ml_dtypes
+
+    _BF16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    _BF16 = None
+
+
+def numpy_dtype(etype):
+    """The numpy dtype of an IR element type, or None if numpy cannot hold it.
+
+    ``bf16`` is ``ml_dtypes.bfloat16`` when ml_dtypes is installed, else
+    float32 (bf16 values are exact in float32).
+    """
+    bits_name = ELEMENT_TYPES.get(etype)
+    if bits_name is None or bits_name[1] is None:
+        return None
+    if etype == "bf16":
+        return _BF16 if _BF16 is not None else np.dtype(np.float32)
+    return np.dtype(bits_name[1])
+
+
+def element_type_of(dtype):
+    """The IR element type of a numpy dtype (``bfloat16`` -> ``bf16``)."""
+    dtype = np.dtype(dtype)
+    if dtype.name == "bfloat16":
+        return "bf16"
+    for etype, (_, name) in ELEMENT_TYPES.items():
+        if name == dtype.name and etype != "bf16":
+            return etype
+    raise OvpoolTypeError(f"numpy dtype {dtype} has no OpenVINO element type")
+
+
+def element_nbytes(etype, count):
+    """Bytes of ``count`` elements of ``etype`` as OpenVINO packs them in the
+    .bin (sub-byte types packed; u3 in groups of 8 per 3 bytes, u6 in groups
+    of 4 per 3 bytes), or None when the size is not a function of the count
+    (``string``)."""
+    bits = ELEMENT_TYPES[etype][0]
+    if bits is None:
+        return None
+    if etype == "u3":
+        return -(-count // 8) * 3
+    if etype == "u6":
+        return -(-count // 4) * 3
+    return -(-count * bits // 8)
+
+
+# --------------------------------------------------------------------------
+# Errors of the table
+# --------------------------------------------------------------------------
+
+class UnknownLayer(OvpoolValueError):
+    """A layer type or version that neither OpenVINO nor ovpool knows."""
+
+
+class UnsupportedLayer(OvpoolValueError):
+    """A valid layer that ovpool's runtime does not run (OpenVINO does)."""
+
+
+# --------------------------------------------------------------------------
+# Attributes
+# --------------------------------------------------------------------------
+
+class _Required:
+    def __repr__(self):
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+
+_INT_RE = re.compile(r"[-+]?\d{1,19}")
+_MAX_LIST = 64          # longest list attribute / rank ovpool accepts
+
+
+class Dim(NamedTuple):
+    """A dynamic dimension of a Parameter shape: ``lo..hi`` (``hi=None``: unbounded)."""
+
+    lo: int
+    hi: int | None
+
+    def __str__(self):
+        if self.lo == 0 and self.hi is None:
+            return "?"
+        return f"{self.lo if self.lo else ''}..{'' if self.hi is None else self.hi}"
+
+
+def _parse_int(text, name):
+    token = text.strip()
+    if not _INT_RE.fullmatch(token):
+        raise OvpoolValueError(f"attribute {name}={text!r} is not an integer")
+    return int(token)
+
+
+def _parse_int_list(text, name):
+    if not text.strip():
+        return []
+    items = text.split(",")
+    if len(items) > _MAX_LIST:
+        raise OvpoolValueError(f"attribute {name} has {len(items)} entries (at most {_MAX_LIST})")
+    return [_parse_int(item, name) for item in items]
+
+
+def _parse_pshape(text, name):
+    """``"?,3,1..64,-1"`` -> ``(Dim(0, None), 3, Dim(1, 64), Dim(0, None))``;
+    ``"..."`` (dynamic rank) -> None; ``""`` -> ``()`` (a scalar)."""
+    text = text.strip()
+    if text == "...":
+        return None
+    if not text:
+        return ()
+    items = text.split(",")
+    if len(items) > _MAX_LIST:
+        raise OvpoolValueError(f"attribute {name} has rank {len(items)} (at most {_MAX_LIST})")
+    dims = []
+    for item in items:
+        token = item.strip()
+        if token in ("?", "-1"):
+            dims.append(Dim(0, None))
+        elif ".." in token:
+            lo, _, hi = token.partition("..")
+            lo = _parse_int(lo, name) if lo.strip() else 0
+            hi = _parse_int(hi, name) if hi.strip() else None
+            if lo < 0 or (hi is not None and (hi < lo or hi > MAX_ELEMENTS)):
+                raise OvpoolValueError(f"attribute {name}={text!r} has a bad bounded dim {token!r}")
+            dims.append(Dim(lo, hi) if lo != hi else lo)
+        else:
+            value = _parse_int(token, name)
+            if value < 0 or value > MAX_ELEMENTS:
+                raise OvpoolValueError(f"attribute {name}={text!r} has a bad dim {value}")
+            dims.append(value)
+    return tuple(dims)
+
+
+def _format_pshape(dims):
+    if dims is None:
+        return "..."
+    return ",".join(str(d) for d in dims)
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute of a layer, as written in IR ``<data .../>``.
+
+    ``kind``:
+
+    * ``"int"``, ``"float"``, ``"bool"``;
+    * ``"ints"``: a list of ints (``"3, 3"``); with ``per_axis`` one entry per
+      spatial axis, ``fill`` being the value OpenVINO's reader assumes for a
+      missing attribute on every axis;
+    * ``"str"``: one of ``choices`` (case-insensitive, returned as spelled in
+      ``choices``); ``"etype"``: an element type (``choices`` limits it);
+    * ``"shape"``: a static shape (``"2, 3"``, ``""`` for a scalar);
+      ``"pshape"``: a Parameter shape with ``?``/``-1`` and ``lo..hi`` dims
+      (:class:`Dim`), None for a dynamic rank (``"..."``).
+    """
+
+    name: str
+    kind: str
+    default: object = REQUIRED
+    choices: tuple = ()
+    minimum: int | None = None
+    per_axis: bool = False
+    fill: int = 0
+    doc: str = ""
+
+    @property
+    def required(self):
+        return self.default is REQUIRED
+
+    @property
+    def python_name(self):
+        """The name as a Python identifier (``exclude-pad`` -> ``exclude_pad``)."""
+        return self.name.replace("-", "_")
+
+    def parse(self, text):
+        """Parse the IR string of this attribute into its typed value."""
+        kind, name = self.kind, self.name
+        if not isinstance(text, str):
+            raise OvpoolTypeError(f"attribute {name} must be a string, got {text!r}")
+        if kind == "int":
+            return self._check(_parse_int(text, name))
+        if kind == "ints":
+            return self._check(_parse_int_list(text, name))
+        if kind == "bool":
+            token = text.strip().lower()
+            if token in ("true", "1"):
+                return True
+            if token in ("false", "0"):
+                return False
+            raise OvpoolValueError(f"attribute {name}={text!r} is not a boolean (true/false)")
+        if kind == "float":
+            try:
+                value = float(text)
+            except ValueError:
+                raise OvpoolValueError(f"attribute {name}={text!r} is not a number") from None
+            return self._check(value)
+        if kind in ("str", "etype"):
+            return self._check(text.strip())
+        if kind == "shape":
+            dims = _parse_int_list(text, name)
+            return self._check(dims)
+        if kind == "pshape":
+            return _parse_pshape(text, name)
+        raise AssertionError(kind)
+
+    def check(self, value):
+        """Validate and normalise a Python value of this attribute."""
+        kind, name = self.kind, self.name
+        if kind == "int":
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+                raise OvpoolTypeError(f"attribute {name} must be an int, got {value!r}")
+            return self._check(int(value))
+        if kind in ("ints", "shape"):
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+                raise OvpoolTypeError(f"attribute {name} must be a list of ints, got {value!r}")
+            items = list(value)
+            if len(items) > _MAX_LIST:
+                raise OvpoolValueError(f"attribute {name} has {len(items)} entries")
+            for v in items:
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+                    raise OvpoolTypeError(f"attribute {name} must be a list of ints, got {value!r}")
+            return self._check([int(v) for v in items])
+        if kind == "bool":
+            if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral)
+                                                      and value in (0, 1)):
+                return bool(value)
+            raise OvpoolTypeError(f"attribute {name} must be a bool, got {value!r}")
+        if kind == "float":
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                raise OvpoolTypeError(f"attribute {name} must be a number, got {value!r}")
+            return self._check(float(value))
+        if kind in ("str", "etype"):
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            if not isinstance(value, str):
+                raise OvpoolTypeError(f"attribute {name} must be a string, got {value!r}")
+            return self._check(value.strip())
+        if kind == "pshape":
+            if value is None:
+                return None
+            if isinstance(value, str):
+                return _parse_pshape(value, name)
+            dims = []
+            for d in value:
+                if d is None:
+                    dims.append(Dim(0, None))
+                elif isinstance(d, Dim):
+                    dims.append(d)
+                else:
+                    dims.append(self._check_dim(d))
+            return tuple(dims)
+        raise AssertionError(kind)
+
+    def _check_dim(self, d):
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral) or d < 0:
+            raise OvpoolValueError(f"attribute {self.name}: bad dim {d!r}")
+        return int(d)
+
+    def _check(self, value):
+        name = self.name
+        if self.kind in ("str", "etype"):
+            choices = self.choices or (tuple(ELEMENT_TYPES) if self.kind == "etype" else ())
+            for choice in choices:
+                if value.lower() == choice.lower():
+                    return choice
+            if choices:
+                raise OvpoolValueError(
+                    f"attribute {name}={value!r} must be one of {', '.join(choices)}")
+            return value
+        if self.kind == "float":
+            if not math.isfinite(value):
+                raise OvpoolValueError(f"attribute {name}={value!r} must be finite")
+            if self.minimum is not None and value < self.minimum:
+                raise OvpoolValueError(f"attribute {name}={value!r} must be >= {self.minimum}")
+            return value
+        values = value if isinstance(value, list) else [value]
+        minimum = 0 if self.kind == "shape" else self.minimum
+        for v in values:
+            if minimum is not None and v < minimum:
+                raise OvpoolValueError(f"attribute {name}={value!r}: every entry must be >= {minimum}")
+            if abs(v) > MAX_ELEMENTS:
+                raise OvpoolValueError(f"attribute {name}={value!r} is absurdly large")
+        return value
+
+    def format(self, value):
+        """The IR string of a typed value (``[3, 3]`` -> ``"3, 3"``)."""
+        if self.kind in ("ints", "shape"):
+            return ", ".join(str(int(v)) for v in value)
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "float":
+            return repr(float(value))
+        if self.kind == "pshape":
+            return _format_pshape(value)
+        return str(value)
+
+    def placeholder(self, n_spatial=2):
+        """A typed value for a required attribute that has none yet (never empty:
+        OpenVINO's attribute visitor cannot carry an empty list)."""
+        if self.kind == "ints":
+            return [self.fill] * (n_spatial if self.per_axis else 1)
+        return {"int": 0, "float": 0.0, "bool": False, "str": (self.choices or ("",))[0],
+                "etype": (self.choices or ("f32",))[0], "shape": [], "pshape": ()}[self.kind]
+
+
+# --------------------------------------------------------------------------
+# Tensor types and layer entries
+# --------------------------------------------------------------------------
+
+class TensorType(NamedTuple):
+    """The type of a tensor: ``shape`` (a tuple with None for a dynamic dim, or
+    None for a dynamic rank) and ``etype`` (an IR element type, e.g. ``"f32"``)."""
+
+    shape: tuple | None
+    etype: str
+
+    def __str__(self):
+        if self.shape is None:
+            return f"{self.etype}[...]"
+        return f"{self.etype}[{','.join('?' if d is None else str(d) for d in self.shape)}]"
+
+
+@dataclass(frozen=True)
+class LayerType:
+    """One ``(type, version)`` of the layer table (see the module docstring)."""
+
+    type: str
+    version: str
+    attrs: tuple
+    inputs: tuple
+    outputs: tuple
+    infer_fn: Callable = field(repr=False)
+    run_fn: Callable | None = field(repr=False, default=None)
+    optional_inputs: int = 0     # trailing inputs that may be absent
+    value_inputs: tuple = ()     # inputs whose values (not just types) shape inference reads
+    semantics: str = "openvino"  # "openvino" or "onnx"
+    doc: str = ""
+
+    @property
+    def key(self):
+        return (self.type, self.version)
+
+    @property
+    def attr_names(self):
+        return tuple(a.name for a in self.attrs)
+
+    def attr(self, name):
+        for a in self.attrs:
+            if a.name == name or a.python_name == name:
+                return a
+        raise KeyError(name)
+
+    def parse_attributes(self, raw):
+        """IR ``<data>`` strings -> typed attributes, defaults applied.
+
+        Attributes not in the schema are ignored (as OpenVINO's reader does).
+        Raises :class:`~ovpool.OvpoolValueError` for a missing required or a
+        malformed attribute.
+        """
+        result = {}
+        for a in self.attrs:
+            if a.name in raw:
+                try:
+                    result[a.name] = a.parse(raw[a.name])
+                except (OvpoolValueError, OvpoolTypeError) as exc:
+                    raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
+            elif a.required:
+                raise OvpoolValueError(
+                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing")
+            else:
+                result[a.name] = _copy(a.default)
+        return result
+
+    def attributes(self, **values):
+        """Typed attributes from Python values (``exclude_pad=`` or
+        ``**{"exclude-pad": ...}``), validated, defaults applied."""
+        result = {}
+        given = dict(values)
+        for a in self.attrs:
+            key = a.name if a.name in given else a.python_name
+            if key in given:
+                try:
+                    result[a.name] = a.check(given.pop(key))
+                except (OvpoolValueError, OvpoolTypeError) as exc:
+                    raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
+            elif a.required:
+                raise OvpoolValueError(
+                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing")
+            else:
+                result[a.name] = _copy(a.default)
+        if given:
+            raise OvpoolValueError(
+                f"{self.type}-{self.version}: unknown attributes {sorted(given)}; "
+                f"it has {list(self.attr_names)}")
+        return result
+
+    def defaults(self, n_spatial=2):
+        """Typed defaults for every attribute, with per-axis lists of
+        ``n_spatial`` entries and placeholders for required attributes: the
+        dict an ``openvino.Op`` hands to ``visit_attributes``."""
+        result = {}
+        for a in self.attrs:
+            if a.required or (a.kind == "ints" and a.per_axis and not a.default):
+                result[a.name] = a.placeholder(n_spatial)
+            else:
+                result[a.name] = _copy(a.default)
+        return result
+
+    def format_attributes(self, attrs):
+        """Typed attributes -> IR ``<data>`` strings."""
+        return {a.name: a.format(attrs[a.name]) for a in self.attrs if a.name in attrs}
+
+    def infer(self, input_types, attrs, values=None):
+        """Output :class:`TensorType` list from the input types.
+
+        ``values``: per input, its numpy value when known (a constant) else
+        None; only the inputs in ``value_inputs`` are read (AdaptiveAvgPool's
+        output_size). Raises :class:`UnsupportedLayer` when ovpool's kernels
+        do not take these inputs, :class:`~ovpool.OvpoolValueError` when the
+        layer is invalid.
+        """
+        n_min = len(self.inputs) - self.optional_inputs
+        if not n_min <= len(input_types) <= len(self.inputs):
+            raise OvpoolValueError(
+                f"{self.type}-{self.version} takes {_count(n_min, len(self.inputs))} inputs, "
+                f"got {len(input_types)}")
+        if values is None:
+            values = [None] * len(input_types)
+        types = [t if isinstance(t, TensorType) else TensorType(*t) for t in input_types]
+        return list(self.infer_fn(self, types, attrs, list(values)))
+
+    def run(self, inputs, attrs):
+        """Run the layer on numpy arrays; returns a list of numpy arrays."""
+        if self.run_fn is None:
+            raise OvpoolValueError(f"{self.type}-{self.version} is not computed by run()")
+        return list(self.run_fn(list(inputs), attrs))
+
+
+def _copy(value):
+    return list(value) if isinstance(value, list) else value
+
+
+def _count(lo, hi):
+    return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+LAYERS = {}
+
+
+def _register(type_, version, attrs, inputs, outputs, infer, run=None, **kw):
+    entry = LayerType(type_, version, tuple(attrs), tuple(inputs), tuple(outputs), infer, run,
+                      **kw)
+    assert entry.key not in LAYERS, entry.key
+    LAYERS[entry.key] = entry
+    return entry
+
+
+def get(type_, version):
+    """The entry of ``(type, version)`` exactly as registered (``"opset8"``,
+    ``"ovpool"``), or None. See :func:`lookup` for IR version strings."""
+    return LAYERS.get((type_, version))
+
+
+_OPSET_RE = re.compile(r"opset(\d{1,4})")
+
+
+def lookup(type_, version):
+    """Resolve an IR layer's ``type`` and ``version`` attributes.
+
+    Returns the :class:`LayerType` that runs it, or None when OpenVINO knows
+    the layer but ovpool does not run it (Convolution, ...). Any opset that
+    contains an op maps onto the version of the op it contains (``MaxPool``
+    in ``opset9`` is MaxPool-8). Raises :class:`UnknownLayer` for a type or
+    version OpenVINO does not know (checked against OpenVINO's opset tables,
+    :mod:`ovpool._ov_opsets`) that is not in ovpool's opset either.
+    """
+    if version == OVPOOL_OPSET:
+        entry = LAYERS.get((type_, OVPOOL_OPSET))
+        if entry is None:
+            names = sorted(t for t, v in LAYERS if v == OVPOOL_OPSET)
+            raise UnknownLayer(f"ovpool's opset has no layer type {type_!r}; it has {', '.join(names)}")
+        return entry
+    match = _OPSET_RE.fullmatch(version or "")
+    if not match or not 1 <= int(match.group(1)) <= LAST_OPSET:
+        raise UnknownLayer(
+            f"unknown layer version {version!r}: OpenVINO's opsets are opset1..opset{LAST_OPSET}, "
+            f"ovpool's is {OVPOOL_OPSET!r}")
+    n = int(match.group(1))
+    runs = OPSETS.get(type_)
+    if runs is None:
+        raise UnknownLayer(f"unknown layer type {type_!r}: no OpenVINO opset has it")
+    for first, last, op_version in runs:
+        if first <= n <= last:
+            return LAYERS.get((type_, f"opset{max(op_version, 1)}"))
+    where = ", ".join(f"opset{a}" if a == b else f"opset{a}..opset{b}" for a, b, _ in runs)
+    raise UnknownLayer(f"OpenVINO's {version} has no layer type {type_!r} (it is in {where})")
+
+
+# --------------------------------------------------------------------------
+# Shape helpers (the arithmetic itself is in ovpool.shapes / ovpool.ops)
+# --------------------------------------------------------------------------
+
+def _split_nc(t, n_spatial, what="data"):
+    """(lead dims, spatial dims) of a pool input; ranks 3-5."""
+    if t.shape is None:
+        return (None, None), (None,) * n_spatial
+    rank = len(t.shape)
+    if rank not in (3, 4, 5):
+        raise OvpoolValueError(
+            f"the {what} input must have rank 3, 4 or 5 (N, C, 1 to 3 spatial dims), "
+            f"got shape {_fmt(t.shape)}")
+    if n_spatial is not None and rank - 2 != n_spatial:
+        raise OvpoolValueError(
+            f"the attributes describe {n_spatial} spatial dims but the {what} input has shape "
+            f"{_fmt(t.shape)}")
+    return tuple(t.shape[:2]), tuple(t.shape[2:])
+
+
+def _fmt(shape):
+    if shape is None:
+        return "[...]"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _require(t, allowed, role, layer):
+    if t.etype not in allowed:
+        raise UnsupportedLayer(
+            f"{layer.type}-{layer.version}: ovpool runs it on {'/'.join(allowed)} {role}, "
+            f"not {t.etype}")
+
+
+def _n_spatial_of(attrs, *names):
+    for name in names:
+        value = attrs.get(name)
+        if value:
+            return len(value)
+    return None
+
+
+def _per_axis(value):
+    """[] (the attribute was left out) -> None (the ops' default)."""
+    return None if value is None or len(value) == 0 else list(value)
+
+
+class _Spatial(NamedTuple):
+    """What :func:`ovpool.ops.onnx_geometry` reads of its ``planes`` argument."""
+
+    spatial: tuple
+
+    @property
+    def n_spatial(self):
+        return len(self.spatial)
+
+
+def _all_static(dims):
+    return all(d is not None for d in dims)
+
+
+def _int_vector(value, t, role):
+    """A small 1-D integer input (output_size, output_shape) as a list of ints."""
+    array = np.asarray(value)
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        raise OvpoolValueError(f"{role} must be a 1-D integer tensor, got {array.dtype} "
+                               f"of shape {list(array.shape)}")
+    return [int(v) for v in array]
+
+
+# --------------------------------------------------------------------------
+# Parameter, Const, Result, Convert
+# --------------------------------------------------------------------------
+
+def _infer_parameter(layer, types, attrs, values):
+    if numpy_dtype(attrs["element_type"]) is None:
+        raise UnsupportedLayer(f"ovpool's runtime has no {attrs['element_type']} inputs")
+    shape = attrs["shape"]
+    if shape is not None:
+        shape = tuple(d if isinstance(d, int) else None for d in shape)
+    return [TensorType(shape, attrs["element_type"])]
+
+
+def _infer_const(layer, types, attrs, values):
+    return [TensorType(tuple(attrs["shape"]), attrs["element_type"])]
+
+
+def _infer_result(layer, types, attrs, values):
+    return []
+
+
+def _infer_convert(layer, types, attrs, values):
+    (data,) = types
+    _require(data, NUMERIC_TYPES, "inputs", layer)
+    if attrs["destination_type"] not in NUMERIC_TYPES:
+        raise UnsupportedLayer(
+            f"Convert: ovpool converts to {'/'.join(NUMERIC_TYPES)}, not {attrs['destination_type']}")
+    return [TensorType(data.shape, attrs["destination_type"])]
+
+
+def _run_convert(inputs, attrs):
+    (x,) = inputs
+    target = numpy_dtype(attrs["destination_type"])
+    if target == np.bool_:
+        return [np.asarray(x != 0)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        # float -> int truncates toward zero (OpenVINO's Convert); out-of-range
+        # and NaN values are implementation-defined there as in numpy
+        return [np.asarray(x).astype(target)]
+
+
+_register("Parameter", "opset1",
+          [Attr("shape", "pshape", doc="partial shape: ?, -1, lo..hi, ... for a dynamic rank"),
+           Attr("element_type", "etype")],
+          [], ["output"], _infer_parameter,
+          doc="A model input; its value is given at call time.")
+_register("Const", "opset1",
+          [Attr("element_type", "etype"), Attr("shape", "shape"),
+           Attr("offset", "int", minimum=0), Attr("size", "int", minimum=0)],
+          [], ["output"], _infer_const,
+          doc="A constant read from the .bin at offset/size (little-endian).")
+_register("Result", "opset1", [], ["data"], [], _infer_result,
+          run=lambda inputs, attrs: [],
+          doc="A model output (the order of Result layers in the file is the output order).")
+_register("Convert", "opset1",
+          [Attr("destination_type", "etype")], ["data"], ["output"], _infer_convert,
+          run=_run_convert,
+          doc="Element type conversion (save_model's f16 -> f32 decompression of constants).")
+
+
+# --------------------------------------------------------------------------
+# Adaptive pools
+# --------------------------------------------------------------------------
+
+def _infer_adaptive(layer, types, attrs, values):
+    data, size = types
+    _require(data, FLOAT_TYPES if layer.type == "AdaptiveAvgPool" else MAX_TYPES, "data", layer)
+    if size.etype not in INDEX_TYPES:
+        raise OvpoolValueError(f"output_size must be i32 or i64, got {size.etype}")
+    n_spatial = None
+    if size.shape is not None:
+        if len(size.shape) != 1:
+            raise OvpoolValueError(f"output_size must be 1-D, got shape {_fmt(size.shape)}")
+        n_spatial = size.shape[0]
+    lead, spatial = _split_nc(data, n_spatial)
+    if values[1] is not None:
+        out_spatial = adaptive_output_spatial(spatial, _int_vector(values[1], size, "output_size"))
+    else:
+        out_spatial = (None,) * len(spatial)
+    if data.shape is None and n_spatial is None:
+        out_shape = None
+    else:
+        out_shape = lead + tuple(out_spatial)
+    result = [TensorType(out_shape, data.etype)]
+    if layer.type == "AdaptiveMaxPool":
+        if attrs["index_element_type"] not in INDEX_TYPES:
+            raise UnsupportedLayer(f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
+        result.append(TensorType(out_shape, attrs["index_element_type"]))
+    return result
+
+
+def _run_adaptive_avg(inputs, attrs):
+    x, size = inputs
+    return [ov_ops.adaptive_avg_pool(x, _int_vector(size, None, "output_size"))]
+
+
+def _run_adaptive_max(inputs, attrs):
+    x, size = inputs
+    values, indices = ov_ops.adaptive_max_pool(x, _int_vector(size, None, "output_size"),
+                                               index_element_type=attrs["index_element_type"])
+    return [values, indices]
+
+
+_INDEX_ETYPE = Attr("index_element_type", "etype", "i64", choices=INTEGER_TYPES,
+                    doc="element type of the indices output (ovpool runs i32 and i64)")
+
+for _version in ("opset8", OVPOOL_OPSET):
+    _register("AdaptiveAvgPool", _version, [], ["data", "output_size"], ["output"],
+              _infer_adaptive, _run_adaptive_avg, value_inputs=(1,),
+              doc="OpenVINO AdaptiveAvgPool-8: bins [floor(i*In/Out), ceil((i+1)*In/Out)).")
+    _register("AdaptiveMaxPool", _version, [_INDEX_ETYPE], ["data", "output_size"],
+              ["output", "indices"], _infer_adaptive, _run_adaptive_max, value_inputs=(1,),
+              doc="OpenVINO AdaptiveMaxPool-8: indices flat within each (n, c) plane.")
+
+
+# --------------------------------------------------------------------------
+# OpenVINO AvgPool / MaxPool
+# --------------------------------------------------------------------------
+
+def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
+    attrs = [
+        Attr("kernel", "ints", minimum=1, per_axis=True, fill=1, doc="window size per axis"),
+        Attr("strides", "ints", minimum=1, per_axis=True, fill=1, doc="stride per axis"),
+        Attr("pads_begin", "ints", [], minimum=0, per_axis=True, fill=0,
+             doc="explicit pads at the start (recomputed when auto_pad is not explicit)"),
+        Attr("pads_end", "ints", [], minimum=0, per_axis=True, fill=0,
+             doc="explicit pads at the end (recomputed when auto_pad is not explicit)"),
+        Attr("rounding_type", "str", "floor", choices=rounding_choices),
+        Attr("auto_pad", "str", "explicit",
+             choices=("explicit", "same_upper", "same_lower", "valid")),
+    ]
+    if avg:
+        attrs.insert(4, Attr("exclude-pad", "bool", True,
+                             doc="divide by the taps inside the input (OpenVINO's reader "
+                                 "default is true)"))
+    if dilations:
+        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=True, fill=1))
+    if max_outputs:
+        attrs.append(_INDEX_ETYPE)
+        attrs.append(Attr("axis", "int", 0, doc="indices are flat from this dimension on"))
+    return attrs
+
+
+def _ov_geometry(layer, data, attrs):
+    n_spatial = len(attrs["kernel"])
+    lead, spatial = _split_nc(data, n_spatial)
+    geometry = ov_ops.ov_geometry(spatial, attrs["kernel"], attrs["strides"],
+                                  _per_axis(attrs["pads_begin"]), _per_axis(attrs["pads_end"]),
+                                  _per_axis(attrs.get("dilations")), attrs["auto_pad"],
+                                  attrs["rounding_type"], layer.type)
+    return lead, geometry
+
+
+def _infer_ov_avg(layer, types, attrs, values):
+    (data,) = types
+    _require(data, FLOAT_TYPES, "data", layer)
+    lead, geometry = _ov_geometry(layer, data, attrs)
+    ov_ops.check_avg_pool_pads(geometry, attrs["exclude-pad"], attrs["auto_pad"], layer.type)
+    return [TensorType(lead + geometry.out_spatial, data.etype)]
+
+
+def _infer_ov_max(layer, types, attrs, values):
+    (data,) = types
+    _require(data, MAX_TYPES, "data", layer)
+    lead, geometry = _ov_geometry(layer, data, attrs)
+    out = TensorType(lead + geometry.out_spatial, data.etype)
+    if len(layer.outputs) == 1:
+        return [out]
+    rank = 2 + geometry.n_spatial
+    if not -rank <= attrs["axis"] < rank:
+        raise OvpoolValueError(f"axis={attrs['axis']} is out of range for a rank-{rank} input")
+    if attrs["index_element_type"] not in INDEX_TYPES:
+        raise UnsupportedLayer(f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
+    return [out, TensorType(out.shape, attrs["index_element_type"])]
+
+
+def _run_ov_avg(inputs, attrs):
+    (x,) = inputs
+    return [ov_ops.avg_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
+                            _per_axis(attrs["pads_end"]), exclude_pad=attrs["exclude-pad"],
+                            rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
+                            dilations=_per_axis(attrs.get("dilations")))]
+
+
+def _run_ov_max(inputs, attrs):
+    (x,) = inputs
+    with_indices = "axis" in attrs
+    result = ov_ops.max_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
+                             _per_axis(attrs["pads_end"]),
+                             dilations=_per_axis(attrs.get("dilations")),
+                             rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
+                             axis=attrs.get("axis", 0),
+                             index_element_type=attrs.get("index_element_type", "i64"),
+                             return_indices=with_indices)
+    return list(result) if with_indices else [result]
+
+
+_FLOOR_CEIL = ("floor", "ceil")
+_WITH_TORCH = ("floor", "ceil", "ceil_torch")
+
+_register("AvgPool", "opset1", _ov_pool_attrs(_FLOOR_CEIL, avg=True, dilations=False,
+                                              max_outputs=False),
+          ["data"], ["output"], _infer_ov_avg, _run_ov_avg, doc="OpenVINO AvgPool-1.")
+_register("AvgPool", "opset14", _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=False,
+                                               max_outputs=False),
+          ["data"], ["output"], _infer_ov_avg, _run_ov_avg,
+          doc="OpenVINO AvgPool-14: adds rounding_type ceil_torch.")
+for _version in ("opset16", OVPOOL_OPSET):
+    _register("AvgPool", _version, _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=True,
+                                                  max_outputs=False),
+              ["data"], ["output"], _infer_ov_avg, _run_ov_avg,
+              doc="OpenVINO AvgPool-16: adds dilations.")
+_register("MaxPool", "opset1", _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=False,
+                                              max_outputs=False),
+          ["data"], ["output"], _infer_ov_max, _run_ov_max, doc="OpenVINO MaxPool-1 (values only).")
+_register("MaxPool", "opset8", _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=True,
+                                              max_outputs=True),
+          ["data"], ["output", "indices"], _infer_ov_max, _run_ov_max,
+          doc="OpenVINO MaxPool-8: dilations, values and indices counted from `axis`.")
+for _version in ("opset14", OVPOOL_OPSET):
+    _register("MaxPool", _version, _ov_pool_attrs(_WITH_TORCH, avg=False, dilations=True,
+                                                  max_outputs=True),
+              ["data"], ["output", "indices"], _infer_ov_max, _run_ov_max,
+              doc="OpenVINO MaxPool-14: adds rounding_type ceil_torch.")
+
+
+# --------------------------------------------------------------------------
+# ovpool's ONNX-semantics layers
+# --------------------------------------------------------------------------
+
+_ONNX_AUTO_PAD = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _onnx_window_attrs(*, ceil=True, dilations=True):
+    attrs = [
+        Attr("kernel_shape", "ints", minimum=1, per_axis=True, fill=1),
+        Attr("strides", "ints", [], minimum=1, per_axis=True, fill=1),
+        Attr("pads", "ints", [], minimum=0, doc="[x1_begin, x2_begin, ..., x1_end, x2_end, ...]"),
+    ]
+    if dilations:
+        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=True, fill=1))
+    attrs.append(Attr("auto_pad", "str", "NOTSET", choices=_ONNX_AUTO_PAD))
+    if ceil:
+        attrs.append(Attr("ceil_mode", "bool", False))
+    return attrs
+
+
+def _onnx_geometry(layer, data, attrs):
+    n_spatial = len(attrs["kernel_shape"])
+    lead, spatial = _split_nc(data, n_spatial, "X")
+    geometry = ops.onnx_geometry(_Spatial(spatial), attrs["kernel_shape"],
+                                 _per_axis(attrs["strides"]), _per_axis(attrs["pads"]),
+                                 _per_axis(attrs.get("dilations")), attrs["auto_pad"],
+                                 attrs.get("ceil_mode", False), layer.type)
+    return lead, geometry
+
+
+def _refuse_empty(geometry, layer):
+    if _all_static(geometry.in_spatial):
+        ops._refuse_empty_windows(geometry, layer.type)
+
+
+def _infer_onnx_avg(layer, types, attrs, values):
+    (data,) = types
+    _require(data, FLOAT_TYPES, "X", layer)
+    lead, geometry = _onnx_geometry(layer, data, attrs)
+    if not attrs["count_include_pad"]:
+        _refuse_empty(geometry, layer)
+    return [TensorType(lead + geometry.out_spatial, data.etype)]
+
+
+def _infer_onnx_max(layer, types, attrs, values):
+    (data,) = types
+    _require(data, MAX_TYPES, "X", layer)
+    if attrs["storage_order"] not in (0, 1):
+        raise OvpoolValueError(f"storage_order must be 0 or 1, got {attrs['storage_order']}")
+    lead, geometry = _onnx_geometry(layer, data, attrs)
+    _refuse_empty(geometry, layer)
+    shape = lead + geometry.out_spatial
+    return [TensorType(shape, data.etype), TensorType(shape, "i64")]
+
+
+def _infer_lp(layer, types, attrs, values):
+    (data,) = types
+    _require(data, FLOAT_TYPES, "X", layer)
+    lead, geometry = _onnx_geometry(layer, data, attrs)
+    return [TensorType(lead + geometry.out_spatial, data.etype)]
+
+
+def _infer_global_lp(layer, types, attrs, values):
+    (data,) = types
+    _require(data, FLOAT_TYPES, "X", layer)
+    if data.shape is None:
+        return [TensorType(None, data.etype)]
+    lead, spatial = _split_nc(data, None, "X")
+    for n in spatial:
+        if n is not None and n < 1:
+            raise OvpoolValueError(f"spatial dims must be non-empty, got {_fmt(data.shape)}")
+    return [TensorType(lead + (1,) * len(spatial), data.etype)]
+
+
+def _infer_max_unpool(layer, types, attrs, values):
+    data, indices = types[0], types[1]
+    _require(data, MAX_TYPES, "X", layer)
+    if indices.etype not in INTEGER_TYPES:
+        raise OvpoolValueError(f"I must be an integer tensor, got {indices.etype}")
+    n_spatial = len(attrs["kernel_shape"])
+    lead, spatial = _split_nc(data, n_spatial, "X")
+    if indices.shape is not None and data.shape is not None and len(indices.shape) != len(data.shape):
+        raise OvpoolValueError(f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}")
+    if len(types) == 3:
+        if types[2].etype not in INDEX_TYPES:
+            raise OvpoolValueError(f"output_shape must be i32 or i64, got {types[2].etype}")
+        if values[2] is None:
+            return [TensorType(lead + (None,) * n_spatial, data.etype)]
+        full = normalize_int_list(_int_vector(values[2], types[2], "output_shape"),
+                                  "output_shape", n_spatial, minimum=1, length=n_spatial + 2)
+        return [TensorType(tuple(full), data.etype)]
+    kernel = normalize_int_list(attrs["kernel_shape"], "kernel_shape", n_spatial, minimum=1)
+    strides = normalize_int_list(_per_axis(attrs["strides"]), "strides", n_spatial, minimum=1,
+                                 default=1)
+    pads = normalize_int_list(_per_axis(attrs["pads"]), "pads", n_spatial, minimum=0, default=0,
+                              length=2 * n_spatial)
+    out = max_unpool_output_spatial(spatial, kernel, strides, pads[:n_spatial], pads[n_spatial:])
+    return [TensorType(lead + tuple(out), data.etype)]
+
+
+def _run_onnx_avg(inputs, attrs):
+    (x,) = inputs
+    return [ops.avg_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
+                         pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
+                         auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
+                         count_include_pad=attrs["count_include_pad"])]
+
+
+def _run_onnx_max(inputs, attrs):
+    (x,) = inputs
+    values, indices = ops.max_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
+                                   pads=_per_axis(attrs["pads"]),
+                                   dilations=_per_axis(attrs["dilations"]),
+                                   auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
+                                   storage_order=attrs["storage_order"], return_indices=True)
+    return [values, indices]
+
+
+def _run_lp(inputs, attrs):
+    (x,) = inputs
+    return [ops.lp_pool(x, attrs["kernel_shape"], p=attrs["p"], strides=_per_axis(attrs["strides"]),
+                        pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
+                        auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"])]
+
+
+def _run_global_lp(inputs, attrs):
+    (x,) = inputs
+    return [ops.global_lp_pool(x, p=attrs["p"])]
+
+
+def _run_max_unpool(inputs, attrs):
+    x, indices = inputs[0], inputs[1]
+    output_shape = _int_vector(inputs[2], None, "output_shape") if len(inputs) > 2 else None
+    return [ops.max_unpool(x, indices, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
+                           pads=_per_axis(attrs["pads"]), output_shape=output_shape,
+                           indices_relative_to=attrs["indices_relative_to"])]
+
+
+_P = Attr("p", "float", 2.0, minimum=0, doc="the norm's exponent (ONNX's int p, as a float)")
+
+_register("OnnxAveragePool", OVPOOL_OPSET,
+          _onnx_window_attrs() + [Attr("count_include_pad", "bool", False)],
+          ["X"], ["Y"], _infer_onnx_avg, _run_onnx_avg, semantics="onnx",
+          doc="ONNX AveragePool-22 (ceil_mode drops a window starting in the right padding).")
+_register("OnnxMaxPool", OVPOOL_OPSET,
+          _onnx_window_attrs() + [Attr("storage_order", "int", 0, minimum=0)],
+          ["X"], ["Y", "Indices"], _infer_onnx_max, _run_onnx_max, semantics="onnx",
+          doc="ONNX MaxPool-22: Y and Indices (i64, flat over N*C*spatial; "
+              "storage_order=1 column-major within the spatial dims).")
+_register("LpPool", OVPOOL_OPSET, _onnx_window_attrs() + [_P],
+          ["X"], ["Y"], _infer_lp, _run_lp, semantics="onnx", doc="ONNX LpPool-22.")
+_register("GlobalLpPool", OVPOOL_OPSET, [_P], ["X"], ["Y"], _infer_global_lp, _run_global_lp,
+          semantics="onnx", doc="ONNX GlobalLpPool-22.")
+_register("MaxUnpool", OVPOOL_OPSET,
+          [Attr("kernel_shape", "ints", minimum=1, per_axis=True, fill=1),
+           Attr("strides", "ints", [], minimum=1, per_axis=True, fill=1),
+           Attr("pads", "ints", [], minimum=0),
+           Attr("indices_relative_to", "str", "default_shape",
+                choices=("default_shape", "output_shape"))],
+          ["X", "I", "output_shape"], ["Y"], _infer_max_unpool, _run_max_unpool,
+          optional_inputs=1, value_inputs=(2,), semantics="onnx",
+          doc="ONNX MaxUnpool-22.")
