@@ -46,7 +46,7 @@ class Protocol:
 
 
 QUICK = Protocol(rounds=2, warmup_calls=1, warmup_s=0.0, block_s=0.0, min_calls=2, max_calls=3,
-                 settle_s=0.0, select_calls=1, select_s=0.0)
+                 settle_s=0.005, select_calls=1, select_s=0.0)
 
 
 def _time_calls(fn, n):

@@ -1,0 +1,809 @@
+#!/usr/bin/env python
+"""ovpool against PyTorch, ONNX Runtime, OpenVINO and the memory roofline, in one process.
+
+Usage (from the repository root; ``ovpool bench`` takes the same options)::
+
+    python benchmarks/run.py                         # every case, all CPUs, 7 rounds
+    python benchmarks/run.py --cases 'aap*,maxpool_stem' --threads 1,2 --plot
+    python benchmarks/run.py --processes 3 --plot    # 3 fresh interpreters, median of run medians
+    python benchmarks/run.py --quick --cases smoke_maxpool   # seconds; what tests/test_bench.py runs
+    python benchmarks/run.py --list
+
+For each case and thread count: build every system (ovpool with ``out=``,
+each peer in each of its configurations), check each peer's outputs against
+ovpool's, keep the fastest correct configuration of each peer, warm up, then
+time every system in its own blocks of calls over shuffled rounds
+(``benchmarks/timing.py``). Reported per system: the median of block medians
+and the best block, in ms; per case: ovpool / best peer and ovpool / roofline,
+the 1-thread / n-thread time of ovpool (``ovpool_1t`` is timed in the same
+rounds), and the peak memory of one ovpool call (``benchmarks/memory.py``, a
+fresh process per case). Results go to ``--out`` (default
+``benchmarks/results/``) as JSON and CSV, plus a PNG of the ratios with
+``--plot``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: import `benchmarks` and the in-place ovpool
+    _ROOT = Path(__file__).resolve().parent.parent
+    if sys.path and Path(sys.path[0]).resolve() == _ROOT / "benchmarks":
+        sys.path.pop(0)
+    sys.path.insert(0, str(_ROOT))
+
+from benchmarks import cases as cases_mod  # noqa: E402
+from benchmarks import memory, peers, timing  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
+SCHEMA = 1
+MIB = 1 << 20
+
+# targets of the issue, reported (never asserted)
+TARGET_BEST_PEER = 0.8
+TARGET_GEOMEAN = 0.5
+TARGET_ROOFLINE = 3.0
+TARGET_SCALING = 1.6
+
+
+# --------------------------------------------------------------------------
+# options
+# --------------------------------------------------------------------------
+
+def build_parser(prog="benchmarks/run.py"):
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", default=None,
+                   help="comma-separated names, globs or groups (issue, extra, smoke); "
+                        "default: every case but the smoke ones")
+    p.add_argument("--threads", default=None,
+                   help="comma-separated thread counts, e.g. 1,2 (default: the CPUs available)")
+    p.add_argument("--systems", default=",".join(peers.SYSTEMS),
+                   help="subset of " + ",".join(peers.SYSTEMS) + " (ovpool is always run)")
+    p.add_argument("--rounds", type=int, default=None, help="shuffled rounds (default 7; 2 with --quick)")
+    p.add_argument("--quick", action="store_true",
+                   help="few rounds and calls, no selection timing: a smoke run, not a measurement")
+    p.add_argument("--processes", type=int, default=1, metavar="K",
+                   help="run K fresh interpreters one after another and report the median of their "
+                        "medians (multi-ms host stalls last for whole processes)")
+    p.add_argument("--out", default=str(DEFAULT_OUT), metavar="DIR", help="result directory")
+    p.add_argument("--name", default=None, help="file name stem (default bench-<timestamp>)")
+    p.add_argument("--plot", action="store_true", help="also write a PNG of the ratios (matplotlib)")
+    p.add_argument("--no-memory", dest="memory", action="store_false",
+                   help="skip the peak-memory measurement (one fresh process per case)")
+    p.add_argument("--no-scaling", dest="scaling", action="store_false",
+                   help="do not time ovpool at 1 thread alongside n > 1 threads")
+    p.add_argument("--no-model", dest="model", action="store_false",
+                   help="skip the OpenVINO model benchmark (native vs ovpool.openvino.patch_model)")
+    p.add_argument("--no-equivalent", dest="equivalent", action="store_false",
+                   help="peers use only the same op (no GlobalAveragePool/AvgPool for adaptive)")
+    p.add_argument("--ort-levels", default=",".join(peers.ORT_LEVELS),
+                   help="ONNX Runtime graph optimization levels to try (default %(default)s)")
+    p.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
+                   help="before each case wait up to SECONDS for other processes to leave the "
+                        "CPUs (< 10%% busy over 1 s); the load seen is recorded either way")
+    p.add_argument("--seed", type=int, default=0, help="input and shuffle seed")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="force the tqdm progress bar (default: on a terminal, not with --quick)")
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--child-json", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def _threads(args):
+    if args.threads:
+        return [int(t) for t in str(args.threads).split(",") if t.strip()]
+    try:
+        return [len(os.sched_getaffinity(0))]
+    except AttributeError:
+        return [os.cpu_count() or 1]
+
+
+def _protocol(args):
+    proto = timing.Protocol(**timing.QUICK.as_dict()) if args.quick else timing.Protocol()
+    if args.rounds:
+        proto.rounds = args.rounds
+    return proto
+
+
+# --------------------------------------------------------------------------
+# machine and environment
+# --------------------------------------------------------------------------
+
+def _lscpu():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    info = {}
+    for line in out.splitlines():
+        key, _, value = line.partition(":")
+        info[key.strip()] = value.strip()
+    return info
+
+
+def _read(path, default=""):
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def _steal_ticks():
+    fields = _read("/proc/stat").splitlines()[0].split() if _read("/proc/stat") else []
+    return int(fields[8]) if len(fields) > 8 else None
+
+
+def cpu_snapshot():
+    """``(busy s, total s, own CPU s)``: machine-wide from /proc/stat, own from os.times()."""
+    fields = _read("/proc/stat").splitlines()[0].split()[1:] if _read("/proc/stat") else []
+    ticks = [int(v) for v in fields[:8]]
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    if len(ticks) < 5:
+        return None
+    idle = ticks[3] + ticks[4]
+    own = os.times()
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz, own.user + own.system
+
+
+def other_load(start, end):
+    """Fraction of the machine's CPU time used by *other* processes between two snapshots."""
+    if start is None or end is None or end[1] <= start[1]:
+        return None
+    busy = (end[0] - start[0]) - (end[2] - start[2])
+    return round(max(0.0, busy) / (end[1] - start[1]), 3)
+
+
+def wait_for_idle(max_wait_s, threshold=0.1, window_s=1.0):
+    """Wait (at most ``max_wait_s``) until other processes use < ``threshold`` of the CPUs."""
+    deadline = time.time() + max_wait_s
+    while True:
+        start = cpu_snapshot()
+        time.sleep(window_s)
+        load = other_load(start, cpu_snapshot())
+        if load is None or load < threshold or time.time() >= deadline:
+            return load
+
+
+def _version(module):
+    try:
+        from importlib.metadata import version
+
+        return version(module)
+    except Exception:
+        return None
+
+
+def l3_bytes():
+    text = _read("/sys/devices/system/cpu/cpu0/cache/index3/size")
+    if text.endswith("K"):
+        return int(text[:-1]) * 1024
+    if text.endswith("M"):
+        return int(text[:-1]) * MIB
+    return 32 * MIB
+
+
+def describe_machine():
+    cpu = _lscpu()
+    flags = set(cpu.get("Flags", "").split())
+    mem_kib = 0
+    for line in _read("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kib = int(line.split()[1])
+    import ovpool
+
+    git = {}
+    try:
+        git["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT,
+                                       capture_output=True, text=True, timeout=10).stdout.strip()
+        git["dirty_files"] = len(subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+            capture_output=True, text=True, timeout=10).stdout.splitlines())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    gomp = sorted({line.split()[-1] for line in _read("/proc/self/maps").splitlines()
+                   if "libgomp" in line})
+    return {
+        "cpu_model": cpu.get("Model name", platform.processor()),
+        "cpu_family": cpu.get("CPU family"), "cpu_model_number": cpu.get("Model"),
+        "cpus": cpu.get("CPU(s)", str(os.cpu_count())),
+        "threads_per_core": cpu.get("Thread(s) per core"),
+        "hypervisor": cpu.get("Hypervisor vendor"),
+        "l1d": cpu.get("L1d cache"), "l2": cpu.get("L2 cache"), "l3": cpu.get("L3 cache"),
+        "isa": sorted(f for f in flags if f in {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f",
+                                                "avx512bw", "avx512vl", "avx512_bf16",
+                                                "avx512_vnni", "avx512_fp16"}),
+        "memory_gib": round(mem_kib / (1 << 20), 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "versions": {m: _version(m) for m in ("numpy", "torch", "onnx", "onnxruntime",
+                                              "openvino", "Cython")},
+        "ovpool": {"version": ovpool.__version__, "openmp": ovpool.openmp_enabled(),
+                   "path": str(Path(ovpool.__file__).parent), **git},
+        "libgomp_loaded": gomp,
+        "env": {k: v for k, v in os.environ.items()
+                if k.startswith(("OMP_", "OVPOOL_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_"))},
+    }
+
+
+# --------------------------------------------------------------------------
+# one case at one thread count
+# --------------------------------------------------------------------------
+
+def _short(exc, limit=300):
+    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _build_peer(peer, case, x, n, reference, args, protocol):
+    """Build every configuration of a peer, check it, keep the fastest correct one.
+
+    Returns ``(runner or None, info dict)``.
+    """
+    plane = math.prod(case.shape[2:])
+    candidates = peers.peer_candidates(peer, case, x, n, reference,
+                                       ort_levels=args.ort_levels.split(","),
+                                       equivalent=args.equivalent)
+    if not candidates:
+        specs = case.peer_specs(peer)
+        reason = "only an equivalent op (--no-equivalent)" if specs else "the peer has no such op"
+        return None, {"status": "no-op", "reason": reason}
+    built, variants = [], []
+    for label, factory in candidates:
+        spec = peers.spec_of(case, peer, label)
+        variant = {"config": label, "equivalent": spec.equivalent if spec else None,
+                   "note": spec.note if spec else ""}
+        try:
+            runner = factory()
+            check = peers.compare(reference, runner.outputs(), plane, case.dtype)
+        except Exception as exc:  # an unsupported op/dtype/attribute: report, do not time
+            variant.update(status="error", error=_short(exc))
+            built.append(None)
+            variants.append(variant)
+            continue
+        variant.update(status="ok" if check["ok"] else "mismatch", check=check)
+        if peer == "openvino":
+            variant["runtime_layers"] = runner.runtime_layers()
+        built.append(runner)
+        variants.append(variant)
+    correct = [r if v["status"] == "ok" else None for r, v in zip(built, variants)]
+    pool = correct if any(r is not None for r in correct) else built
+    if sum(r is not None for r in pool) > 1 and not args.quick:
+        best, times = timing.select_fastest(pool, protocol)
+        for variant, t in zip(variants, times):
+            if t is not None:
+                variant["select_ms"] = round(t * 1e3, 4)
+    else:
+        best = next((i for i, r in enumerate(pool) if r is not None), None)
+    for i, runner in enumerate(built):
+        if runner is not None and i != best:
+            runner.close()
+    if best is None:
+        return None, {"status": "error", "variants": variants,
+                      "reason": "; ".join(v.get("error", "") for v in variants)}
+    chosen = variants[best]
+    info = {"status": chosen["status"], "config": chosen["config"],
+            "equivalent": chosen["equivalent"], "check": chosen["check"], "variants": variants}
+    if chosen["status"] == "mismatch":
+        info["reason"] = "outputs differ from ovpool's; timed but excluded from the best peer"
+    return built[best], info
+
+
+def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
+    systems = [s for s in args.systems.split(",") if s]
+    entry = {"case": case.name, "threads": n, "systems": {}}
+    ovp = peers.OvpoolRunner(case, x, n)
+    reference = ovp.outputs()
+    entry["output_bytes"] = sum(a.nbytes for a in reference)
+    runners = {"ovpool": ovp}
+    entry["systems"]["ovpool"] = {"status": "ok", "config": ovp.config}
+    if n > 1 and args.scaling:
+        runners["ovpool_1t"] = peers.OvpoolRunner(case, x, 1)
+        entry["systems"]["ovpool_1t"] = {"status": "ok", "config": runners["ovpool_1t"].config}
+    for peer in peers.PEERS:
+        if peer not in systems:
+            continue
+        ok, reason = available[peer]
+        if not ok:
+            entry["systems"][peer] = {"status": "unavailable", "reason": reason}
+            continue
+        runner, info = _build_peer(peer, case, x, n, reference, args, protocol)
+        entry["systems"][peer] = info
+        if runner is not None:
+            runners[peer] = runner
+    if "roofline" in systems:
+        roof = peers.RooflineRunner(x, reference, n)
+        runners["roofline"] = roof
+        entry["systems"]["roofline"] = {"status": "ok", "config": roof.config}
+    calls = {name: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
+             for name, r in runners.items()}
+    blocks = timing.run_rounds(runners, calls, protocol, rng, on_block=on_block)
+    for name, runner in runners.items():
+        entry["systems"][name].update(timing.summarize(blocks[name]))
+        runner.close()
+    entry["ratios"] = compute_ratios(entry["systems"])
+    return entry
+
+
+def compute_ratios(systems):
+    ratios = {}
+    ovp = systems.get("ovpool", {})
+    if "median_ms" not in ovp:
+        return ratios
+    timed = {p: s for p, s in systems.items()
+             if p in peers.PEERS and s.get("status") == "ok" and "median_ms" in s}
+    if timed:
+        best = min(timed, key=lambda p: timed[p]["median_ms"])
+        best_block = min(s["best_block_ms"] for s in timed.values())
+        ratios.update(best_peer=best, best_peer_ms=timed[best]["median_ms"],
+                      best_peer_config=timed[best].get("config"),
+                      ovpool_over_best_peer=ovp["median_ms"] / timed[best]["median_ms"],
+                      ovpool_over_best_peer_best_block=ovp["best_block_ms"] / best_block)
+    roof = systems.get("roofline", {})
+    if "median_ms" in roof:
+        ratios["ovpool_over_roofline"] = ovp["median_ms"] / roof["median_ms"]
+    one = systems.get("ovpool_1t", {})
+    if "median_ms" in one:
+        ratios["scaling_1t_over_nt"] = one["median_ms"] / ovp["median_ms"]
+    return ratios
+
+
+# --------------------------------------------------------------------------
+# the OpenVINO model hook (ovpool.openvino, issue 4)
+# --------------------------------------------------------------------------
+
+def bench_models(args, protocol, threads, rng):
+    """Each MODEL_CASE native in OpenVINO against the same model after
+    ``ovpool.openvino.patch_model``; skipped while the extension is missing."""
+    ok, reason = peers.peer_available("openvino")
+    if not ok:
+        return {"skipped": reason}
+    try:
+        import ovpool.openvino as ovx
+    except Exception as exc:  # the extension is being built (issue 4)
+        return {"skipped": f"ovpool.openvino is not importable: {_short(exc)}"}
+    import openvino as ov
+
+    results = []
+    for mc in cases_mod.MODEL_CASES:
+        for n in threads:
+            entry = {"model": mc.name, "threads": n, "note": mc.note, "systems": {}}
+            try:
+                x = peers.make_input(mc, args.seed)
+                native = peers.OpenVINORunner(peers.ov_model(mc.layers, mc.shape, mc.dtype), x, n,
+                                              "native")
+                model = peers.ov_model(mc.layers, mc.shape, mc.dtype)
+                entry["patched_nodes"] = ovx.patch_model(model)
+                core = ov.Core()
+                ovx.register(core)
+                patched = peers.OpenVINORunner(model, x, n, "ovpool.openvino.patch_model",
+                                               core=core)
+                entry["check"] = peers.compare(native.outputs(), patched.outputs(),
+                                               math.prod(mc.shape[2:]), mc.dtype)
+                entry["native_layers"] = native.runtime_layers()
+                entry["patched_layers"] = patched.runtime_layers()
+                runners = {"openvino_native": native, "openvino_ovpool": patched}
+                calls = {k: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
+                         for k, r in runners.items()}
+                blocks = timing.run_rounds(runners, calls, protocol, rng)
+                for k, r in runners.items():
+                    entry["systems"][k] = {"config": r.config, **timing.summarize(blocks[k])}
+                    r.close()
+                entry["ratio_ovpool_over_native"] = (entry["systems"]["openvino_ovpool"]["median_ms"]
+                                                     / entry["systems"]["openvino_native"]["median_ms"])
+            except Exception as exc:
+                entry["error"] = _short(exc)
+            results.append(entry)
+    return {"results": results}
+
+
+# --------------------------------------------------------------------------
+# a whole run
+# --------------------------------------------------------------------------
+
+def _progress(total, args):
+    enabled = args.progress if args.progress is not None else (
+        sys.stderr.isatty() and not args.quick)
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="block", dynamic_ncols=True, file=sys.stderr)
+
+
+def case_meta(case, reference_bytes=None):
+    import numpy as np
+
+    meta = case.describe()
+    meta["input_bytes"] = math.prod(case.shape) * np.dtype(case.dtype).itemsize
+    if reference_bytes is not None:
+        meta["output_bytes"] = reference_bytes
+        meta["exceeds_l3"] = meta["input_bytes"] + reference_bytes > l3_bytes()
+    return meta
+
+
+def run_benchmark(args):
+    import ovpool  # noqa: F401  (first: its libgomp is the one the process keeps)
+
+    selected = cases_mod.select_cases(args.cases)
+    threads = _threads(args)
+    protocol = _protocol(args)
+    systems = [s for s in args.systems.split(",") if s]
+    available = {p: peers.peer_available(p) if p in systems else (False, "not selected")
+                 for p in peers.PEERS}
+    started = time.time()
+    load_start, steal_start = _read("/proc/loadavg"), _steal_ticks()
+    report = {
+        "schema": SCHEMA,
+        "created": _dt.datetime.now().isoformat(timespec="seconds"),
+        "argv": sys.argv[1:] if args.child_json is None else None,
+        "options": {"cases": args.cases, "threads": threads, "systems": systems,
+                    "quick": args.quick, "equivalent": args.equivalent,
+                    "ort_levels": args.ort_levels.split(","), "seed": args.seed,
+                    "processes": 1, "protocol": protocol.as_dict(),
+                    "openvino_config": dict(peers.openvino_config(1), INFERENCE_NUM_THREADS="n")},
+        "machine": describe_machine(),
+        "peers_available": {p: {"available": ok, "reason": r} for p, (ok, r) in available.items()},
+        "cases": [],
+        "results": [],
+    }
+    rng = random.Random(args.seed)
+    n_systems = 2 + len([p for p in peers.PEERS if p in systems]) + any(t > 1 for t in threads)
+    bar = _progress(len(selected) * len(threads) * protocol.rounds * n_systems, args)
+    tick = bar.update if bar is not None else None
+    try:
+        for case in selected:
+            if bar is not None:
+                bar.set_description(case.name)
+            x = peers.make_input(case, args.seed)
+            out_bytes = None
+            for n in threads:
+                waited = wait_for_idle(args.wait_idle) if args.wait_idle > 0 else None
+                before = cpu_snapshot()
+                entry = bench_case(case, x, n, args, protocol, rng, available, on_block=tick)
+                entry["other_load"] = other_load(before, cpu_snapshot())
+                if waited is not None:
+                    entry["other_load_before"] = waited
+                out_bytes = entry.pop("output_bytes")
+                report["results"].append(entry)
+            report["cases"].append(case_meta(case, out_bytes))
+            del x
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.memory:
+        by_name = {m["name"]: m for m in report["cases"]}
+        for case in selected:
+            by_name[case.name]["memory"] = memory.measure_case(case.name, max(threads), REPO_ROOT)
+    report["model"] = bench_models(args, protocol, threads, rng) if args.model else {
+        "skipped": "--no-model"}
+    report["noise"] = {
+        "loadavg_start": load_start, "loadavg_end": _read("/proc/loadavg"),
+        "steal_ticks": (_steal_ticks() - steal_start) if steal_start is not None else None,
+        "other_load_per_case": {f"{e['case']}@{e['threads']}": e.get("other_load")
+                                for e in report["results"]},
+        "quantized_blocks": sum(s.get("quantized_blocks", 0) for e in report["results"]
+                                for s in e["systems"].values()),
+        "blocks": sum(len(s.get("block_medians_ms", [])) for e in report["results"]
+                      for s in e["systems"].values()),
+    }
+    report["duration_s"] = round(time.time() - started, 1)
+    report["summary"] = summarize_report(report)
+    return report
+
+
+# --------------------------------------------------------------------------
+# fresh-process mode
+# --------------------------------------------------------------------------
+
+def _child_argv(args, json_path, seed):
+    argv = ["--processes", "1", "--no-memory", "--no-progress", "--child-json", str(json_path),
+            "--systems", args.systems, "--ort-levels", args.ort_levels, "--seed", str(seed)]
+    if args.cases:
+        argv += ["--cases", args.cases]
+    if args.threads:
+        argv += ["--threads", str(args.threads)]
+    if args.rounds:
+        argv += ["--rounds", str(args.rounds)]
+    if args.wait_idle:
+        argv += ["--wait-idle", str(args.wait_idle)]
+    for flag, on in (("--quick", args.quick), ("--no-scaling", not args.scaling),
+                     ("--no-model", not args.model), ("--no-equivalent", not args.equivalent)):
+        if on:
+            argv.append(flag)
+    return argv
+
+
+def run_fresh_processes(args):
+    """K child interpreters in sequence (never in parallel on 2 vCPUs), then aggregate."""
+    runs = []
+    bar = _progress(args.processes, args)
+    with tempfile.TemporaryDirectory(prefix="ovpool-bench-") as tmp:
+        for k in range(args.processes):
+            path = Path(tmp) / f"run{k}.json"
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+            cmd = [sys.executable, str(Path(__file__).resolve()),
+                   *_child_argv(args, path, args.seed + k)]
+            proc = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env)
+            if proc.returncode != 0 or not path.exists():
+                raise SystemExit(f"benchmark child {k} failed (exit {proc.returncode})")
+            runs.append(json.loads(path.read_text()))
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    report = aggregate(runs)
+    report["argv"] = sys.argv[1:]
+    if args.memory:
+        threads = report["options"]["threads"]
+        for meta in report["cases"]:
+            meta["memory"] = memory.measure_case(meta["name"], max(threads), REPO_ROOT)
+    report["summary"] = summarize_report(report)
+    return report
+
+
+_STAT_KEYS = ("median_ms", "best_block_ms", "min_ms")
+
+
+def aggregate(runs):
+    """Median of run medians per (case, threads, system); best block = the best over runs."""
+    first = runs[0]
+    report = {k: first[k] for k in ("schema", "created", "options", "machine", "peers_available",
+                                    "cases")}
+    report["options"] = dict(first["options"], processes=len(runs))
+    report["results"] = []
+    for i, entry in enumerate(first["results"]):
+        merged = {"case": entry["case"], "threads": entry["threads"], "systems": {}}
+        for name, sys0 in entry["systems"].items():
+            per_run = [r["results"][i]["systems"].get(name, {}) for r in runs]
+            timed = [s for s in per_run if "median_ms" in s]
+            info = {k: v for k, v in sys0.items() if k not in _STAT_KEYS + (
+                "block_medians_ms", "quantized_blocks", "n_calls", "calls_per_block")}
+            statuses = Counter(s.get("status") for s in per_run)
+            info["status"] = statuses.most_common(1)[0][0]
+            if any(s.get("status") == "mismatch" for s in per_run):
+                info["status"] = "mismatch"
+            if timed:
+                configs = Counter(s.get("config") for s in timed)
+                info["config"] = configs.most_common(1)[0][0]
+                info["configs_by_run"] = [s.get("config") for s in timed]
+                info["run_medians_ms"] = [s["median_ms"] for s in timed]
+                info["median_ms"] = statistics.median(info["run_medians_ms"])
+                info["best_block_ms"] = min(s["best_block_ms"] for s in timed)
+                info["min_ms"] = min(s["min_ms"] for s in timed)
+                info["quantized_blocks"] = sum(s.get("quantized_blocks", 0) for s in timed)
+                info["blocks"] = sum(len(s.get("block_medians_ms", [])) for s in timed)
+            merged["systems"][name] = info
+        merged["ratios"] = compute_ratios(merged["systems"])
+        merged["ratios_by_run"] = [r["results"][i].get("ratios", {}) for r in runs]
+        merged["other_load_by_run"] = [r["results"][i].get("other_load") for r in runs]
+        report["results"].append(merged)
+    models = [r.get("model", {}) for r in runs]
+    if all("results" in m for m in models):
+        merged_models = []
+        for i, entry in enumerate(models[0]["results"]):
+            m = dict(entry)
+            for k in ("openvino_native", "openvino_ovpool"):
+                meds = [mm["results"][i]["systems"].get(k, {}).get("median_ms") for mm in models]
+                meds = [v for v in meds if v is not None]
+                if meds and k in m.get("systems", {}):
+                    m["systems"] = dict(m["systems"])
+                    m["systems"][k] = dict(m["systems"][k], median_ms=statistics.median(meds),
+                                           run_medians_ms=meds)
+            if "openvino_ovpool" in m.get("systems", {}):
+                m["ratio_ovpool_over_native"] = (m["systems"]["openvino_ovpool"]["median_ms"]
+                                                 / m["systems"]["openvino_native"]["median_ms"])
+            merged_models.append(m)
+        report["model"] = {"results": merged_models}
+    else:
+        report["model"] = models[0]
+    report["noise"] = {"per_run": [r.get("noise") for r in runs],
+                       "duration_s_per_run": [r.get("duration_s") for r in runs]}
+    report["duration_s"] = round(sum(r.get("duration_s") or 0 for r in runs), 1)
+    return report
+
+
+# --------------------------------------------------------------------------
+# summary, files, table
+# --------------------------------------------------------------------------
+
+def _geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def summarize_report(report):
+    """Per thread count: the issue's targets, as measured (information, not assertions)."""
+    metas = {m["name"]: m for m in report["cases"]}
+    summary = {}
+    for n in report["options"]["threads"]:
+        entries = [e for e in report["results"] if e["threads"] == n]
+        vs_peer = [e["ratios"]["ovpool_over_best_peer"] for e in entries
+                   if "ovpool_over_best_peer" in e["ratios"]]
+        vs_roof = [e["ratios"]["ovpool_over_roofline"] for e in entries
+                   if "ovpool_over_roofline" in e["ratios"]]
+        big = [e for e in entries if metas.get(e["case"], {}).get("exceeds_l3")]
+        scaling_big = [e["ratios"]["scaling_1t_over_nt"] for e in big
+                       if "scaling_1t_over_nt" in e["ratios"]]
+        summary[str(n)] = {
+            "cases": len(entries),
+            "cases_with_a_peer": len(vs_peer),
+            "geomean_ovpool_over_best_peer": _geomean(vs_peer),
+            "max_ovpool_over_best_peer": max(vs_peer) if vs_peer else None,
+            f"cases_at_most_{TARGET_BEST_PEER}x_best_peer": sum(r <= TARGET_BEST_PEER for r in vs_peer),
+            f"cases_within_{TARGET_ROOFLINE:g}x_roofline": sum(r <= TARGET_ROOFLINE for r in vs_roof),
+            "max_ovpool_over_roofline": max(vs_roof) if vs_roof else None,
+            "scaling_on_cases_beyond_l3": {e["case"]: e["ratios"]["scaling_1t_over_nt"]
+                                           for e in big if "scaling_1t_over_nt" in e["ratios"]},
+            f"cases_beyond_l3_scaling_at_least_{TARGET_SCALING}": sum(
+                s >= TARGET_SCALING for s in scaling_big),
+            "mismatches": sorted({f"{e['case']}:{p}" for e in entries
+                                  for p, s in e["systems"].items() if s.get("status") == "mismatch"}),
+        }
+    mems = [m.get("memory", {}) for m in report["cases"] if "memory" in m]
+    if mems:
+        summary["memory_within_budget"] = sum(bool(m.get("within_budget")) for m in mems)
+        summary["memory_measured"] = len(mems)
+    return summary
+
+
+CSV_SYSTEMS = ("ovpool", "torch", "onnxruntime", "openvino", "roofline", "ovpool_1t")
+
+
+def summary_rows(report):
+    metas = {m["name"]: m for m in report["cases"]}
+    rows = []
+    for e in report["results"]:
+        meta = metas.get(e["case"], {})
+        mem = meta.get("memory", {})
+        row = {"case": e["case"], "group": meta.get("group"), "op": meta.get("op"),
+               "shape": "x".join(map(str, meta.get("shape", []))), "dtype": meta.get("dtype"),
+               "threads": e["threads"],
+               "input_mib": round(meta.get("input_bytes", 0) / MIB, 2),
+               "output_mib": round((meta.get("output_bytes") or 0) / MIB, 2),
+               "exceeds_l3": meta.get("exceeds_l3")}
+        for name in CSV_SYSTEMS:
+            s = e["systems"].get(name, {})
+            row[f"{name}_ms"] = _r(s.get("median_ms"))
+            row[f"{name}_best_block_ms"] = _r(s.get("best_block_ms"))
+            if name in peers.PEERS:
+                row[f"{name}_status"] = s.get("status")
+                row[f"{name}_config"] = s.get("config")
+        r = e["ratios"]
+        row.update(best_peer=r.get("best_peer"), best_peer_ms=_r(r.get("best_peer_ms")),
+                   ovpool_over_best_peer=_r(r.get("ovpool_over_best_peer")),
+                   ovpool_over_best_peer_best_block=_r(r.get("ovpool_over_best_peer_best_block")),
+                   ovpool_over_roofline=_r(r.get("ovpool_over_roofline")),
+                   scaling_1t_over_nt=_r(r.get("scaling_1t_over_nt")),
+                   peak_extra_alloc_mib=_r(mem.get("extra_alloc_bytes", 0) / MIB if mem.get(
+                       "extra_alloc_bytes") is not None else None),
+                   peak_extra_out_mib=_r(mem.get("extra_out_bytes", 0) / MIB if mem.get(
+                       "extra_out_bytes") is not None else None),
+                   peak_budget_mib=_r(mem.get("budget_extra_bytes", 0) / MIB if mem.get(
+                       "budget_extra_bytes") is not None else None),
+                   peak_within_budget=mem.get("within_budget"))
+        rows.append(row)
+    return rows
+
+
+def _r(value, digits=4):
+    if value is None:
+        return None
+    return float(f"{value:.{digits}g}")
+
+
+def write_outputs(report, args):
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = args.name or "bench-" + _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    paths = {"json": out / f"{stem}.json", "csv": out / f"{stem}.csv"}
+    paths["json"].write_text(json.dumps(report, indent=1, default=str) + "\n")
+    rows = summary_rows(report)
+    if rows:
+        with paths["csv"].open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    if args.plot:
+        try:
+            from benchmarks.plot import plot_ratios
+
+            paths["png"] = out / f"{stem}.png"
+            plot_ratios(report, paths["png"])
+        except ImportError as exc:
+            print(f"no plot: {exc}", file=sys.stderr)
+    return paths
+
+
+def _ms(value):
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def markdown_table(report):
+    metas = {m["name"]: m for m in report["cases"]}
+    lines = ["| case | threads | ovpool | torch | ORT | OpenVINO | roofline | ovpool/best peer "
+             "| ovpool/roofline | 1t/nt | call peak MiB (budget) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for e in report["results"]:
+        s, r = e["systems"], e["ratios"]
+        cells = []
+        for name in ("torch", "onnxruntime", "openvino"):
+            info = s.get(name, {})
+            text = _ms(info.get("median_ms"))
+            if info.get("status") == "mismatch":
+                text += " (wrong)"
+            cells.append(text)
+        mem = metas.get(e["case"], {}).get("memory", {})
+        peak = "-" if "extra_alloc_bytes" not in mem else (
+            f"{mem['extra_alloc_bytes'] / MIB:.1f} ({mem['budget_extra_bytes'] / MIB:.0f})")
+        best = r.get("ovpool_over_best_peer")
+        lines.append("| " + " | ".join([
+            e["case"], str(e["threads"]), _ms(s["ovpool"].get("median_ms")), *cells,
+            _ms(s.get("roofline", {}).get("median_ms")),
+            "-" if best is None else f"{best:.2f} ({r.get('best_peer')})",
+            "-" if "ovpool_over_roofline" not in r else f"{r['ovpool_over_roofline']:.1f}",
+            "-" if "scaling_1t_over_nt" not in r else f"{r['scaling_1t_over_nt']:.2f}",
+            peak]) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None, prog="benchmarks/run.py"):
+    args = build_parser(prog).parse_args(argv)
+    if args.list:
+        for c in cases_mod.CASES:
+            print(f"{c.name:28s} {c.group:6s} {c.op:18s} {'x'.join(map(str, c.shape)):18s} "
+                  f"{c.dtype:8s} {c.params}")
+        return 0
+    if args.processes > 1:
+        report = run_fresh_processes(args)
+    else:
+        report = run_benchmark(args)
+    if args.child_json:
+        Path(args.child_json).write_text(json.dumps(report, default=str))
+        return 0
+    paths = write_outputs(report, args)
+    print(markdown_table(report))
+    for n, s in report["summary"].items():
+        if isinstance(s, dict):
+            print(f"threads={n}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in s.items()
+                                                if not isinstance(v, dict)))
+    model = report.get("model", {})
+    if "skipped" in model:
+        print(f"model benchmark skipped: {model['skipped']}")
+    for m in model.get("results", []):
+        print(f"model {m['model']} threads={m['threads']}: "
+              + (m["error"] if "error" in m else
+                 f"native {_ms(m['systems']['openvino_native']['median_ms'])} ms, ovpool "
+                 f"{_ms(m['systems']['openvino_ovpool']['median_ms'])} ms "
+                 f"({m['patched_nodes']} nodes patched, check ok={m['check']['ok']})"))
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _fmt(v):
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
