@@ -1,0 +1,254 @@
+"""Threads: identical results for 1 and 2 threads, an OpenMP build, thread
+counts honoured even after another library lowered the OpenMP default.
+
+Tests that change process-wide OpenMP or ovpool settings run in a subprocess
+so nothing leaks into other tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import _kernels, ov_ops
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_python(code, env_updates=None, env_remove=()):
+    """Run ``code`` in a fresh interpreter from the repository root; return stdout."""
+    env = dict(os.environ)
+    for name in env_remove:
+        env.pop(name, None)
+    env.update(env_updates or {})
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# --------------------------------------------------------------------------
+# 1 thread vs 2 threads
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _inputs():
+    rng = np.random.default_rng(2)
+    many_planes = rng.standard_normal((4, 16, 48, 40)).astype(np.float32)     # 123k
+    one_plane = rng.standard_normal((1, 1, 400, 300)).astype(np.float32)       # 120k
+    volume = rng.standard_normal((2, 3, 24, 40, 36)).astype(np.float64)       # 207k
+    signal = rng.standard_normal((1, 2, 160001)).astype(np.float32)           # 320k
+    with_nan = many_planes.copy()
+    with_nan[rng.random(with_nan.shape) < 0.01] = np.nan
+    ties = np.round(one_plane).astype(np.float32)
+    int8 = rng.integers(-128, 128, size=(2, 8, 90, 80)).astype(np.int8)        # 115k
+    return {"many_planes": many_planes, "one_plane": one_plane, "volume": volume,
+            "signal": signal, "with_nan": with_nan, "ties": ties, "int8": int8}
+
+
+def _k(x, k):
+    return (k,) * (x.ndim - 2)
+
+
+OPS = {
+    "avg_pool": lambda x, n: ovpool.avg_pool(x, _k(x, 3), strides=_k(x, 2), pads=_k(x, 1) * 2,
+                                             ceil_mode=True, count_include_pad=True,
+                                             num_threads=n),
+    "avg_pool_dilated": lambda x, n: ovpool.avg_pool(x, _k(x, 2), dilations=_k(x, 2),
+                                                     num_threads=n),
+    "max_pool": lambda x, n: ovpool.max_pool(x, _k(x, 3), strides=_k(x, 2), pads=_k(x, 1) * 2,
+                                             num_threads=n),
+    "max_pool_indices": lambda x, n: ovpool.max_pool(x, _k(x, 3), strides=_k(x, 1),
+                                                     dilations=_k(x, 2), return_indices=True,
+                                                     num_threads=n),
+    "max_pool_column_major": lambda x, n: ovpool.max_pool(x, _k(x, 2), strides=_k(x, 2),
+                                                          storage_order=1, return_indices=True,
+                                                          num_threads=n),
+    "lp_pool_p2": lambda x, n: ovpool.lp_pool(x, _k(x, 3), auto_pad="SAME_UPPER", p=2,
+                                              num_threads=n),
+    "lp_pool_p3": lambda x, n: ovpool.lp_pool(x, _k(x, 2), strides=_k(x, 2), p=3,
+                                              num_threads=n),
+    "adaptive_avg_pool": lambda x, n: ovpool.adaptive_avg_pool(x, _k(x, 7), num_threads=n),
+    "adaptive_max_pool_i64": lambda x, n: ovpool.adaptive_max_pool(x, _k(x, 9), num_threads=n),
+    "adaptive_max_pool_i32": lambda x, n: ovpool.adaptive_max_pool(x, _k(x, 5),
+                                                                   index_dtype=np.int32,
+                                                                   num_threads=n),
+    "global_avg_pool": lambda x, n: ovpool.global_avg_pool(x, num_threads=n),
+    "global_max_pool": lambda x, n: ovpool.global_max_pool(x, num_threads=n),
+    "global_lp_pool": lambda x, n: ovpool.global_lp_pool(x, p=3, num_threads=n),
+    "ov_avg_pool_ceil": lambda x, n: ov_ops.avg_pool(x, _k(x, 3), _k(x, 2), _k(x, 1), _k(x, 1),
+                                                     exclude_pad=False, rounding_type="ceil",
+                                                     num_threads=n),
+    "ov_max_pool_axis1": lambda x, n: ov_ops.max_pool(x, _k(x, 2), _k(x, 2), _k(x, 0),
+                                                      _k(x, 1), rounding_type="ceil", axis=1,
+                                                      num_threads=n),
+}
+
+FLOAT_ONLY = {"avg_pool", "avg_pool_dilated", "lp_pool_p2", "lp_pool_p3", "adaptive_avg_pool",
+              "global_avg_pool", "global_lp_pool", "ov_avg_pool_ceil"}
+
+
+CASES = [(op, data) for data in _inputs() for op in OPS
+         if not (data == "int8" and op in FLOAT_ONLY)]  # average and Lp pools are float-only
+
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+@pytest.mark.parametrize("op, data", CASES, ids=[f"{op}-{data}" for op, data in CASES])
+def test_one_and_two_threads_give_bit_identical_results(op, data):
+    x = _inputs()[data]
+    assert x.size >= 100_000
+    one = OPS[op](x, 1)
+    two = OPS[op](x, 2)
+    one = one if isinstance(one, tuple) else (one,)
+    two = two if isinstance(two, tuple) else (two,)
+    for a, b in zip(one, two):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)  # NaN in the same places, bits equal elsewhere
+        if a.dtype.kind == "f":
+            assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def test_max_unpool_results_do_not_depend_on_num_threads_default():
+    """MaxUnpool is serial by design (duplicate indices must resolve the same
+    way); its result must not change with the process-wide thread setting."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 8, 100, 80)).astype(np.float32)
+    values, indices = ovpool.max_pool(x, (2, 2), strides=(2, 2), return_indices=True)
+    previous = ovpool.get_num_threads()
+    try:
+        ovpool.set_num_threads(1)
+        a = ovpool.max_unpool(values, indices, (2, 2), strides=(2, 2))
+        ovpool.set_num_threads(2)
+        b = ovpool.max_unpool(values, indices, (2, 2), strides=(2, 2))
+    finally:
+        ovpool.set_num_threads(None)
+    assert ovpool.get_num_threads() == previous
+    np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# the build and the team size
+# --------------------------------------------------------------------------
+
+@pytest.mark.skipif(os.environ.get("OVPOOL_SKIP_OPENMP_TEST", "") == "1",
+                    reason="OVPOOL_SKIP_OPENMP_TEST=1")
+def test_openmp_parallelism_enabled():
+    """The build must have OpenMP (set OVPOOL_SKIP_OPENMP_TEST=1 where a serial
+    build is intended, e.g. a compiler without OpenMP)."""
+    assert ovpool.openmp_enabled(), (
+        "ovpool was built without OpenMP: the kernels run on one thread. Rebuild with a "
+        "compiler that supports -fopenmp, or set OVPOOL_SKIP_OPENMP_TEST=1.")
+
+
+def test_parallel_region_gets_the_requested_team_size():
+    if ovpool.openmp_enabled():
+        assert _kernels.parallel_team_size(2) == 2
+        assert _kernels.parallel_team_size(1) == 1
+        assert _kernels.parallel_team_size(3) == 3  # oversubscription is honoured too
+    else:  # a serial build runs everything on one thread
+        assert _kernels.parallel_team_size(2) == 1
+        assert ovpool.get_num_threads() == 1
+
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+@pytest.mark.parametrize("order", ["torch_first", "ovpool_first"])
+def test_torch_set_num_threads_1_does_not_pin_ovpool_to_one_thread(order):
+    """PyTorch ships its own libgomp with the same soname; torch.set_num_threads(1)
+    lowers the OpenMP default of the whole process. ovpool passes num_threads
+    explicitly, so its team is still 2. (Subprocess: the torch setting is global.)"""
+    pytest.importorskip("torch")
+    imports = ("import torch\nimport ovpool" if order == "torch_first"
+               else "import ovpool\nimport torch")
+    out = _run_python(f"""
+        {imports.splitlines()[0]}
+        {imports.splitlines()[1]}
+        import numpy as np
+        from ovpool import _kernels
+        import ctypes
+        torch.set_num_threads(1)
+        assert torch.get_num_threads() == 1
+        # the process-wide OpenMP default really is 1 now (so this test means something)
+        print(ctypes.CDLL("libgomp.so.1").omp_get_max_threads())
+        print(_kernels.parallel_team_size(2))
+        x = np.random.default_rng(0).standard_normal((4, 16, 64, 64)).astype(np.float32)
+        a = ovpool.avg_pool(x, (3, 3), num_threads=2)
+        b = ovpool.avg_pool(x, (3, 3), num_threads=1)
+        print(int(np.array_equal(a, b)))
+        print(ovpool.get_num_threads())
+    """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
+    openmp_default, team, identical, default = out.split()
+    assert openmp_default == "1"
+    assert team == "2"
+    assert identical == "1"
+    assert int(default) == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+def test_threadpoolctl_openmp_limit_does_not_pin_ovpool():
+    """threadpoolctl lowers every loaded OpenMP runtime's default; the explicit
+    num_threads clause still gets 2 threads."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        assert _kernels.parallel_team_size(2) == 2
+
+
+# --------------------------------------------------------------------------
+# set_num_threads / get_num_threads / OVPOOL_NUM_THREADS
+# --------------------------------------------------------------------------
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+def test_set_and_get_num_threads():
+    out = _run_python("""
+        import ovpool
+        from ovpool._threads import resolve_num_threads
+        print(ovpool.get_num_threads())
+        ovpool.set_num_threads(1)
+        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        ovpool.set_num_threads(3)
+        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        print(resolve_num_threads(2, 10**6))     # the call's argument wins
+        ovpool.set_num_threads(None)
+        print(ovpool.get_num_threads())
+    """, env_remove=["OVPOOL_NUM_THREADS"])
+    lines = out.splitlines()
+    cpus = len(os.sched_getaffinity(0))
+    assert lines == [str(cpus), "1 1", "3 3", "2", str(cpus)]
+
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+@pytest.mark.parametrize("value", ["1", "2", "5"])
+def test_ovpool_num_threads_environment_variable_is_honoured(value):
+    out = _run_python("""
+        import ovpool
+        from ovpool._threads import resolve_num_threads
+        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        ovpool.set_num_threads(2)               # set_num_threads wins over the env var
+        print(ovpool.get_num_threads())
+    """, env_updates={"OVPOOL_NUM_THREADS": value})
+    lines = out.splitlines()
+    assert lines == [f"{value} {value}", "2"]
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_bad_ovpool_num_threads_environment_variable_raises(value):
+    out = _run_python("""
+        import numpy as np, ovpool
+        try:
+            ovpool.avg_pool(np.zeros((1, 1, 4), np.float32), (2,))
+        except ovpool.OvpoolError as exc:
+            print(isinstance(exc, ValueError), "OVPOOL_NUM_THREADS" in str(exc))
+        else:
+            print("no error")
+    """, env_updates={"OVPOOL_NUM_THREADS": value})
+    if not ovpool.openmp_enabled():
+        assert out.strip() == "no error"  # without OpenMP the variable is not read
+    else:
+        assert out.split() == ["True", "True"]
