@@ -56,6 +56,17 @@ def build_parser():
     commands.required = True
     selfcheck = commands.add_parser("selfcheck", help="check the installed kernels on known cases")
     selfcheck.set_defaults(func=_selfcheck)
+
+    def _bench(args):  # imported lazily: the peers (torch, onnxruntime, openvino) load only here
+        from .bench import main as bench_main
+        return bench_main(args.bench_args)
+
+    # prefix_chars="+": every option after "bench" goes to benchmarks/run.py untouched
+    bench = commands.add_parser("bench", add_help=False, prefix_chars="+",
+                                help="time ovpool against PyTorch, ONNX Runtime and OpenVINO "
+                                     "(source checkout; `ovpool bench --help`)")
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench.set_defaults(func=_bench)
     return parser
 
 
