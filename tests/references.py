@@ -202,9 +202,9 @@ def ov_avg_pool(x, kernel, strides, pads_begin, pads_end, *, exclude_pad=True,
         import openvino.opset16 as ops
 
         def build(p):
-            return ops.avg_pool(p, list(strides), list(dilations), list(pads_begin),
-                                list(pads_end), list(kernel), exclude_pad, rounding_type,
-                                auto_pad)
+            return ops.avg_pool(p, list(strides), list(pads_begin), list(pads_end),
+                                list(kernel), exclude_pad, rounding_type, auto_pad,
+                                dilations=list(dilations))
     else:
         import openvino.opset14 as ops
 
