@@ -5,8 +5,9 @@ openvino 2026.4.1 by ``python tools/make_ov_opsets.py``; do not edit by hand.
 
 ``OPSETS[type]`` is a tuple of ``(first_opset, last_opset, op_version)`` runs:
 IR ``<layer type=T version="opsetN">`` is OpenVINO's ``ov::op::v<op_version>::T``
-for ``first_opset <= N <= last_opset``. The IR type ``Const`` is the C++
-``Constant``. :func:`ovpool.layers.lookup` uses this to tell a layer that
+for ``first_opset <= N <= last_opset``. Types are spelled as in IR: ``Const``,
+``PReLU``, ``ReLU`` and ``SoftMax`` are the C++ ``Constant``, ``PRelu``,
+``Relu`` and ``Softmax``. :func:`ovpool.layers.lookup` uses this to tell a layer that
 OpenVINO knows but ovpool does not run (Convolution) from an unknown type or
 version, and to map e.g. ``MaxPool`` ``opset9`` onto MaxPool-8.
 """
@@ -145,7 +146,7 @@ OPSETS = {
     'NormalizeL2': ((1, 16, 0),),
     'NotEqual': ((1, 16, 1),),
     'OneHot': ((1, 15, 1), (16, 16, 16)),
-    'PRelu': ((1, 16, 0),),
+    'PReLU': ((1, 16, 0),),
     'PSROIPooling': ((1, 16, 0),),
     'Pad': ((1, 11, 1), (12, 16, 12)),
     'Parameter': ((1, 17, 0),),
@@ -162,6 +163,7 @@ OPSETS = {
     'ROIPooling': ((2, 16, 0),),
     'RandomUniform': ((8, 16, 8),),
     'Range': ((1, 3, 0), (4, 16, 4)),
+    'ReLU': ((1, 16, 0),),
     'ReadValue': ((3, 5, 3), (6, 16, 6)),
     'ReduceL1': ((4, 16, 4),),
     'ReduceL2': ((4, 16, 4),),
@@ -173,7 +175,6 @@ OPSETS = {
     'ReduceProd': ((1, 16, 1),),
     'ReduceSum': ((1, 16, 1),),
     'RegionYolo': ((1, 16, 0),),
-    'Relu': ((1, 16, 0),),
     'ReorgYolo': ((2, 16, 0),),
     'Reshape': ((1, 16, 1),),
     'Result': ((1, 16, 0),),
@@ -198,9 +199,9 @@ OPSETS = {
     'Sinh': ((1, 16, 0),),
     'Slice': ((8, 16, 8),),
     'SliceScatter': ((15, 16, 15),),
+    'SoftMax': ((1, 7, 1), (8, 16, 8)),
     'SoftPlus': ((4, 16, 4),),
     'SoftSign': ((9, 16, 9),),
-    'Softmax': ((1, 7, 1), (8, 16, 8)),
     'SpaceToBatch': ((2, 16, 1),),
     'SpaceToDepth': ((1, 16, 0),),
     'SparseFillEmptyRows': ((16, 16, 16),),

@@ -5,6 +5,10 @@ Run from the repository root after upgrading OpenVINO: ``python tools/make_ov_op
 import os, re, sys, textwrap
 import openvino
 
+# OpenVINO's serializer writes these C++ type names differently in IR
+# (translate_type_name in src/core/src/pass/serialize.cpp)
+IR_NAMES = {"Constant": "Const", "PRelu": "PReLU", "Relu": "ReLU", "Softmax": "SoftMax"}
+
 d = os.path.join(os.path.dirname(openvino.__file__), "include", "openvino", "opsets")
 table, last = {}, 0
 for f in sorted(os.listdir(d)):
@@ -15,7 +19,7 @@ for f in sorted(os.listdir(d)):
     for line in open(os.path.join(d, f)):
         m2 = re.match(r"_OPENVINO_OP_REG\((\w+),\s*ov::op::v(\d+)\)", line.strip())
         if m2:
-            name = "Const" if m2.group(1) == "Constant" else m2.group(1)
+            name = IR_NAMES.get(m2.group(1), m2.group(1))
             table.setdefault(name, {})[k] = int(m2.group(2))
 lines = []
 for name, per in sorted(table.items()):
@@ -35,8 +39,9 @@ openvino {version} by ``python tools/make_ov_opsets.py``; do not edit by hand.
 
 ``OPSETS[type]`` is a tuple of ``(first_opset, last_opset, op_version)`` runs:
 IR ``<layer type=T version="opsetN">`` is OpenVINO's ``ov::op::v<op_version>::T``
-for ``first_opset <= N <= last_opset``. The IR type ``Const`` is the C++
-``Constant``. :func:`ovpool.layers.lookup` uses this to tell a layer that
+for ``first_opset <= N <= last_opset``. Types are spelled as in IR: ``Const``,
+``PReLU``, ``ReLU`` and ``SoftMax`` are the C++ ``Constant``, ``PRelu``,
+``Relu`` and ``Softmax``. :func:`ovpool.layers.lookup` uses this to tell a layer that
 OpenVINO knows but ovpool does not run (Convolution) from an unknown type or
 version, and to map e.g. ``MaxPool`` ``opset9`` onto MaxPool-8.
 """

@@ -1,0 +1,304 @@
+"""Checking IR models: ovpool's runtime against OpenVINO or recorded outputs.
+
+The machinery behind ``ovpool run`` and ``ovpool check`` (the CLI only
+formats). A model ``m.xml`` may have a sibling ``m.npz`` recorded by
+``ir_examples/make_examples.py``: inputs ``in_0, in_1, ...``, expected outputs
+``out_0, out_1, ...`` (in ``Model.outputs`` order) and a JSON string ``meta``
+whose ``"reference"`` is ``"openvino"`` (OpenVINO's native CPU result) or
+``"spec"`` (OpenVINO's CPU plugin deviates from its specification there; the
+recorded outputs are the specification's / PyTorch's).
+
+OpenVINO is imported lazily and only here; it is never given a file that
+ovpool's own reader refused (OpenVINO 2026.4 segfaults on some malformed IR).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import ir
+from .errors import IRError, OvpoolError
+from .layers import numpy_dtype
+
+# rtol = atol per output element type (OpenVINO computes f16/bf16/f64 in f32)
+TOLERANCES = {"f16": 2e-3, "bf16": 1.6e-2, "f32": 1e-5, "f64": 1e-5}
+
+
+# --------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------
+
+def random_inputs(model, seed=0, given=None):
+    """Inputs for ``model``: ``given`` ({name: array}) plus seeded random
+    arrays for the others (standard normal floats, integers in [0, 10),
+    random booleans). Raises OvpoolError for an input with a dynamic shape
+    that is not given."""
+    rng = np.random.default_rng(seed)
+    given = dict(given or {})
+    arrays = []
+    for info in model.inputs:
+        key = next((k for k in given if k == info.name or k in info.names
+                    or k == info.layer.name), None)
+        if key is not None:
+            arrays.append(given.pop(key))
+            continue
+        if info.shape is None or None in info.shape:
+            raise OvpoolError(f"{model.path}: input {info.name!r} has the dynamic shape "
+                              f"{info.shape_str()}; give it with --input {info.name}=FILE.npy")
+        if info.dtype is None:
+            raise OvpoolError(f"{model.path}: input {info.name!r} has element type "
+                              f"{info.element_type}, which numpy cannot hold")
+        arrays.append(_random(rng, info.shape, info.dtype))
+    if given:
+        raise OvpoolError(f"{model.path}: the model has no input {sorted(given)[0]!r}; its inputs "
+                          f"are {[i.name for i in model.inputs]}")
+    return arrays
+
+
+def _random(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, 10, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+
+
+# --------------------------------------------------------------------------
+# Recorded references
+# --------------------------------------------------------------------------
+
+@dataclass
+class Recording:
+    inputs: list
+    outputs: list
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def reference(self):
+        return self.meta.get("reference", "openvino")
+
+
+def npz_path(xml_path):
+    return os.path.splitext(os.fspath(xml_path))[0] + ".npz"
+
+
+def load_recording(xml_path):
+    """The sibling ``.npz`` of a model, or None."""
+    path = npz_path(xml_path)
+    if not os.path.exists(path):
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys = set(data.files)
+            inputs = [data[f"in_{k}"] for k in range(len(keys)) if f"in_{k}" in keys]
+            outputs = [data[f"out_{k}"] for k in range(len(keys)) if f"out_{k}" in keys]
+            meta = json.loads(str(data["meta"])) if "meta" in keys else {}
+    except (OSError, ValueError, KeyError) as exc:
+        raise OvpoolError(f"{path}: cannot read the recorded outputs: {exc}") from None
+    return Recording(inputs, outputs, meta)
+
+
+def save_recording(xml_path, inputs, outputs, meta):
+    arrays = {f"in_{k}": a for k, a in enumerate(inputs)}
+    arrays.update({f"out_{k}": a for k, a in enumerate(outputs)})
+    np.savez_compressed(npz_path(xml_path), meta=np.array(json.dumps(meta, sort_keys=True)),
+                        **arrays)
+
+
+# --------------------------------------------------------------------------
+# OpenVINO
+# --------------------------------------------------------------------------
+
+def openvino_available():
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_openvino(xml_path, inputs, repeat=1):
+    """OpenVINO's native CPU result (``INFERENCE_PRECISION_HINT=f32``):
+    ``(outputs, best time in seconds)``; bf16 outputs decoded (OpenVINO's
+    ``Tensor.data`` shows them as float16)."""
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(os.fspath(xml_path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    best = None
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        result = request.infer(list(inputs))
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    outputs = []
+    for port in compiled.outputs:
+        array = np.array(result[port], copy=True)
+        if port.get_element_type() == ov.Type.bf16:
+            array = _bf16_from_bits(array)
+        outputs.append(array)
+    return outputs, best
+
+
+def _bf16_from_bits(array):
+    bits = np.ascontiguousarray(array).view(np.uint16)
+    dtype = numpy_dtype("bf16")
+    if dtype.name == "bfloat16":
+        return bits.view(dtype)
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+# --------------------------------------------------------------------------
+# Comparing
+# --------------------------------------------------------------------------
+
+def compare(got, expected, etype):
+    """``(ok, max_abs_diff, why)`` for one output. Floats within
+    :data:`TOLERANCES` (NaN where NaN is expected), anything else exact."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape:
+        return False, float("inf"), f"shape {list(got.shape)} != {list(expected.shape)}"
+    if got.dtype != expected.dtype:
+        return False, float("inf"), f"dtype {got.dtype} != {expected.dtype}"
+    if got.size == 0:
+        return True, 0.0, ""
+    if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
+        g, e = got.astype(np.float64), expected.astype(np.float64)
+        nan_g, nan_e = np.isnan(g), np.isnan(e)
+        if (nan_g != nan_e).any():
+            return False, float("nan"), f"{int((nan_g != nan_e).sum())} NaN positions differ"
+        finite = ~nan_e
+        same_inf = (g == e)
+        diff = np.where(finite & ~same_inf, np.abs(g - e), 0.0)
+        max_diff = float(diff.max()) if diff.size else 0.0
+        tol = TOLERANCES.get(etype, 1e-5)
+        bad = diff > tol + tol * np.abs(np.where(finite, e, 0.0))
+        if not np.isfinite(max_diff) or bad.any():
+            return False, max_diff, f"{int(bad.sum())} elements beyond rtol=atol={tol:g}"
+        return True, max_diff, ""
+    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    max_diff = float(diff.max())
+    if (got != expected).any():
+        return False, max_diff, f"{int((got != expected).sum())} elements differ"
+    return True, max_diff, ""
+
+
+def compare_all(model, got, expected):
+    """Compare every output; ``(ok, max_abs_diff, why)``."""
+    if len(got) != len(expected):
+        return False, float("inf"), f"{len(got)} outputs, expected {len(expected)}"
+    ok, worst, why = True, 0.0, ""
+    for info, g, e in zip(model.outputs, got, expected):
+        one_ok, diff, reason = compare(g, e, info.element_type)
+        if not one_ok and ok:
+            why = f"output {info.name!r}: {reason}"
+        ok = ok and one_ok
+        worst = max(worst, diff) if not np.isnan(diff) else diff
+    return ok, worst, why
+
+
+def time_ovpool(model, inputs, repeat=3):
+    """``(outputs, best time in seconds)`` of ``model(*inputs)``."""
+    best, outputs = None, None
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        outputs = model(*inputs)
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    return outputs, best
+
+
+# --------------------------------------------------------------------------
+# One row of `ovpool check`
+# --------------------------------------------------------------------------
+
+@dataclass
+class CheckRow:
+    path: str
+    status: str                # ok, MISMATCH, ERROR, openvino-route, NO-REFERENCE
+    max_diff: float | None = None
+    ovpool_s: float | None = None
+    reference: str = ""        # "openvino", "recorded (openvino)", "recorded (spec)"
+    reference_s: float | None = None
+    note: str = ""
+
+    @property
+    def failed(self):
+        return self.status in ("MISMATCH", "ERROR", "NO-REFERENCE")
+
+
+def find_models(paths):
+    """Every .xml under ``paths`` (files or folders, recursively), sorted."""
+    found = []
+    for path in paths:
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".xml"))
+        elif os.path.exists(path):
+            found.append(path)
+        else:
+            raise OvpoolError(f"{path}: no such file or folder")
+    return found
+
+
+def check_model(path, seed=0, use_openvino=None, repeat=3):
+    """Run one model on ovpool's runtime and compare it (see the module docstring)."""
+    if use_openvino is None:
+        use_openvino = openvino_available()
+    try:
+        model = ir.read_model(path)
+    except IRError as exc:
+        return CheckRow(path, "ERROR", note=str(exc))
+    try:
+        recording = load_recording(path)
+    except OvpoolError as exc:
+        return CheckRow(path, "ERROR", note=str(exc))
+    if not model.runs_on_ovpool:
+        kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
+        return CheckRow(path, "openvino-route",
+                        note=f"needs OpenVINO + ovpool's extension ({', '.join(kinds)})")
+    try:
+        inputs = recording.inputs if recording is not None and recording.inputs else \
+            random_inputs(model, seed)
+        got, ovpool_s = time_ovpool(model, inputs, repeat)
+    except OvpoolError as exc:
+        return CheckRow(path, "ERROR", note=str(exc))
+
+    row = CheckRow(path, "ok", ovpool_s=ovpool_s)
+    ov_outputs, ov_error = None, None
+    if use_openvino:
+        try:
+            ov_outputs, row.reference_s = run_openvino(path, inputs, repeat)
+        except Exception as exc:  # OpenVINO's own failure (e.g. i64 AdaptiveMaxPool on CPU)
+            ov_error = str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else repr(exc)
+    if recording is not None and recording.reference == "spec":
+        expected, row.reference = recording.outputs, "recorded (spec)"
+        row.note = recording.meta.get("deviation_short", "OpenVINO's CPU deviates here")
+        if ov_outputs is not None:
+            _, ov_diff, _ = compare_all(model, got, ov_outputs)
+            row.note += f" (OpenVINO CPU differs by {ov_diff:.3g})"
+    elif ov_outputs is not None:
+        expected, row.reference = ov_outputs, "openvino"
+    elif recording is not None and recording.outputs:
+        expected, row.reference = recording.outputs, "recorded (openvino)"
+        if ov_error:
+            row.note = f"OpenVINO failed: {ov_error}"
+    else:
+        row.status = "NO-REFERENCE"
+        row.note = ("no reference: " + (f"OpenVINO failed ({ov_error})" if ov_error else
+                    "install openvino or record outputs in a sibling .npz"))
+        return row
+    ok, row.max_diff, why = compare_all(model, got, expected)
+    if not ok:
+        row.status = "MISMATCH"
+        row.note = why if not row.note else f"{why}; {row.note}"
+    return row
