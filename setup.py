@@ -7,13 +7,21 @@ line; otherwise the kernels are built serial with a warning, unless
 ``OVPOOL_FAIL_NO_OPENMP=1`` turns the warning into an error.
 
 Flags: ``-O3`` and ``-fno-wrapv`` (Python's default CFLAGS carry ``-fwrapv``,
-which stops gcc from vectorising strided index arithmetic). Never
-``-march=native`` (the wheel must run on any x86-64) and never
-``-ffast-math`` (it breaks NaN propagation and reorders sums).
+which stops gcc from vectorising strided index arithmetic), and
+``-ffp-contract=off`` so that no build fuses multiply-adds (every build gives
+the same bits). Never ``-march=native`` (the wheel must run on any x86-64)
+and never ``-ffast-math`` (it breaks NaN propagation and reorders sums).
 ``OVPOOL_DEBUG_CYTHON=1`` turns Cython's bounds checks back on.
+
+ISA dispatch: the same kernels (``src/_kernels.pxi``) are compiled twice, as
+``ovpool._kernels`` for baseline x86-64 and, on x86-64 with a compiler that
+accepts it, as ``ovpool._kernels_v3`` with ``-march=x86-64-v3`` (AVX2);
+``ovpool._isa`` picks one at import. ``OVPOOL_NO_V3_BUILD=1`` skips the
+second build.
 """
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -66,8 +74,29 @@ def _openmp_works(compiler):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _compiler_accepts(compiler, flag):
+    tmp = tempfile.mkdtemp(prefix="ovpool_flag_probe_")
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp)
+        with open("flag.c", "w") as f:
+            f.write("int main(void) { return 0; }\n")
+        compiler.compile(["flag.c"], extra_postargs=[flag])
+        return True
+    except Exception:
+        return False
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 class BuildExtWithOpenMP(build_ext):
     def build_extensions(self):
+        v3 = [ext for ext in self.extensions if ext.name.endswith("_v3")]
+        if v3 and not _compiler_accepts(self.compiler, V3_FLAG):
+            print(f"WARNING: ovpool: the compiler rejects {V3_FLAG}; "
+                  "building the baseline kernels only.", file=sys.stderr)
+            self.extensions = [ext for ext in self.extensions if ext not in v3]
         use_openmp = _openmp_works(self.compiler)
         if not use_openmp:
             message = (
@@ -97,16 +126,26 @@ COMPILER_DIRECTIVES = {
     "embedsignature": True,
 }
 
-extensions = [
-    Extension(
-        "ovpool._kernels",
-        ["src/_kernels.pyx"],
+V3_FLAG = "-march=x86-64-v3"
+COMMON_FLAGS = ["-O3", "-fno-wrapv", "-fno-math-errno", "-ffp-contract=off"]
+
+
+def _kernel_extension(name, extra_flags=()):
+    return Extension(
+        f"ovpool.{name}",
+        [f"src/{name}.pyx"],
         include_dirs=[np.get_include(), "src"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        extra_compile_args=["-O3", "-fno-wrapv", "-fno-math-errno"],
+        extra_compile_args=COMMON_FLAGS + list(extra_flags),
         extra_link_args=[],
+        depends=["src/_kernels.pxi", "src/_omp.pxd", "src/_types.pxd"],
     )
-]
+
+
+extensions = [_kernel_extension("_kernels")]
+if (platform.machine().lower() in ("x86_64", "amd64")
+        and os.environ.get("OVPOOL_NO_V3_BUILD", "0") in ("", "0")):
+    extensions.append(_kernel_extension("_kernels_v3", [V3_FLAG, "-mtune=generic"]))
 
 setup(
     ext_modules=cythonize(

@@ -3,26 +3,42 @@
 Python validates and allocates; Cython computes. The functions here turn an
 array-like into contiguous ``(n_planes, plane_size)`` planes of a kernel dtype,
 allocate the outputs (or check a caller's ``out=``), lift every rank to three
-spatial axes, pick the thread count and call :mod:`ovpool._kernels`.
+spatial axes, pick the thread count and call the kernels.
+
+A :class:`Plan` holds everything that depends only on the shapes and the
+attributes of a call (window tables, the horizontal-pass description, scratch
+sizes). The ops cache plans by their arguments (:func:`cached`), so a repeated
+call with the same shapes costs a dictionary lookup, not a re-validation.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels
+from ._isa import kernels as _kernels
 from ._threads import resolve_num_threads
 from .errors import OvpoolTypeError, OvpoolValueError
-from .shapes import MAX_ELEMENTS
-
-# Window table of a size-1 axis added when lifting 1D/2D pools to 3D.
-_UNIT_TABLE = np.array([[0, 1, 1]], dtype=np.int64)
-_UNIT_TABLE.setflags(write=False)
+from .shapes import MAX_ELEMENTS, AxisWindows
 
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _INT8 = (np.dtype(np.int8), np.dtype(np.uint8))
+
+# Window description of a size-1 axis added when lifting 1D/2D pools to 3D.
+_UNIT_TABLE = np.array([[0, 1, 1]], dtype=np.int64)
+_UNIT_TABLE.setflags(write=False)
+_UNIT_AXIS = AxisWindows(_UNIT_TABLE, 1, 1, 1, 0, True)
+
+# Parallel work units per thread when planes are few (load balance).
+_UNITS_PER_THREAD = 8
+
+# Sum-pool modes of the kernels: average, then Lp with p = 1, 2, other.
+_SUM_MODE_AVERAGE = 0
+
+# Input rows the kernels prefetch ahead of the row they compute.
+_PREFETCH_ROWS = 2
 
 
 def _is_bfloat16(dtype):
@@ -41,10 +57,6 @@ class Planes:
     @property
     def n_spatial(self):
         return len(self.spatial)
-
-    @property
-    def lifted_spatial(self):
-        return (1,) * (3 - len(self.spatial)) + tuple(self.spatial)
 
 
 def prepare(x, op, *, allow_int8=False, name="x"):
@@ -73,16 +85,128 @@ def prepare(x, op, *, allow_int8=False, name="x"):
         raise OvpoolValueError(
             f"{op}: {name} must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
             f"got shape {array.shape}")
-    lead = tuple(array.shape[:2])
-    spatial = tuple(array.shape[2:])
-    planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(
-        lead[0] * lead[1], int(np.prod(spatial, dtype=np.int64)))
+    lead = array.shape[:2]
+    spatial = array.shape[2:]
+    plane_size = 1
+    for n in spatial:
+        plane_size *= n
+    planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
+                                                                     plane_size)
     return Planes(planes, lead, spatial, dtype)
 
 
-def _lift(items, fill):
-    return (fill,) * (3 - len(items)) + tuple(items)
+# --------------------------------------------------------------------------
+# plans and their cache
+# --------------------------------------------------------------------------
 
+class Plan:
+    """The shape-dependent part of one pool call (immutable, shareable between
+    threads): lifted window tables, horizontal-pass description, scratch sizes."""
+
+    def __init__(self, lead, spatial, windows):
+        axes = [_UNIT_AXIS] * (3 - len(spatial)) + list(windows)
+        self.axes = tuple(axes)
+        self.lead = tuple(lead)
+        self.in_dhw = (1,) * (3 - len(spatial)) + tuple(spatial)
+        self.out_dhw = tuple(a.n_out for a in axes)
+        self.out_spatial = self.out_dhw[3 - len(spatial):]
+        self.full_shape = self.lead + self.out_spatial
+        self.n_planes = self.lead[0] * self.lead[1]
+        self.in_plane = self.in_dhw[0] * self.in_dhw[1] * self.in_dhw[2]
+        self.out_plane = self.out_dhw[0] * self.out_dhw[1] * self.out_dhw[2]
+        self.rows_per_plane = self.out_dhw[0] * self.out_dhw[1]
+        total = self.n_planes * self.out_plane
+        if total > MAX_ELEMENTS:
+            raise OvpoolValueError(f"output shape {self.full_shape} is absurdly large")
+        self.tables = tuple(a.table for a in axes)
+        self.dilations = tuple(a.dilation for a in axes)
+        w_axis, in_w = axes[2], self.in_dhw[2]
+        if w_axis.uniform:
+            needed = (w_axis.n_out - 1) * w_axis.stride + (w_axis.kernel - 1) * w_axis.dilation + 1
+            self.buffer_width = max(w_axis.pad_begin + in_w, needed)
+            self.w_args = (True, w_axis.kernel, w_axis.stride, w_axis.pad_begin)
+        else:
+            self.buffer_width = in_w
+            self.w_args = (False, 1, 1, 0)
+        self.max_rows = max(1, int(axes[0].table[:, 1].max()) * int(axes[1].table[:, 1].max()))
+        # prefetch distance: the input rows the next output rows will read
+        row_step = max(1, self.in_dhw[1] // max(1, self.out_dhw[1]))
+        self.prefetch = _PREFETCH_ROWS * row_step * in_w
+        self.is_global = all(
+            a.n_out == 1 and tuple(a.table[0]) == (0, n_in, n_in) and (n_in == 1 or a.dilation == 1)
+            for a, n_in in zip(axes, self.in_dhw))
+        self.empty_axes = tuple((i, np.flatnonzero(a.table[:, 1] == 0))
+                                for i, a in enumerate(axes) if (a.table[:, 1] == 0).any())
+        self._div_w = {}
+
+    def div_w(self, dtype):
+        """The W-axis divisor factors in the kernel dtype (cached)."""
+        factors = self._div_w.get(dtype)
+        if factors is None:
+            factors = np.ascontiguousarray(self.tables[2][:, 2], dtype=dtype)
+            factors.setflags(write=False)
+            self._div_w[dtype] = factors
+        return factors
+
+    def threads(self, num_threads):
+        """(n_threads, rows_per_block) for a call."""
+        work = self.n_planes * self.rows_per_plane
+        n_threads = resolve_num_threads(num_threads, work,
+                                        self.n_planes * (self.in_plane + self.out_plane))
+        if self.n_planes >= _UNITS_PER_THREAD * n_threads:
+            rows_per_block = self.rows_per_plane
+        else:
+            rows_per_block = max(1, -(-work // (_UNITS_PER_THREAD * n_threads)))
+        return n_threads, rows_per_block
+
+    def scratch(self, n_threads, dtype, identity):
+        buffers = np.full((n_threads, self.buffer_width), identity, dtype=dtype)
+        offsets = np.empty((n_threads, self.max_rows), dtype=np.int64)
+        return buffers, offsets
+
+
+_CACHE_SIZE = 256
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def _freeze(value):
+    """A hashable stand-in for an argument (lists and arrays become tuples)."""
+    if value is None or isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+        return value
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, np.dtype) or isinstance(value, type):
+        return value
+    raise TypeError  # not cacheable: the caller builds without the cache
+
+
+def cached(key_parts, build):
+    """``build()``, memoised by the hashable form of ``key_parts``.
+
+    Only successful builds are cached; an argument that cannot be frozen
+    bypasses the cache (the build then validates and reports it).
+    """
+    try:
+        key = _freeze(key_parts)
+        hash(key)
+    except TypeError:
+        return build()
+    value = _cache.get(key)
+    if value is None:
+        value = build()
+        with _cache_lock:
+            if len(_cache) >= _CACHE_SIZE:
+                _cache.pop(next(iter(_cache)))
+            _cache[key] = value
+    return value
+
+
+# --------------------------------------------------------------------------
+# allocation
+# --------------------------------------------------------------------------
 
 def _check_out(out, shape, dtype, op, name, source):
     if not isinstance(out, np.ndarray):
@@ -98,9 +222,9 @@ def _check_out(out, shape, dtype, op, name, source):
     return out
 
 
-def _allocate(shape, dtype, out, op, name, source, result_dtype=None):
+def allocate(shape, dtype, out, op, name, source, result_dtype=None):
     """The array the kernel writes: ``out`` itself when it has the kernel
-    dtype, else a new array (copied into ``out`` by :func:`_finish`).
+    dtype, else a new array (copied into ``out`` by :func:`finish`).
     ``out`` must have ``result_dtype``, the dtype returned to the caller."""
     total = 1
     for n in shape:
@@ -117,7 +241,7 @@ def _allocate(shape, dtype, out, op, name, source, result_dtype=None):
         raise OvpoolValueError(f"{op}: cannot allocate output of shape {tuple(shape)}: {exc}") from None
 
 
-def _finish(result, result_dtype, out, op, name):
+def finish(result, result_dtype, out):
     """Cast back to the caller's dtype (float16, bfloat16) and fill ``out``."""
     if out is not None:
         if out is not result:
@@ -128,34 +252,64 @@ def _finish(result, result_dtype, out, op, name):
     return result
 
 
-def _tables(planes, windows, dilations):
-    lifted = [_UNIT_TABLE] * (3 - planes.n_spatial) + list(windows)
-    return lifted, _lift(dilations, 1)
+# --------------------------------------------------------------------------
+# kernel calls
+# --------------------------------------------------------------------------
 
-
-def run_sum_pool(planes, out_spatial, windows, dilations, *, op, p=None,
-                 num_threads=None, out=None):
-    """Average pooling (``p is None``) or Lp pooling over window tables."""
-    x = planes.planes
-    full_shape = planes.lead + tuple(out_spatial)
-    result = _allocate(full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
-    tables, dils = _tables(planes, windows, dilations)
-    in_d, in_h, in_w = planes.lifted_spatial
-    n_rows = x.shape[0] * tables[0].shape[0] * tables[1].shape[0]
-    n_threads = resolve_num_threads(num_threads, n_rows, x.size + result.size)
-    scratch = np.empty((n_threads, max(in_w, 1)), dtype=x.dtype)
-    flat_out = result.reshape(x.shape[0], -1)
+def _sum_mode(p):
     if p is None:
-        _kernels.avg_pool(x, flat_out, scratch, in_d, in_h, in_w, *tables, *dils, n_threads)
+        return _SUM_MODE_AVERAGE
+    return {1.0: 1, 2.0: 2}.get(float(p), 3)
+
+
+def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
+    """Average pooling (``p is None``) or Lp pooling of ``planes`` by ``plan``."""
+    x = planes.planes
+    result = allocate(plan.full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
+    if plan.n_planes == 0 or plan.out_plane == 0:
+        return finish(result, planes.result_dtype, out)
+    n_threads, rows_per_block = plan.threads(num_threads)
+    mode = _sum_mode(p)
+    p_value = 1.0 if p is None else float(p)
+    flat_out = result.reshape(plan.n_planes, plan.out_plane)
+    if plan.is_global:
+        _kernels.global_sum_pool(x, flat_out.reshape(-1), mode, p_value, n_threads)
     else:
-        _kernels.lp_pool(x, flat_out, scratch, in_d, in_h, in_w, *tables, *dils, float(p), n_threads)
-    return _finish(result, planes.result_dtype, out, op, "out")
+        buffers, offsets = plan.scratch(n_threads, x.dtype, 0)
+        _kernels.sum_pool(x, flat_out, buffers, offsets, plan.div_w(x.dtype), *plan.in_dhw,
+                          *plan.tables, *plan.dilations, *plan.w_args, rows_per_block,
+                          plan.prefetch, mode, p_value, n_threads)
+    return finish(result, planes.result_dtype, out)
 
 
-def run_max_pool(planes, out_spatial, windows, dilations, *, op, with_indices=False,
-                 index_dtype=np.int64, column_major=False, planes_per_index_space=1,
-                 index_modulo=None, num_threads=None, out=None, out_indices=None):
-    """Max pooling over window tables, optionally with flat indices.
+def _lowest(dtype):
+    if dtype.kind == "f":
+        return np.finfo(dtype).min
+    return np.iinfo(dtype).min
+
+
+def _max_identity(dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    return np.iinfo(dtype).min
+
+
+def _fill_empty_windows(values, plan):
+    """Windows with no element inside the input: the lowest finite value
+    (OpenVINO's answer; the kernel's buffer identity is -inf)."""
+    if values.dtype.kind != "f" or not plan.empty_axes:
+        return  # the integer identity already is the lowest value
+    lifted = values.reshape((plan.n_planes,) + plan.out_dhw)
+    for axis_index, empty in plan.empty_axes:
+        index = [slice(None)] * 4
+        index[axis_index + 1] = empty
+        lifted[tuple(index)] = _lowest(values.dtype)
+
+
+def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
+                 column_major=False, planes_per_index_space=1, index_modulo=None,
+                 num_threads=None, out=None, out_indices=None):
+    """Max pooling of ``planes`` by ``plan``, optionally with flat indices.
 
     Indices count within ``planes_per_index_space`` consecutive planes (1: per
     (n, c) plane; N*C: the whole tensor; C: per sample), row-major or
@@ -163,39 +317,46 @@ def run_max_pool(planes, out_spatial, windows, dilations, *, op, with_indices=Fa
     (OpenVINO MaxPool-8 with an axis inside the spatial dims).
     """
     x = planes.planes
-    full_shape = planes.lead + tuple(out_spatial)
-    values = _allocate(full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
-    tables, dils = _tables(planes, windows, dilations)
-    in_d, in_h, in_w = planes.lifted_spatial
-    n_rows = x.shape[0] * tables[0].shape[0] * tables[1].shape[0]
-    n_threads = resolve_num_threads(num_threads, n_rows, x.size + values.size)
-    flat_values = values.reshape(x.shape[0], -1)
+    values = allocate(plan.full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
+    in_d, in_h, in_w = plan.in_dhw
+    if with_indices:
+        index_dtype = np.dtype(index_dtype)
+        if index_dtype == np.int32:
+            space = plan.in_plane * max(1, planes_per_index_space)
+            if space > np.iinfo(np.int32).max:
+                raise OvpoolValueError(
+                    f"{op}: indices up to {space - 1} do not fit in int32; use int64 indices")
+        if out_indices is not None and index_modulo is None:
+            indices = _check_out(out_indices, plan.full_shape, index_dtype, op, "out_indices", x)
+        else:
+            indices = allocate(plan.full_shape, index_dtype, None, op, "indices", None)
+    if plan.n_planes == 0 or plan.out_plane == 0:
+        values = finish(values, planes.result_dtype, out)
+        return (values, indices) if with_indices else values
+    n_threads, rows_per_block = plan.threads(num_threads)
+    flat_values = values.reshape(plan.n_planes, plan.out_plane)
     if not with_indices:
-        scratch = np.empty((n_threads, max(in_w, 1)), dtype=x.dtype)
-        _kernels.max_pool(x, flat_values, scratch, in_d, in_h, in_w, *tables, *dils, n_threads)
-        return _finish(values, planes.result_dtype, out, op, "out")
+        if plan.is_global:
+            _kernels.global_max_pool(x, flat_values.reshape(-1), n_threads)
+        else:
+            buffers, offsets = plan.scratch(n_threads, x.dtype, _max_identity(x.dtype))
+            _kernels.max_pool(x, flat_values, buffers, offsets, *plan.in_dhw, *plan.tables,
+                              *plan.dilations, *plan.w_args, rows_per_block, plan.prefetch,
+                              n_threads)
+            _fill_empty_windows(values, plan)
+        return finish(values, planes.result_dtype, out)
 
-    index_dtype = np.dtype(index_dtype)
-    if index_dtype == np.int32:
-        space = in_d * in_h * in_w * max(1, planes_per_index_space)
-        if space > np.iinfo(np.int32).max:
-            raise OvpoolValueError(
-                f"{op}: indices up to {space - 1} do not fit in int32; use int64 indices")
-    if out_indices is not None and index_modulo is None:
-        indices = _check_out(out_indices, full_shape, index_dtype, op, "out_indices", x)
-    else:
-        indices = _allocate(full_shape, index_dtype, None, op, "indices", None)
     if column_major:
         strides = (1, in_d, in_d * in_h)
     else:
         strides = (in_h * in_w, in_w, 1)
-    _kernels.max_pool_with_indices(x, flat_values, indices.reshape(x.shape[0], -1),
-                                   in_d, in_h, in_w, *tables, *dils, *strides,
-                                   max(1, planes_per_index_space), n_threads)
+    _kernels.max_pool_with_indices(x, flat_values, indices.reshape(plan.n_planes, plan.out_plane),
+                                   *plan.in_dhw, *plan.tables, *plan.dilations, *strides,
+                                   max(1, planes_per_index_space), rows_per_block, n_threads)
     if index_modulo is not None:
         np.remainder(indices, index_modulo, out=indices)
         if out_indices is not None:
-            _check_out(out_indices, full_shape, index_dtype, op, "out_indices", x)
+            _check_out(out_indices, plan.full_shape, index_dtype, op, "out_indices", x)
             out_indices[...] = indices
             indices = out_indices
-    return _finish(values, planes.result_dtype, out, op, "out"), indices
+    return finish(values, planes.result_dtype, out), indices

@@ -15,7 +15,7 @@ Without OpenMP every call runs on one thread.
 import numbers
 import os
 
-from . import _kernels
+from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 
 __all__ = ["set_num_threads", "get_num_threads", "resolve_num_threads"]
@@ -27,11 +27,18 @@ _process_default = None
 _MIN_ELEMENTS_PER_THREAD = 1 << 14
 
 
+_cpus = None
+
+
 def _available_cpus():
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    # read once: a syscall per kernel call would cost more than a small pool
+    global _cpus
+    if _cpus is None:
+        try:
+            _cpus = max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):
+            _cpus = max(1, os.cpu_count() or 1)
+    return _cpus
 
 
 def _check(n, name):

@@ -31,16 +31,17 @@ import numbers
 
 import numpy as np
 
-from . import _core, _kernels
+from . import _core
+from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 from .shapes import (
     adaptive_output_spatial,
-    adaptive_windows,
+    adaptive_axis_windows,
     max_unpool_output_spatial,
     normalize_auto_pad,
     normalize_int_list,
     pool_geometry,
-    pool_windows,
+    fixed_axis_windows,
     split_onnx_pads,
 )
 
@@ -91,9 +92,9 @@ def index_dtype_of(index_dtype, op, name="index_dtype"):
     return dtype
 
 
-def onnx_geometry(planes, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, op):
+def onnx_geometry(spatial, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, op):
     """Resolve ONNX pool attributes into a :class:`~ovpool.shapes.PoolGeometry`."""
-    n = planes.n_spatial
+    n = len(spatial)
     kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
     strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
     dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
@@ -104,13 +105,13 @@ def onnx_geometry(planes, kernel_shape, strides, pads, dilations, auto_pad, ceil
                 f"{op}: pads={list(pads)} cannot be combined with auto_pad={auto_pad!r}")
     begins, ends = split_onnx_pads(pads, n)
     rounding = "ceil_torch" if _bool(ceil_mode, "ceil_mode", op) else "floor"
-    return pool_geometry(planes.spatial, kernel, strides, dilations, begins, ends,
+    return pool_geometry(tuple(spatial), kernel, strides, dilations, begins, ends,
                          mode, rounding, op=op)
 
 
 def geometry_windows(geometry, count_include_pad=False):
-    """The per-axis window tables of a fixed-window pool."""
-    return [pool_windows(geometry.in_spatial[a], geometry.out_spatial[a], geometry.kernel[a],
+    """The per-axis :class:`~ovpool.shapes.AxisWindows` of a fixed-window pool."""
+    return [fixed_axis_windows(geometry.in_spatial[a], geometry.out_spatial[a], geometry.kernel[a],
                          geometry.strides[a], geometry.dilations[a], geometry.pads_begin[a],
                          geometry.pads_end[a], bool(count_include_pad))
             for a in range(geometry.n_spatial)]
@@ -150,10 +151,21 @@ def adaptive_avg_pool(x, output_size, *, num_threads=None, out=None):
     """
     op = "adaptive_avg_pool"
     planes = _core.prepare(x, op)
-    out_spatial = adaptive_output_spatial(planes.spatial, output_size)
-    windows = [adaptive_windows(n_in, n_out) for n_in, n_out in zip(planes.spatial, out_spatial)]
-    return _core.run_sum_pool(planes, out_spatial, windows, (1,) * planes.n_spatial, op=op,
-                              num_threads=num_threads, out=out)
+    plan = _core.cached((op, planes.lead, planes.spatial, output_size),
+                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size))
+    return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
+
+
+def adaptive_plan(lead, spatial, output_size):
+    """The :class:`~ovpool._core.Plan` of an adaptive pool."""
+    for n_in in spatial:
+        if n_in < 1:
+            raise OvpoolValueError(
+                f"adaptive pooling needs non-empty spatial dims of x, got size 0 in spatial "
+                f"shape {tuple(spatial)}")
+    out_spatial = adaptive_output_spatial(spatial, output_size)
+    windows = [adaptive_axis_windows(n_in, n_out) for n_in, n_out in zip(spatial, out_spatial)]
+    return _core.Plan(lead, spatial, windows)
 
 
 def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None, out=None,
@@ -167,10 +179,9 @@ def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None,
     op = "adaptive_max_pool"
     index_dtype = index_dtype_of(index_dtype, op)
     planes = _core.prepare(x, op, allow_int8=True)
-    out_spatial = adaptive_output_spatial(planes.spatial, output_size)
-    windows = [adaptive_windows(n_in, n_out) for n_in, n_out in zip(planes.spatial, out_spatial)]
-    return _core.run_max_pool(planes, out_spatial, windows, (1,) * planes.n_spatial, op=op,
-                              with_indices=True, index_dtype=index_dtype,
+    plan = _core.cached((op, planes.lead, planes.spatial, output_size),
+                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size))
+    return _core.run_max_pool(planes, plan, op=op, with_indices=True, index_dtype=index_dtype,
                               planes_per_index_space=1, num_threads=num_threads, out=out,
                               out_indices=out_indices)
 
@@ -203,13 +214,18 @@ def avg_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     """
     op = "avg_pool"
     planes = _core.prepare(x, op)
-    geometry = onnx_geometry(planes, kernel_shape, strides, pads, dilations, auto_pad,
-                             ceil_mode, op)
-    include = _bool(count_include_pad, "count_include_pad", op)
-    if not include:
-        _refuse_empty_windows(geometry, op)
-    return _core.run_sum_pool(planes, geometry.out_spatial, geometry_windows(geometry, include),
-                              geometry.dilations, op=op, num_threads=num_threads, out=out)
+
+    def build():
+        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
+                                 auto_pad, ceil_mode, op)
+        include = _bool(count_include_pad, "count_include_pad", op)
+        if not include:
+            _refuse_empty_windows(geometry, op)
+        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry, include))
+
+    plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
+                         dilations, auto_pad, ceil_mode, count_include_pad), build)
+    return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
 
 
 def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_pad="NOTSET",
@@ -224,15 +240,20 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     """
     op = "max_pool"
     planes = _core.prepare(x, op, allow_int8=True)
-    geometry = onnx_geometry(planes, kernel_shape, strides, pads, dilations, auto_pad,
-                             ceil_mode, op)
     if isinstance(storage_order, bool) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
-    _refuse_empty_windows(geometry, op)
+
+    def build():
+        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
+                                 auto_pad, ceil_mode, op)
+        _refuse_empty_windows(geometry, op)
+        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
+
+    plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
+                         dilations, auto_pad, ceil_mode), build)
     n_planes = planes.lead[0] * planes.lead[1]
-    return _core.run_max_pool(planes, geometry.out_spatial, geometry_windows(geometry),
-                              geometry.dilations, op=op, with_indices=return_indices,
+    return _core.run_max_pool(planes, plan, op=op, with_indices=return_indices,
                               index_dtype=np.int64, column_major=storage_order == 1,
                               planes_per_index_space=n_planes, num_threads=num_threads,
                               out=out, out_indices=out_indices)
@@ -247,10 +268,15 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
     op = "lp_pool"
     p = _p_value(p, op)
     planes = _core.prepare(x, op)
-    geometry = onnx_geometry(planes, kernel_shape, strides, pads, dilations, auto_pad,
-                             ceil_mode, op)
-    return _core.run_sum_pool(planes, geometry.out_spatial, geometry_windows(geometry),
-                              geometry.dilations, op=op, p=p, num_threads=num_threads, out=out)
+
+    def build():
+        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
+                                 auto_pad, ceil_mode, op)
+        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
+
+    plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
+                         dilations, auto_pad, ceil_mode), build)
+    return _core.run_sum_pool(planes, plan, op=op, p=p, num_threads=num_threads, out=out)
 
 
 # --------------------------------------------------------------------------
@@ -277,17 +303,11 @@ def global_lp_pool(x, *, p=2, num_threads=None, out=None):
 
 
 def _global(planes, op, num_threads, out, mode, p=None):
-    for n_in in planes.spatial:
-        if n_in < 1:
-            raise OvpoolValueError(f"{op}: spatial dims must be non-empty, got {planes.spatial}")
-    out_spatial = (1,) * planes.n_spatial
-    windows = [adaptive_windows(n_in, 1) for n_in in planes.spatial]
-    ones = (1,) * planes.n_spatial
+    plan = _core.cached(("global", planes.lead, planes.spatial),
+                        lambda: adaptive_plan(planes.lead, planes.spatial, 1))
     if mode == "max":
-        return _core.run_max_pool(planes, out_spatial, windows, ones, op=op,
-                                  num_threads=num_threads, out=out)
-    return _core.run_sum_pool(planes, out_spatial, windows, ones, op=op, p=p,
-                              num_threads=num_threads, out=out)
+        return _core.run_max_pool(planes, plan, op=op, num_threads=num_threads, out=out)
+    return _core.run_sum_pool(planes, plan, op=op, p=p, num_threads=num_threads, out=out)
 
 
 # --------------------------------------------------------------------------
@@ -369,11 +389,11 @@ def max_unpool(x, indices, kernel_shape, *, strides=None, pads=None, output_shap
         # move positions of the default-shape block to the same coordinates in the output
         flat_indices = np.ravel_multi_index(np.unravel_index(flat_indices, index_shape),
                                             full_shape).astype(np.int64, copy=False)
-    result = _core._allocate(full_shape, planes.planes.dtype, out, op, "out", planes.planes,
+    result = _core.allocate(full_shape, planes.planes.dtype, out, op, "out", planes.planes,
                              planes.result_dtype)
     flat = result.reshape(-1)
     flat[...] = 0
     bad = _kernels.max_unpool(planes.planes.reshape(-1), flat_indices, flat)
     if bad >= 0:  # unreachable after the check above; the kernel never writes out of range
         raise OvpoolValueError(f"{op}: index {int(flat_indices[bad])} is out of range")
-    return _core._finish(result, planes.result_dtype, out, op, "out")
+    return _core.finish(result, planes.result_dtype, out)

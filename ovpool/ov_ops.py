@@ -69,17 +69,22 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
     """
     op = "AvgPool"
     planes = _core.prepare(x, op)
-    geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                           auto_pad, rounding_type, op)
-    exclude = _bool(exclude_pad, "exclude_pad", op)
-    check_avg_pool_pads(geometry, exclude, auto_pad, op)
-    windows = geometry_windows(geometry, not exclude)
-    if not exclude:
-        # A rounding_type=ceil window may start beyond the declared pads: its
-        # sum is 0 and OpenVINO returns 0, so keep its divisor non-zero.
-        windows = [_nonzero_divisor(t) for t in windows]
-    return _core.run_sum_pool(planes, geometry.out_spatial, windows, geometry.dilations, op=op,
-                              num_threads=num_threads, out=out)
+
+    def build():
+        geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
+                               auto_pad, rounding_type, op)
+        exclude = _bool(exclude_pad, "exclude_pad", op)
+        check_avg_pool_pads(geometry, exclude, auto_pad, op)
+        windows = geometry_windows(geometry, not exclude)
+        if not exclude:
+            # A rounding_type=ceil window may start beyond the declared pads: its
+            # sum is 0 and OpenVINO returns 0, so keep its divisor non-zero.
+            windows = [_nonzero_divisor(t) for t in windows]
+        return _core.Plan(planes.lead, planes.spatial, windows)
+
+    plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,
+                         exclude_pad, rounding_type, auto_pad, dilations), build)
+    return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
 
 
 def check_avg_pool_pads(geometry, exclude_pad, auto_pad, op="AvgPool"):
@@ -97,13 +102,13 @@ def check_avg_pool_pads(geometry, exclude_pad, auto_pad, op="AvgPool"):
                     f"pads_end={list(geometry.pads_end)}); some window would be empty")
 
 
-def _nonzero_divisor(table):
-    if (table[:, 2] > 0).all():
-        return table
-    fixed = table.copy()
+def _nonzero_divisor(axis):
+    if (axis.table[:, 2] > 0).all():
+        return axis
+    fixed = axis.table.copy()
     fixed[:, 2] = np.maximum(fixed[:, 2], 1)
     fixed.setflags(write=False)
-    return fixed
+    return axis.with_table(fixed)
 
 
 def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilations=None,
@@ -119,13 +124,17 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
     """
     op = "MaxPool"
     planes = _core.prepare(x, op, allow_int8=True)
-    geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                           auto_pad, rounding_type, op)
+
+    def build():
+        geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
+                               auto_pad, rounding_type, op)
+        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
+
+    plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,
+                         dilations, rounding_type, auto_pad), build)
     return_indices = _bool(return_indices, "return_indices", op)
-    windows = geometry_windows(geometry)
     if not return_indices:
-        return _core.run_max_pool(planes, geometry.out_spatial, windows, geometry.dilations,
-                                  op=op, num_threads=num_threads, out=out)
+        return _core.run_max_pool(planes, plan, op=op, num_threads=num_threads, out=out)
     index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
     rank = 2 + planes.n_spatial
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
@@ -143,8 +152,7 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
         planes_per_space = 1
         if axis > 2:
             index_modulo = int(np.prod(planes.spatial[axis - 2:], dtype=np.int64))
-    return _core.run_max_pool(planes, geometry.out_spatial, windows, geometry.dilations, op=op,
-                              with_indices=True, index_dtype=index_dtype,
+    return _core.run_max_pool(planes, plan, op=op, with_indices=True, index_dtype=index_dtype,
                               planes_per_index_space=planes_per_space,
                               index_modulo=index_modulo, num_threads=num_threads, out=out,
                               out_indices=out_indices)

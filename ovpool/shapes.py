@@ -41,12 +41,16 @@ import functools
 import numbers
 import operator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .errors import OvpoolTypeError, OvpoolValueError
 
 __all__ = [
+    "AxisWindows",
+    "fixed_axis_windows",
+    "adaptive_axis_windows",
     "AUTO_PADS",
     "ROUNDINGS",
     "PoolGeometry",
@@ -284,6 +288,50 @@ def pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
     table = np.ascontiguousarray(np.stack([first, n_taps, divisor], axis=1), dtype=np.int64)
     table.setflags(write=False)
     return table
+
+
+class AxisWindows(NamedTuple):
+    """The windows of one axis, as the kernels take them.
+
+    ``table`` is the (n_out, 3) table of :func:`pool_windows`. When
+    ``uniform``, output ``o`` also reads the padded positions
+    ``o*stride + t*dilation`` (t < kernel) of the input with ``pad_begin``
+    elements of padding in front: the kernels then run a fixed-size window
+    over a padded buffer instead of the table.
+    """
+
+    table: np.ndarray
+    kernel: int
+    stride: int
+    dilation: int
+    pad_begin: int
+    uniform: bool
+
+    @property
+    def n_out(self):
+        return self.table.shape[0]
+
+    def with_table(self, table):
+        return self._replace(table=table)
+
+
+@functools.lru_cache(maxsize=512)
+def fixed_axis_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
+                       count_include_pad):
+    """:class:`AxisWindows` of a fixed-window pool axis (see :func:`pool_windows`)."""
+    table = pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
+                         count_include_pad)
+    return AxisWindows(table, kernel, stride, dilation, pad_begin, True)
+
+
+@functools.lru_cache(maxsize=512)
+def adaptive_axis_windows(n_in, n_out):
+    """:class:`AxisWindows` of an adaptive axis; uniform when n_in % n_out == 0."""
+    table = adaptive_windows(n_in, n_out)
+    if n_in % n_out == 0:
+        k = n_in // n_out
+        return AxisWindows(table, k, k, 1, 0, True)
+    return AxisWindows(table, 1, 1, 1, 0, False)
 
 
 # --------------------------------------------------------------------------

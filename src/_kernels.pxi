@@ -1,0 +1,861 @@
+"""Compiled pooling kernels of ovpool.
+
+Every kernel sees the input as ``n_planes`` contiguous planes of shape
+``(in_d, in_h, in_w)`` (1D and 2D pools are lifted to 3D with size-1 axes) and
+writes ``n_planes`` output planes of shape ``(out_d, out_h, out_w)``.
+
+The windows along each axis arrive as a table built once in Python by
+:mod:`ovpool.shapes`, one row per output coordinate::
+
+    table[o, 0]  first input index of the window that lies inside the input
+    table[o, 1]  number of taps of the window inside the input (0 = empty)
+    table[o, 2]  divisor factor of this axis for average pooling
+
+Taps are ``first + t * dilation`` for ``t < n_taps``: the tables are already
+clipped to the input, so no inner loop tests for padding.
+
+Separable passes. An output row ``(od, oh)`` is computed in two passes:
+
+1. *vertical*: the window's input rows (the product of its depth and height
+   taps) are combined element-wise into a per-thread column buffer, a
+   contiguous loop the compiler vectorises;
+2. *horizontal*: each output column combines its taps of the column buffer.
+   When the windows along W are uniform (every fixed-window pool, and adaptive
+   pools with In % Out == 0) the column buffer carries the padding on both
+   sides, pre-filled with the identity (0 for sums, -inf for max), so output
+   ``ow`` is simply ``combine(buf[ow*s + t*d] for t < k)``, specialised for
+   the common kernel sizes and strides. Otherwise (adaptive bins of unequal
+   size) the W table drives the loop.
+
+Sums keep the order of the rows, then the order of the columns, so they can
+differ from a row-major sum (PyTorch) by an ulp or two. Max is exact.
+
+Parallelism: ``prange`` over work units of ``rows_per_block`` consecutive
+output rows of one plane (a whole plane when there are enough planes, a
+slice of one when planes are few). Every output element is written by exactly
+one thread, so results do not depend on the thread count. Python validates
+the arguments, allocates every array (outputs and per-thread scratch) and
+chooses the thread count; nothing here allocates or touches a Python object
+inside ``nogil``.
+"""
+
+from cython.parallel cimport prange
+from libc.float cimport DBL_MAX, FLT_MAX
+from libc.math cimport INFINITY, NAN, fabs, pow, sqrt
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+
+from _omp cimport OVPOOL_OPENMP, omp_get_num_threads, omp_get_thread_num
+from _types cimport index_t, max_t, real_t
+
+cdef extern from *:
+    """
+    #define OVPOOL_PREFETCH(address) __builtin_prefetch((const void *)(address), 0, 3)
+    """
+    void _prefetch "OVPOOL_PREFETCH"(const void* address) noexcept nogil
+
+# How the taps of a sum pool are transformed and the sum is finished.
+cdef enum:
+    SUM_AVERAGE = 0    # sum / divisor
+    SUM_LP_1 = 1       # sum |x|
+    SUM_LP_2 = 2       # sqrt(sum x^2)
+    SUM_LP_P = 3       # (sum |x|^p)^(1/p)
+
+
+cdef struct Plan:
+    Py_ssize_t in_d, in_h, in_w
+    Py_ssize_t out_d, out_h, out_w
+    Py_ssize_t dil_d, dil_h, dil_w
+    const int64_t* win_d        # (out_d, 3) window tables, see the module docstring
+    const int64_t* win_h
+    const int64_t* win_w
+    bint uniform_w              # horizontal pass over a padded buffer, see above
+    Py_ssize_t kernel_w, stride_w, pad_w
+    Py_ssize_t rows_per_block   # output rows per work unit
+    Py_ssize_t blocks_per_plane
+    Py_ssize_t prefetch         # elements ahead of a window row to prefetch (0: none)
+
+
+def openmp_enabled():
+    """True if the kernels were compiled with OpenMP."""
+    return bool(OVPOOL_OPENMP)
+
+
+def parallel_team_size(int n_threads):
+    """Number of threads a kernel's parallel region gets for ``n_threads``.
+
+    Used by the tests to prove that ``num_threads`` is honoured even when
+    another library (PyTorch ships its own libgomp) lowered the OpenMP
+    default with ``omp_set_num_threads``.
+    """
+    cdef Py_ssize_t i
+    cdef int team[1]          # an array element is shared, a scalar would be private
+    team[0] = 1
+    for i in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+        if omp_get_thread_num() == 0:
+            team[0] = omp_get_num_threads()
+    return team[0]
+
+
+cdef Plan _plan(Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
+                const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
+                const int64_t[:, ::1] win_w,
+                Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
+                bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
+                Py_ssize_t rows_per_block, Py_ssize_t prefetch):
+    cdef Plan plan
+    plan.prefetch = prefetch
+    plan.in_d, plan.in_h, plan.in_w = in_d, in_h, in_w
+    plan.out_d, plan.out_h, plan.out_w = win_d.shape[0], win_h.shape[0], win_w.shape[0]
+    plan.dil_d, plan.dil_h, plan.dil_w = dil_d, dil_h, dil_w
+    plan.win_d = &win_d[0, 0]
+    plan.win_h = &win_h[0, 0]
+    plan.win_w = &win_w[0, 0]
+    plan.uniform_w = uniform_w
+    plan.kernel_w, plan.stride_w, plan.pad_w = kernel_w, stride_w, pad_w
+    rows_per_plane = plan.out_d * plan.out_h
+    plan.rows_per_block = max(1, min(rows_per_block, rows_per_plane))
+    plan.blocks_per_plane = (rows_per_plane + plan.rows_per_block - 1) // plan.rows_per_block
+    return plan
+
+
+cdef inline Py_ssize_t _row_offsets(const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
+                                    int64_t* offsets) noexcept nogil:
+    """Offsets (in elements, within a plane) of the input rows of window row
+    (od, oh), in row-major window order; returns their number."""
+    cdef const int64_t* wd = plan.win_d + 3 * od
+    cdef const int64_t* wh = plan.win_h + 3 * oh
+    cdef Py_ssize_t td, th, n = 0
+    for td in range(wd[1]):
+        for th in range(wh[1]):
+            offsets[n] = ((wd[0] + td * plan.dil_d) * plan.in_h
+                          + wh[0] + th * plan.dil_h) * plan.in_w
+            n += 1
+    return n
+
+
+cdef inline void _prefetch_rows(const char* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                                Py_ssize_t item_size, Py_ssize_t row_bytes,
+                                Py_ssize_t distance_bytes) noexcept nogil:
+    """Ask for the input rows that a later output row will read (the
+    hardware prefetcher does not keep up with several row streams)."""
+    cdef Py_ssize_t r, b
+    cdef const char* row
+    for r in range(n_rows):
+        row = plane + offsets[r] * item_size + distance_bytes
+        for b in range(0, row_bytes, 64):
+            _prefetch(row + b)
+
+
+# --------------------------------------------------------------------------
+# Element-wise combinations
+# --------------------------------------------------------------------------
+
+cdef inline max_t _mx(max_t current, max_t candidate) noexcept nogil:
+    """Running maximum, PyTorch's NaN rule: a NaN candidate always wins."""
+    cdef max_t larger
+    if max_t is float or max_t is double:
+        # maxps semantics (the second operand wins when unordered) catch a NaN
+        # candidate; the blend keeps a NaN that is already current.
+        larger = current if current > candidate else candidate
+        return current if current != current else larger
+    else:
+        return candidate if candidate > current else current
+
+
+cdef inline max_t _max_identity(max_t dummy) noexcept nogil:
+    # Padding value of the max buffer: -inf for floats (never wins against a
+    # real element), the lowest value for integers.
+    if max_t is float or max_t is double:
+        return -INFINITY
+    elif max_t is int8_t:
+        return -128
+    else:
+        return 0
+
+
+cdef inline max_t _lowest(max_t dummy) noexcept nogil:
+    # Value of a window with no element inside the input (OpenVINO: -FLT_MAX).
+    if max_t is float:
+        return -FLT_MAX
+    elif max_t is double:
+        return -DBL_MAX
+    elif max_t is int8_t:
+        return -128
+    else:
+        return 0
+
+
+# --------------------------------------------------------------------------
+# Vertical passes: combine window rows into the column buffer
+# --------------------------------------------------------------------------
+
+cdef inline void _vsum(const real_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                       real_t* col, Py_ssize_t width) noexcept nogil:
+    """col = sum of the rows, added in row order (groups of up to 4 rows per
+    sweep keep the column buffer out of the load/store critical path)."""
+    cdef Py_ssize_t i, r
+    cdef const real_t* a
+    cdef const real_t* b
+    cdef const real_t* c
+    cdef const real_t* d
+    if n_rows == 0:
+        for i in range(width):
+            col[i] = 0
+        return
+    a = plane + offsets[0]
+    if n_rows == 1:
+        for i in range(width):
+            col[i] = a[i]
+        return
+    b = plane + offsets[1]
+    if n_rows == 2:
+        for i in range(width):
+            col[i] = a[i] + b[i]
+        return
+    c = plane + offsets[2]
+    if n_rows == 3:
+        for i in range(width):
+            col[i] = a[i] + b[i] + c[i]
+        return
+    d = plane + offsets[3]
+    for i in range(width):
+        col[i] = a[i] + b[i] + c[i] + d[i]
+    r = 4
+    while r + 4 <= n_rows:
+        a = plane + offsets[r]
+        b = plane + offsets[r + 1]
+        c = plane + offsets[r + 2]
+        d = plane + offsets[r + 3]
+        for i in range(width):
+            col[i] = col[i] + a[i] + b[i] + c[i] + d[i]
+        r += 4
+    if n_rows - r == 3:
+        a = plane + offsets[r]
+        b = plane + offsets[r + 1]
+        c = plane + offsets[r + 2]
+        for i in range(width):
+            col[i] = col[i] + a[i] + b[i] + c[i]
+    elif n_rows - r == 2:
+        a = plane + offsets[r]
+        b = plane + offsets[r + 1]
+        for i in range(width):
+            col[i] = col[i] + a[i] + b[i]
+    elif n_rows - r == 1:
+        a = plane + offsets[r]
+        for i in range(width):
+            col[i] = col[i] + a[i]
+
+
+cdef inline void _vsum_lp(const real_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                          real_t* col, Py_ssize_t width, int mode, double p) noexcept nogil:
+    """col = sum over the rows of |x|^p (Lp pooling; not a hot path)."""
+    cdef Py_ssize_t i, r
+    cdef const real_t* a
+    for i in range(width):
+        col[i] = 0
+    for r in range(n_rows):
+        a = plane + offsets[r]
+        if mode == SUM_LP_1:
+            for i in range(width):
+                col[i] += fabs(a[i])
+        elif mode == SUM_LP_2:
+            for i in range(width):
+                col[i] += a[i] * a[i]
+        else:
+            for i in range(width):
+                col[i] += <real_t>pow(fabs(a[i]), p)
+
+
+cdef inline max_t _max2(max_t x, max_t y) noexcept nogil:
+    cdef max_t m = x if x > y else y
+    if max_t is float or max_t is double:
+        return <max_t>NAN if (x != x) | (y != y) else m
+    else:
+        return m
+
+
+cdef inline max_t _max3(max_t x, max_t y, max_t z) noexcept nogil:
+    cdef max_t m = x if x > y else y
+    m = m if m > z else z
+    if max_t is float or max_t is double:
+        return <max_t>NAN if (x != x) | (y != y) | (z != z) else m
+    else:
+        return m
+
+
+cdef inline max_t _max4(max_t w, max_t x, max_t y, max_t z) noexcept nogil:
+    cdef max_t m = w if w > x else x
+    m = m if m > y else y
+    m = m if m > z else z
+    if max_t is float or max_t is double:
+        return <max_t>NAN if (w != w) | (x != x) | (y != y) | (z != z) else m
+    else:
+        return m
+
+
+cdef inline void _vmax(const max_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                       max_t* col, Py_ssize_t width) noexcept nogil:
+    """col = element-wise NaN-propagating maximum of the rows.
+
+    The maximum is a plain compare-select chain and NaN is tracked as a
+    separate flag: one vector blend per element instead of one per step (a
+    NaN result is the canonical quiet NaN)."""
+    cdef Py_ssize_t i, r
+    cdef const max_t* a
+    cdef const max_t* b
+    cdef const max_t* c
+    if n_rows == 0:
+        for i in range(width):
+            col[i] = _max_identity(<max_t>0)
+        return
+    a = plane + offsets[0]
+    if n_rows == 1:
+        for i in range(width):
+            col[i] = a[i]
+        return
+    b = plane + offsets[1]
+    if n_rows == 2:
+        for i in range(width):
+            col[i] = _max2(a[i], b[i])
+        return
+    c = plane + offsets[2]
+    for i in range(width):
+        col[i] = _max3(a[i], b[i], c[i])
+    r = 3
+    while r + 3 <= n_rows:
+        a = plane + offsets[r]
+        b = plane + offsets[r + 1]
+        c = plane + offsets[r + 2]
+        for i in range(width):
+            col[i] = _max4(col[i], a[i], b[i], c[i])
+        r += 3
+    if n_rows - r == 2:
+        a = plane + offsets[r]
+        b = plane + offsets[r + 1]
+        for i in range(width):
+            col[i] = _max3(col[i], a[i], b[i])
+    elif n_rows - r == 1:
+        a = plane + offsets[r]
+        for i in range(width):
+            col[i] = _max2(col[i], a[i])
+
+
+# --------------------------------------------------------------------------
+# Horizontal passes over a padded buffer: out[o] = combine(buf[o*s + t*d], t < k)
+# --------------------------------------------------------------------------
+# The *_k helpers take the kernel size and stride as arguments; called with
+# literal constants they inline into fully unrolled, vectorised loops.
+
+cdef inline void _hsum_k(const real_t* buf, real_t* out, Py_ssize_t n_out,
+                         Py_ssize_t stride, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t o, t
+    cdef real_t acc
+    for o in range(n_out):
+        acc = buf[o * stride]
+        for t in range(1, k):
+            acc = acc + buf[o * stride + t]
+        out[o] = acc
+
+
+cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssize_t k,
+                       Py_ssize_t stride, Py_ssize_t dilation) noexcept nogil:
+    cdef Py_ssize_t o, t
+    cdef real_t acc
+    if dilation == 1 and stride == 1:
+        if k == 1:
+            _hsum_k(buf, out, n_out, 1, 1)
+        elif k == 2:
+            _hsum_k(buf, out, n_out, 1, 2)
+        elif k == 3:
+            _hsum_k(buf, out, n_out, 1, 3)
+        elif k == 4:
+            _hsum_k(buf, out, n_out, 1, 4)
+        elif k == 5:
+            _hsum_k(buf, out, n_out, 1, 5)
+        elif k == 7:
+            _hsum_k(buf, out, n_out, 1, 7)
+        else:
+            _hsum_k(buf, out, n_out, 1, k)
+    elif dilation == 1 and stride == 2:
+        if k == 2:
+            _hsum_k(buf, out, n_out, 2, 2)
+        elif k == 3:
+            _hsum_k(buf, out, n_out, 2, 3)
+        elif k == 4:
+            _hsum_k(buf, out, n_out, 2, 4)
+        else:
+            _hsum_k(buf, out, n_out, 2, k)
+    elif dilation == 1 and stride == k:
+        if k == 3:
+            _hsum_k(buf, out, n_out, 3, 3)
+        elif k == 4:
+            _hsum_k(buf, out, n_out, 4, 4)
+        else:
+            _hsum_k(buf, out, n_out, k, k)
+    else:
+        for o in range(n_out):
+            acc = buf[o * stride]
+            for t in range(1, k):
+                acc = acc + buf[o * stride + t * dilation]
+            out[o] = acc
+
+
+cdef inline void _hmax_k(const max_t* buf, max_t* out, Py_ssize_t n_out,
+                         Py_ssize_t stride, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t o, t
+    cdef max_t acc, value
+    cdef bint nan
+    for o in range(n_out):
+        acc = buf[o * stride]
+        nan = acc != acc
+        for t in range(1, k):
+            value = buf[o * stride + t]
+            acc = acc if acc > value else value
+            nan = nan | (value != value)
+        if max_t is float or max_t is double:
+            out[o] = <max_t>NAN if nan else acc
+        else:
+            out[o] = acc
+
+
+cdef inline void _hmax(const max_t* buf, max_t* out, Py_ssize_t n_out, Py_ssize_t k,
+                       Py_ssize_t stride, Py_ssize_t dilation) noexcept nogil:
+    cdef Py_ssize_t o, t
+    cdef max_t acc
+    if dilation == 1 and stride == 1:
+        if k == 2:
+            _hmax_k(buf, out, n_out, 1, 2)
+        elif k == 3:
+            _hmax_k(buf, out, n_out, 1, 3)
+        elif k == 5:
+            _hmax_k(buf, out, n_out, 1, 5)
+        else:
+            _hmax_k(buf, out, n_out, 1, k)
+    elif dilation == 1 and stride == 2:
+        if k == 2:
+            _hmax_k(buf, out, n_out, 2, 2)
+        elif k == 3:
+            _hmax_k(buf, out, n_out, 2, 3)
+        else:
+            _hmax_k(buf, out, n_out, 2, k)
+    elif dilation == 1 and stride == k:
+        if k == 3:
+            _hmax_k(buf, out, n_out, 3, 3)
+        elif k == 4:
+            _hmax_k(buf, out, n_out, 4, 4)
+        else:
+            _hmax_k(buf, out, n_out, k, k)
+    else:
+        for o in range(n_out):
+            acc = buf[o * stride]
+            for t in range(1, k):
+                acc = _mx(acc, buf[o * stride + t * dilation])
+            out[o] = acc
+
+
+# Horizontal passes driven by the W table (adaptive bins of unequal size).
+
+cdef inline void _hsum_table(const real_t* col, real_t* out, const Plan* plan) noexcept nogil:
+    cdef Py_ssize_t o, t, first, n_taps
+    cdef real_t acc
+    for o in range(plan.out_w):
+        first = plan.win_w[3 * o]
+        n_taps = plan.win_w[3 * o + 1]
+        acc = 0
+        for t in range(n_taps):
+            acc = acc + col[first + t * plan.dil_w]
+        out[o] = acc
+
+
+cdef inline void _hmax_table(const max_t* col, max_t* out, const Plan* plan) noexcept nogil:
+    cdef Py_ssize_t o, t, first, n_taps
+    cdef max_t acc
+    for o in range(plan.out_w):
+        first = plan.win_w[3 * o]
+        n_taps = plan.win_w[3 * o + 1]
+        acc = _max_identity(<max_t>0)
+        for t in range(n_taps):
+            acc = _mx(acc, col[first + t * plan.dil_w])
+        out[o] = acc
+
+
+# --------------------------------------------------------------------------
+# Sum pools: average and Lp
+# --------------------------------------------------------------------------
+
+cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
+                          int64_t* offsets, const real_t* div_w, const Plan* plan,
+                          Py_ssize_t od, Py_ssize_t oh, int mode, double p) noexcept nogil:
+    cdef Py_ssize_t n_rows = _row_offsets(plan, od, oh, offsets)
+    if plan.prefetch > 0:
+        _prefetch_rows(<const char*>plane, offsets, n_rows, sizeof(real_t),
+                       plan.in_w * sizeof(real_t), plan.prefetch * sizeof(real_t))
+    cdef real_t* col = buf + plan.pad_w
+    cdef Py_ssize_t o
+    cdef real_t row_div
+    cdef double inv_p
+    if mode == SUM_AVERAGE:
+        _vsum(plane, offsets, n_rows, col, plan.in_w)
+    else:
+        _vsum_lp(plane, offsets, n_rows, col, plan.in_w, mode, p)
+    if plan.uniform_w:
+        _hsum(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+    else:
+        _hsum_table(col, out_row, plan)
+    if mode == SUM_AVERAGE:
+        # divisor = div_d * div_h * div_w, each axis's factor from its table;
+        # a zero divisor (empty exclude-pad window) gives NaN, as in OpenVINO.
+        row_div = <real_t>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2])
+        for o in range(plan.out_w):
+            out_row[o] = out_row[o] / (row_div * div_w[o])
+    elif mode == SUM_LP_2:
+        for o in range(plan.out_w):
+            out_row[o] = sqrt(out_row[o])
+    elif mode == SUM_LP_P:
+        inv_p = 1.0 / p
+        for o in range(plan.out_w):
+            out_row[o] = <real_t>pow(out_row[o], inv_p)
+
+
+cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes,
+                    real_t* buffers, Py_ssize_t buffer_stride,
+                    int64_t* offsets, Py_ssize_t offsets_stride, const real_t* div_w,
+                    const Plan* plan, int mode, double p, int n_threads) noexcept nogil:
+    cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
+    cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
+    cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh
+    cdef int thread
+    for unit in prange(n_units, num_threads=n_threads, schedule="static"):
+        thread = omp_get_thread_num()
+        plane = unit // plan.blocks_per_plane
+        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+        row_end = min(row + plan.rows_per_block, rows_per_plane)
+        od = row // plan.out_h
+        oh = row - od * plan.out_h
+        while row < row_end:
+            _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
+                     buffers + thread * buffer_stride, offsets + thread * offsets_stride,
+                     div_w, plan, od, oh, mode, p)
+            row = row + 1
+            oh = oh + 1
+            if oh == plan.out_h:
+                oh = 0
+                od = od + 1
+
+
+def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
+             real_t[:, ::1] out,              # OUT (n_planes, out_d*out_h*out_w)
+             real_t[:, ::1] buffers,          # (n_threads, >= pad_w + in_w + right pad), pads = 0
+             int64_t[:, ::1] offsets,         # (n_threads, >= rows per window) scratch
+             const real_t[::1] div_w,         # (out_w,) divisor factor of the W axis
+             Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
+             const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
+             const int64_t[:, ::1] win_w,
+             Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
+             bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
+             Py_ssize_t rows_per_block, Py_ssize_t prefetch, int mode, double p,
+             int n_threads):
+    """Average (``mode=0``) or Lp pooling (``mode`` 1, 2, 3 for p = 1, 2, other).
+
+    Average: out = (sum of the taps inside the input) / (div_d * div_h * div_w),
+    the factors coming from column 2 of the D and H tables and from ``div_w``.
+    Lp: (sum |x|^p)^(1/p); padding contributes zeros.
+    """
+    if x.shape[0] == 0 or out.shape[1] == 0:
+        return
+    cdef Plan plan = _plan(in_d, in_h, in_w, win_d, win_h, win_w, dil_d, dil_h, dil_w,
+                           uniform_w, kernel_w, stride_w, pad_w, rows_per_block, prefetch)
+    with nogil:
+        _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], &buffers[0, 0], buffers.shape[1],
+                  &offsets[0, 0], offsets.shape[1], &div_w[0], &plan, mode, p, n_threads)
+
+
+# --------------------------------------------------------------------------
+# Max pools
+# --------------------------------------------------------------------------
+#
+# NaN rule (PyTorch's): a NaN tap always replaces the running maximum, so a
+# window with a NaN gives NaN, and its index is the last NaN in row-major
+# window order. Ties keep the first maximum in row-major window order
+# (strict ">"). The values-only kernel may combine in any order (the value is
+# the same); the with-indices kernel keeps both rules with a horizontal-first
+# scan: the leftmost maximum of each window row, then the topmost row with
+# the strict comparison.
+
+cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes,
+                    max_t* buffers, Py_ssize_t buffer_stride,
+                    int64_t* offsets, Py_ssize_t offsets_stride,
+                    const Plan* plan, int n_threads) noexcept nogil:
+    cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
+    cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
+    cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows
+    cdef int thread
+    cdef max_t* buf
+    cdef int64_t* row_offsets
+    cdef max_t* out_row
+    for unit in prange(n_units, num_threads=n_threads, schedule="static"):
+        thread = omp_get_thread_num()
+        buf = buffers + thread * buffer_stride
+        row_offsets = offsets + thread * offsets_stride
+        plane = unit // plan.blocks_per_plane
+        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+        row_end = min(row + plan.rows_per_block, rows_per_plane)
+        od = row // plan.out_h
+        oh = row - od * plan.out_h
+        while row < row_end:
+            n_rows = _row_offsets(plan, od, oh, row_offsets)
+            if plan.prefetch > 0:
+                _prefetch_rows(<const char*>(x + plane * in_plane), row_offsets, n_rows,
+                               sizeof(max_t), plan.in_w * sizeof(max_t),
+                               plan.prefetch * sizeof(max_t))
+            out_row = out + plane * out_plane + row * plan.out_w
+            _vmax(x + plane * in_plane, row_offsets, n_rows, buf + plan.pad_w, plan.in_w)
+            if plan.uniform_w:
+                _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+            else:
+                _hmax_table(buf + plan.pad_w, out_row, plan)
+            row = row + 1
+            oh = oh + 1
+            if oh == plan.out_h:
+                oh = 0
+                od = od + 1
+
+
+def max_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
+             max_t[:, ::1] out,                # OUT (n_planes, out_d*out_h*out_w)
+             max_t[:, ::1] buffers,            # (n_threads, buffer width), pads = identity
+             int64_t[:, ::1] offsets,          # (n_threads, >= rows per window) scratch
+             Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
+             const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
+             const int64_t[:, ::1] win_w,
+             Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
+             bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
+             Py_ssize_t rows_per_block, Py_ssize_t prefetch, int n_threads):
+    """Max pooling, values only. A window with no element inside the input
+    gives the buffer identity (-inf); the caller replaces it where needed."""
+    if x.shape[0] == 0 or out.shape[1] == 0:
+        return
+    cdef Plan plan = _plan(in_d, in_h, in_w, win_d, win_h, win_w, dil_d, dil_h, dil_w,
+                           uniform_w, kernel_w, stride_w, pad_w, rows_per_block, prefetch)
+    with nogil:
+        _max_pool(&x[0, 0], &out[0, 0], x.shape[0], &buffers[0, 0], buffers.shape[1],
+                  &offsets[0, 0], offsets.shape[1], &plan, n_threads)
+
+
+cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
+                                       const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
+                                       int64_t index_base, int64_t stride_d,
+                                       int64_t stride_h, int64_t stride_w) noexcept nogil:
+    """Values and flat indices: horizontal-first, see the NaN and tie rules above.
+
+    The index of input element (id, ih, iw) is
+    ``index_base + id*stride_d + ih*stride_h + iw*stride_w``; an empty window
+    gives the lowest value and ``index_base`` (OpenVINO's behaviour).
+    """
+    cdef const int64_t* wd = plan.win_d + 3 * od
+    cdef const int64_t* wh = plan.win_h + 3 * oh
+    cdef const int64_t* ww
+    cdef Py_ssize_t td, th, t, ow, first, n_taps, tap, best_tap, in_d_idx, in_h_idx
+    cdef const max_t* row
+    cdef max_t best, value
+    cdef int64_t row_base
+    cdef bint first_row = True
+
+    for ow in range(plan.out_w):
+        out_row[ow] = _lowest(<max_t>0)
+        index_row[ow] = <index_t>index_base
+    for td in range(wd[1]):
+        in_d_idx = wd[0] + td * plan.dil_d
+        for th in range(wh[1]):
+            in_h_idx = wh[0] + th * plan.dil_h
+            row = plane + (in_d_idx * plan.in_h + in_h_idx) * plan.in_w
+            row_base = index_base + in_d_idx * stride_d + in_h_idx * stride_h
+            for ow in range(plan.out_w):
+                ww = plan.win_w + 3 * ow
+                first = ww[0]
+                n_taps = ww[1]
+                if n_taps == 0:
+                    continue
+                best = row[first]
+                best_tap = first
+                for t in range(1, n_taps):
+                    tap = first + t * plan.dil_w
+                    value = row[tap]
+                    if value > best or value != value:
+                        best = value
+                        best_tap = tap
+                if first_row or best > out_row[ow] or best != best:
+                    out_row[ow] = best
+                    index_row[ow] = <index_t>(row_base + best_tap * stride_w)
+            first_row = False
+
+
+def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_h*in_w)
+                          max_t[:, ::1] out,           # OUT (n_planes, out_d*out_h*out_w)
+                          index_t[:, ::1] indices,     # OUT same shape as out
+                          Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
+                          const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
+                          const int64_t[:, ::1] win_w,
+                          Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
+                          int64_t stride_d, int64_t stride_h, int64_t stride_w,
+                          Py_ssize_t planes_per_index_space, Py_ssize_t rows_per_block,
+                          int n_threads):
+    """Max pooling with flat indices.
+
+    Plane ``p`` numbers its elements from
+    ``(p % planes_per_index_space) * in_d*in_h*in_w``: 1 gives indices within
+    each (n, c) plane (AdaptiveMaxPool, PyTorch, OpenVINO axis=2), n_planes
+    gives indices over the whole tensor (ONNX, OpenVINO axis=0) and C gives
+    OpenVINO's axis=1. ``stride_*`` give the order within a plane: row-major
+    (in_h*in_w, in_w, 1) or ONNX storage_order=1 column-major (1, in_d, in_d*in_h).
+    """
+    if x.shape[0] == 0 or out.shape[1] == 0:
+        return
+    cdef Plan plan = _plan(in_d, in_h, in_w, win_d, win_h, win_w, dil_d, dil_h, dil_w,
+                           False, 1, 1, 0, rows_per_block, 0)
+    cdef Py_ssize_t in_plane = in_d * in_h * in_w
+    cdef Py_ssize_t out_plane = out.shape[1]
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
+    cdef Py_ssize_t n_units = x.shape[0] * plan.blocks_per_plane
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, out_offset
+    cdef const max_t* x_base = &x[0, 0]
+    cdef max_t* out_base = &out[0, 0]
+    cdef index_t* index_base = &indices[0, 0]
+    for unit in prange(n_units, nogil=True, num_threads=n_threads, schedule="static"):
+        plane = unit // plan.blocks_per_plane
+        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+        row_end = min(row + plan.rows_per_block, rows_per_plane)
+        od = row // plan.out_h
+        oh = row - od * plan.out_h
+        while row < row_end:
+            out_offset = plane * out_plane + row * plan.out_w
+            _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
+                                  index_base + out_offset, &plan, od, oh,
+                                  <int64_t>((plane % planes_per_index_space) * in_plane),
+                                  stride_d, stride_h, stride_w)
+            row = row + 1
+            oh = oh + 1
+            if oh == plan.out_h:
+                oh = 0
+                od = od + 1
+
+
+# --------------------------------------------------------------------------
+# Global reductions: the window is the whole plane
+# --------------------------------------------------------------------------
+# A plane is contiguous, so a global pool is a reduction of each plane. The
+# reduction runs over 16 independent lanes (the compiler keeps them in vector
+# registers; a single running sum could not be vectorised without
+# reassociating it) and folds them pairwise at the end.
+
+cdef enum:
+    LANES = 16
+
+cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
+    cdef real_t acc[LANES]
+    cdef Py_ssize_t i = 0, j, half
+    for j in range(LANES):
+        acc[j] = 0
+    while i + LANES <= n:
+        for j in range(LANES):
+            acc[j] = acc[j] + x[i + j]
+        i += LANES
+    for j in range(n - i):
+        acc[j] = acc[j] + x[i + j]
+    half = LANES // 2
+    while half > 0:
+        for j in range(half):
+            acc[j] = acc[j] + acc[j + half]
+        half //= 2
+    return acc[0]
+
+
+cdef inline max_t _plane_max(const max_t* x, Py_ssize_t n) noexcept nogil:
+    cdef max_t acc[LANES]
+    cdef Py_ssize_t i = 0, j, half
+    for j in range(LANES):
+        acc[j] = _max_identity(<max_t>0)
+    while i + LANES <= n:
+        for j in range(LANES):
+            acc[j] = _mx(acc[j], x[i + j])
+        i += LANES
+    for j in range(n - i):
+        acc[j] = _mx(acc[j], x[i + j])
+    half = LANES // 2
+    while half > 0:
+        for j in range(half):
+            acc[j] = _mx(acc[j], acc[j + half])
+        half //= 2
+    return acc[0]
+
+
+def global_sum_pool(const real_t[:, ::1] x,   # IN  (n_planes, plane_size)
+                    real_t[::1] out,          # OUT (n_planes,)
+                    int mode, double p, int n_threads):
+    """Global average (mode 0) or Lp (modes 1-3) pooling of each plane."""
+    cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane, i
+    cdef real_t total
+    cdef const real_t* row
+    if n_planes == 0:
+        return
+    for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="static"):
+        row = &x[plane, 0]
+        if mode == SUM_AVERAGE:
+            out[plane] = _plane_sum(row, size) / <real_t>size
+        else:
+            total = 0
+            for i in range(size):
+                if mode == SUM_LP_1:
+                    total = total + fabs(row[i])
+                elif mode == SUM_LP_2:
+                    total = total + row[i] * row[i]
+                else:
+                    total = total + <real_t>pow(fabs(row[i]), p)
+            if mode == SUM_LP_1:
+                out[plane] = total
+            elif mode == SUM_LP_2:
+                out[plane] = sqrt(total)
+            else:
+                out[plane] = <real_t>pow(total, 1.0 / p)
+
+
+def global_max_pool(const max_t[:, ::1] x,    # IN  (n_planes, plane_size)
+                    max_t[::1] out,           # OUT (n_planes,)
+                    int n_threads):
+    """Global max pooling of each plane (NaN propagates)."""
+    cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane
+    if n_planes == 0:
+        return
+    for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="static"):
+        out[plane] = _plane_max(&x[plane, 0], size)
+
+
+# --------------------------------------------------------------------------
+# MaxUnpool
+# --------------------------------------------------------------------------
+
+def max_unpool(const max_t[::1] x,             # IN  values, flattened
+               const int64_t[::1] indices,     # IN  flat positions in out, same length
+               max_t[::1] out):                # OUT zero-filled by the caller
+    """Scatter ``out[indices[i]] = x[i]``; later duplicates win, as in ONNX
+    Runtime's sequential loop (hence serial: threads would race on duplicates).
+
+    Returns -1, or the position of the first index outside ``[0, len(out))``
+    (the caller raises; nothing is written past that position).
+    """
+    cdef Py_ssize_t i, n = x.shape[0]
+    cdef Py_ssize_t size = out.shape[0]
+    cdef int64_t target
+    cdef Py_ssize_t bad = -1
+    with nogil:
+        for i in range(n):
+            target = indices[i]
+            if target < 0 or target >= size:
+                bad = i
+                break
+            out[target] = x[i]
+    return bad
