@@ -163,3 +163,28 @@ def test_aggregate_takes_the_median_of_run_medians():
     assert ovp["median_ms"] == 2.0 and ovp["best_block_ms"] == 0.8
     assert ovp["run_medians_ms"] == [1.0, 8.0, 2.0]
     assert merged["results"][0]["ratios"]["ovpool_over_best_peer"] == 0.5
+
+
+def test_model_hook_with_a_stand_in_extension(monkeypatch):
+    """The hook's plumbing, with a stand-in for ovpool.openvino (issue 4) that patches nothing."""
+    if "openvino" not in INSTALLED:
+        pytest.skip("openvino is not installed")
+    import argparse
+    import random
+    import types
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import cases, run, timing
+
+    stub = types.ModuleType("ovpool.openvino")
+    stub.register = lambda core: None
+    stub.patch_model = lambda model: 0
+    monkeypatch.setitem(sys.modules, "ovpool.openvino", stub)
+    monkeypatch.setattr(cases, "MODEL_CASES", [cases.ModelCase("tiny", (1, 4, 8, 8), [
+        cases._v("max_pool", 14, kernel_shape=[2, 2], strides=[2, 2], dilations=[1, 1],
+                 pads_begin=[0, 0], pads_end=[0, 0])])])
+    result = run.bench_models(argparse.Namespace(seed=0), timing.QUICK, [1], random.Random(0))
+    (entry,) = result["results"]
+    assert "error" not in entry, entry
+    assert entry["patched_nodes"] == 0 and entry["check"]["ok"]
+    assert entry["ratio_ovpool_over_native"] > 0
