@@ -751,6 +751,8 @@ def markdown_table(report):
         for name in ("torch", "onnxruntime", "openvino"):
             info = s.get(name, {})
             text = _ms(info.get("median_ms"))
+            if info.get("equivalent") and "median_ms" in info:
+                text += "*"
             if info.get("status") == "mismatch":
                 text += " (wrong)"
             cells.append(text)
@@ -765,6 +767,32 @@ def markdown_table(report):
             "-" if "ovpool_over_roofline" not in r else f"{r['ovpool_over_roofline']:.1f}",
             "-" if "scaling_1t_over_nt" not in r else f"{r['scaling_1t_over_nt']:.2f}",
             peak]) + " |")
+    lines.append("")
+    lines.append("`*`: the peer's fastest configuration is an equivalent op; `(wrong)`: its "
+                 "outputs differ from ovpool's (timed, excluded from the best peer).")
+    return "\n".join(lines)
+
+
+def configs_table(report):
+    """Which configuration of each peer won, per case (first thread count)."""
+    lines = ["| case | torch | ONNX Runtime | OpenVINO |", "|---|---|---|---|"]
+    seen = set()
+    for e in report["results"]:
+        if e["case"] in seen:
+            continue
+        seen.add(e["case"])
+        cells = []
+        for name in ("torch", "onnxruntime", "openvino"):
+            info = e["systems"].get(name, {})
+            if "config" in info:
+                cell = info["config"] + (f" [= {info['equivalent']}]" if info.get("equivalent")
+                                         else "")
+                if info.get("status") == "mismatch":
+                    cell += " (wrong)"
+            else:
+                cell = f"- ({info.get('reason', info.get('status', 'not run'))})"
+            cells.append(cell)
+        lines.append("| " + " | ".join([e["case"], *cells]) + " |")
     return "\n".join(lines)
 
 
@@ -784,6 +812,8 @@ def main(argv=None, prog="benchmarks/run.py"):
         return 0
     paths = write_outputs(report, args)
     print(markdown_table(report))
+    print()
+    print(configs_table(report))
     for n, s in report["summary"].items():
         if isinstance(s, dict):
             print(f"threads={n}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in s.items()

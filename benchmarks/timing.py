@@ -39,14 +39,15 @@ class Protocol:
     settle_s: float = 0.01      # sleep before each block
     select_calls: int = 5       # configuration selection: calls per candidate ...
     select_s: float = 0.3       # ... or this time budget
-    select_cutoff: float = 5.0  # drop a candidate whose warm-up call is this much slower
+    select_cutoff: float = 5.0  # drop a candidate whose first call is this much slower
+    select_passes: int = 2      # passes over the candidates (reversed order each pass)
 
     def as_dict(self):
         return asdict(self)
 
 
 QUICK = Protocol(rounds=2, warmup_calls=1, warmup_s=0.0, block_s=0.0, min_calls=2, max_calls=3,
-                 settle_s=0.005, select_calls=1, select_s=0.0)
+                 settle_s=0.005, select_calls=1, select_s=0.0, select_passes=1)
 
 
 def _time_calls(fn, n):
@@ -127,36 +128,45 @@ def summarize(blocks_ns):
 
 
 def select_fastest(candidates, protocol):
-    """Time each built candidate briefly; return ``(best index, [median s or None])``.
+    """Time each built candidate briefly; return ``(best index, [seconds or None])``.
 
-    ``candidates`` are runners (None for one that failed to build). A
-    candidate whose warm-up call takes ``select_cutoff`` times longer than the
-    best so far is not timed further (e.g. ORT AveragePool-19, 100x slower).
+    ``candidates`` are runners (None for one that failed to build). Each pass
+    times every candidate for ``select_calls`` calls (or ``select_s``) and
+    keeps its median; passes alternate the order, and a candidate's time is
+    its best pass. A candidate whose first call takes ``select_cutoff`` times
+    longer than the best so far is not timed further (e.g. ORT
+    AveragePool-19, up to 100x slower than opset 11).
     """
-    times = []
+    times = [None] * len(candidates)
+    dropped = set()
     best = math.inf
+    order = list(range(len(candidates)))
     gc.disable()
     try:
-        for runner in candidates:
-            if runner is None:
-                times.append(None)
-                continue
-            runner.activate()
-            if protocol.settle_s:
-                time.sleep(protocol.settle_s)
-            first = _time_calls(runner, 1)[0] * 1e-9
-            if first > protocol.select_cutoff * best:
-                times.append(first)
-                continue
-            samples = []
-            start = time.perf_counter()
-            while len(samples) < max(1, protocol.select_calls) and (
-                    not samples or time.perf_counter() - start < protocol.select_s):
-                samples.extend(_time_calls(runner, 1))
-            t = statistics.median(samples) * 1e-9
-            times.append(t)
-            best = min(best, t)
+        for p in range(max(1, protocol.select_passes)):
+            for i in (order if p % 2 == 0 else order[::-1]):
+                runner = candidates[i]
+                if runner is None or i in dropped:
+                    continue
+                runner.activate()
+                if protocol.settle_s:
+                    time.sleep(protocol.settle_s)
+                first = _time_calls(runner, 1)[0] * 1e-9
+                if first > protocol.select_cutoff * best:
+                    dropped.add(i)
+                    times[i] = first if times[i] is None else min(times[i], first)
+                    continue
+                samples = []
+                start = time.perf_counter()
+                while len(samples) < max(1, protocol.select_calls) and (
+                        not samples or time.perf_counter() - start < protocol.select_s):
+                    samples.extend(_time_calls(runner, 1))
+                t = statistics.median(samples) * 1e-9
+                times[i] = t if times[i] is None else min(times[i], t)
+                best = min(best, times[i])
     finally:
         gc.enable()
-    valid = [(t, i) for i, t in enumerate(times) if t is not None]
+    valid = [(t, i) for i, t in enumerate(times) if t is not None and i not in dropped]
+    if not valid:
+        valid = [(t, i) for i, t in enumerate(times) if t is not None]
     return (min(valid)[1] if valid else None), times
