@@ -515,7 +515,9 @@ def run_benchmark(args):
 # --------------------------------------------------------------------------
 
 def _child_argv(args, json_path, seed):
-    argv = ["--processes", "1", "--no-memory", "--no-progress", "--child-json", str(json_path),
+    show = args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quick)
+    argv = ["--processes", "1", "--no-memory", "--progress" if show else "--no-progress",
+            "--child-json", str(json_path),
             "--systems", args.systems, "--ort-levels", args.ort_levels, "--seed", str(seed)]
     if args.cases:
         argv += ["--cases", args.cases]
@@ -535,7 +537,7 @@ def _child_argv(args, json_path, seed):
 def run_fresh_processes(args):
     """K child interpreters in sequence (never in parallel on 2 vCPUs), then aggregate."""
     runs = []
-    bar = _progress(args.processes, args)
+    bar = None  # each child shows its own bar
     with tempfile.TemporaryDirectory(prefix="ovpool-bench-") as tmp:
         for k in range(args.processes):
             path = Path(tmp) / f"run{k}.json"
@@ -543,6 +545,7 @@ def run_fresh_processes(args):
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
             cmd = [sys.executable, str(Path(__file__).resolve()),
                    *_child_argv(args, path, args.seed + k)]
+            print(f"benchmark process {k + 1}/{args.processes}", file=sys.stderr)
             proc = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env)
             if proc.returncode != 0 or not path.exists():
                 raise SystemExit(f"benchmark child {k} failed (exit {proc.returncode})")
