@@ -199,6 +199,16 @@ def l3_bytes():
     return 32 * MIB
 
 
+def _ovpool_isa():
+    """The kernel build ovpool dispatched to (``OVPOOL_ISA`` overrides it)."""
+    try:
+        from ovpool import _isa
+
+        return getattr(_isa, "name", None)
+    except ImportError:
+        return None
+
+
 def describe_machine():
     cpu = _lscpu()
     flags = set(cpu.get("Flags", "").split())
@@ -235,6 +245,7 @@ def describe_machine():
         "versions": {m: _version(m) for m in ("numpy", "torch", "onnx", "onnxruntime",
                                               "openvino", "Cython")},
         "ovpool": {"version": ovpool.__version__, "openmp": ovpool.openmp_enabled(),
+                   "isa": _ovpool_isa(),
                    "path": str(Path(ovpool.__file__).parent), **git},
         "libgomp_loaded": gomp,
         "env": {k: v for k, v in os.environ.items()
