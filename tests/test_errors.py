@@ -306,3 +306,33 @@ def test_every_op_refuses_a_wrong_rank(name, fn, shape):
 def test_every_op_refuses_an_unsupported_dtype(name, fn, dtype):
     with pytest.raises(ovpool.OvpoolTypeError, match=np.dtype(dtype).name):
         fn(np.zeros((1, 1, 4), dtype))
+
+
+# The ops cache their plans by their arguments: a bad argument that compares
+# equal to a good one (2.0 == 2, True == 1) must not slip through validation
+# because the good one was seen before.
+CACHE_CASES = [
+    ("kernel_float", lambda: ovpool.avg_pool(X, (2, 2)), lambda: ovpool.avg_pool(X, (2.0, 2)),
+     T, "kernel_shape"),
+    ("kernel_bool", lambda: ovpool.max_pool(X, (1, 2)), lambda: ovpool.max_pool(X, (True, 2)),
+     T, "kernel_shape"),
+    ("strides_bool", lambda: ovpool.lp_pool(X, (2, 2), strides=(1, 1)),
+     lambda: ovpool.lp_pool(X, (2, 2), strides=(True, True)), T, "strides"),
+    ("output_size_float", lambda: ovpool.adaptive_avg_pool(X, 2),
+     lambda: ovpool.adaptive_avg_pool(X, 2.0), T, "output_size"),
+    ("ceil_mode_float", lambda: ovpool.avg_pool(X, (2, 2), ceil_mode=True),
+     lambda: ovpool.avg_pool(X, (2, 2), ceil_mode=1.0), T, "ceil_mode"),
+    ("count_include_pad_float", lambda: ovpool.avg_pool(X, (2, 2), count_include_pad=1),
+     lambda: ovpool.avg_pool(X, (2, 2), count_include_pad=1.0), T, "count_include_pad"),
+    ("ov_pads_float", lambda: ov_ops.max_pool(X, (2, 2), (1, 1), (1, 1), (0, 0)),
+     lambda: ov_ops.max_pool(X, (2, 2), (1, 1), (1.0, 1), (0, 0)), T, "pads_begin"),
+]
+
+
+@pytest.mark.parametrize("good, bad, builtin, word", [c[1:] for c in CACHE_CASES],
+                         ids=[c[0] for c in CACHE_CASES])
+def test_bad_argument_is_refused_even_after_an_equal_good_call(good, bad, builtin, word):
+    good()
+    with pytest.raises(ovpool.OvpoolError) as info:
+        bad()
+    assert isinstance(info.value, builtin) and word in str(info.value)
