@@ -72,13 +72,11 @@ def param(shape, name, dtype=np.float32):
 
 def named(node, name):
     node.set_friendly_name(name)
-    for k, out in enumerate(node.outputs()):
-        out.set_names({name if node.get_output_size() == 1 else f"{name}.{k}"})
     return node
 
 
 def result(output, name):
-    output.set_names({name})
+    output.add_names({name})
     node = ov8.result(output)
     node.set_friendly_name(f"{name}/result")
     return node

@@ -182,15 +182,25 @@ class _Reader:
     # -- the XML document --------------------------------------------------
 
     def _read_bytes(self):
+        limit = MAX_XML_BYTES
+        chunks, total = [], 0
         try:
             with open(self.path, "rb") as f:
-                data = f.read(MAX_XML_BYTES + 1)
+                if os.fstat(f.fileno()).st_size > limit:
+                    raise self.err(None, f"the .xml is larger than {limit / 2**20:g} MiB; "
+                                         "ovpool refuses to parse it")
+                while True:  # chunks: never a buffer sized by a claim
+                    chunk = f.read(1 << 20)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+                    if total > limit:
+                        raise self.err(None, f"the .xml is larger than {limit / 2**20:g} MiB; "
+                                             "ovpool refuses to parse it")
+                    chunks.append(chunk)
         except OSError as exc:
             raise _error(self.path, None, f"cannot read the IR file: {exc.strerror or exc}") from None
-        if len(data) > MAX_XML_BYTES:
-            raise self.err(None, f"the .xml is larger than {MAX_XML_BYTES >> 20} MiB; "
-                                 "ovpool refuses to parse it")
-        return data
+        return b"".join(chunks)
 
     def _check_raw(self, data):
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data

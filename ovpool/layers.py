@@ -320,9 +320,9 @@ class Attr:
     ``kind``:
 
     * ``"int"``, ``"float"``, ``"bool"``;
-    * ``"ints"``: a list of ints (``"3, 3"``); with ``per_axis`` one entry per
-      spatial axis, ``fill`` being the value OpenVINO's reader assumes for a
-      missing attribute on every axis;
+    * ``"ints"``: a list of ints (``"3, 3"``); with ``per_axis`` that many
+      entries per spatial axis (ONNX ``pads``: 2), ``fill`` being the value
+      assumed for a missing attribute on every axis;
     * ``"str"``: one of ``choices`` (case-insensitive, returned as spelled in
       ``choices``); ``"etype"``: an element type (``choices`` limits it);
     * ``"shape"``: a static shape (``"2, 3"``, ``""`` for a scalar);
@@ -335,7 +335,7 @@ class Attr:
     default: object = REQUIRED
     choices: tuple = ()
     minimum: int | None = None
-    per_axis: bool = False
+    per_axis: int = 0
     fill: int = 0
     doc: str = ""
 
@@ -474,7 +474,7 @@ class Attr:
         """A typed value for a required attribute that has none yet (never empty:
         OpenVINO's attribute visitor cannot carry an empty list)."""
         if self.kind == "ints":
-            return [self.fill] * (n_spatial if self.per_axis else 1)
+            return [self.fill] * (n_spatial * self.per_axis if self.per_axis else 1)
         return {"int": 0, "float": 0.0, "bool": False, "str": (self.choices or ("",))[0],
                 "etype": (self.choices or ("f32",))[0], "shape": [], "pshape": ()}[self.kind]
 
@@ -676,8 +676,9 @@ def lookup(type_, version):
 # Shape helpers (the arithmetic itself is in ovpool.shapes / ovpool.ops)
 # --------------------------------------------------------------------------
 
-def _split_nc(t, n_spatial, what="data"):
-    """(lead dims, spatial dims) of a pool input; ranks 3-5."""
+def _split_nc(t, n_spatial, what="data", source="the attributes"):
+    """(lead dims, spatial dims) of a pool input; ranks 3-5. ``n_spatial``
+    (from ``source``) must match the input's rank when both are known."""
     if t.shape is None:
         return (None, None), (None,) * n_spatial
     rank = len(t.shape)
@@ -687,8 +688,8 @@ def _split_nc(t, n_spatial, what="data"):
             f"got shape {_fmt(t.shape)}")
     if n_spatial is not None and rank - 2 != n_spatial:
         raise OvpoolValueError(
-            f"the attributes describe {n_spatial} spatial dims but the {what} input has shape "
-            f"{_fmt(t.shape)}")
+            f"{source} gives {n_spatial} spatial dims but the {what} input has shape "
+            f"{_fmt(t.shape)} ({rank - 2} spatial dims)")
     return tuple(t.shape[:2]), tuple(t.shape[2:])
 
 
@@ -815,7 +816,7 @@ def _infer_adaptive(layer, types, attrs, values):
         if len(size.shape) != 1:
             raise OvpoolValueError(f"output_size must be 1-D, got shape {_fmt(size.shape)}")
         n_spatial = size.shape[0]
-    lead, spatial = _split_nc(data, n_spatial)
+    lead, spatial = _split_nc(data, n_spatial, source=f"output_size of shape {_fmt(size.shape)}")
     if values[1] is not None:
         out_spatial = adaptive_output_spatial(spatial, _int_vector(values[1], size, "output_size"))
     else:
@@ -862,11 +863,11 @@ for _version in ("opset8", OVPOOL_OPSET):
 
 def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
     attrs = [
-        Attr("kernel", "ints", minimum=1, per_axis=True, fill=1, doc="window size per axis"),
-        Attr("strides", "ints", minimum=1, per_axis=True, fill=1, doc="stride per axis"),
-        Attr("pads_begin", "ints", [], minimum=0, per_axis=True, fill=0,
+        Attr("kernel", "ints", minimum=1, per_axis=1, fill=1, doc="window size per axis"),
+        Attr("strides", "ints", minimum=1, per_axis=1, fill=1, doc="stride per axis"),
+        Attr("pads_begin", "ints", [], minimum=0, per_axis=1, fill=0,
              doc="explicit pads at the start (recomputed when auto_pad is not explicit)"),
-        Attr("pads_end", "ints", [], minimum=0, per_axis=True, fill=0,
+        Attr("pads_end", "ints", [], minimum=0, per_axis=1, fill=0,
              doc="explicit pads at the end (recomputed when auto_pad is not explicit)"),
         Attr("rounding_type", "str", "floor", choices=rounding_choices),
         Attr("auto_pad", "str", "explicit",
@@ -877,7 +878,7 @@ def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
                              doc="divide by the taps inside the input (OpenVINO's reader "
                                  "default is true)"))
     if dilations:
-        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=True, fill=1))
+        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=1, fill=1))
     if max_outputs:
         attrs.append(_INDEX_ETYPE)
         attrs.append(Attr("axis", "int", 0, doc="indices are flat from this dimension on"))
@@ -886,7 +887,7 @@ def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
 
 def _ov_geometry(layer, data, attrs):
     n_spatial = len(attrs["kernel"])
-    lead, spatial = _split_nc(data, n_spatial)
+    lead, spatial = _split_nc(data, n_spatial, source=f"kernel={attrs['kernel']}")
     geometry = ov_ops.ov_geometry(spatial, attrs["kernel"], attrs["strides"],
                                   _per_axis(attrs["pads_begin"]), _per_axis(attrs["pads_end"]),
                                   _per_axis(attrs.get("dilations")), attrs["auto_pad"],
@@ -976,12 +977,13 @@ _ONNX_AUTO_PAD = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
 def _onnx_window_attrs(*, ceil=True, dilations=True):
     attrs = [
-        Attr("kernel_shape", "ints", minimum=1, per_axis=True, fill=1),
-        Attr("strides", "ints", [], minimum=1, per_axis=True, fill=1),
-        Attr("pads", "ints", [], minimum=0, doc="[x1_begin, x2_begin, ..., x1_end, x2_end, ...]"),
+        Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
+        Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
+        Attr("pads", "ints", [], minimum=0, per_axis=2, fill=0,
+             doc="[x1_begin, x2_begin, ..., x1_end, x2_end, ...]"),
     ]
     if dilations:
-        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=True, fill=1))
+        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=1, fill=1))
     attrs.append(Attr("auto_pad", "str", "NOTSET", choices=_ONNX_AUTO_PAD))
     if ceil:
         attrs.append(Attr("ceil_mode", "bool", False))
@@ -990,7 +992,7 @@ def _onnx_window_attrs(*, ceil=True, dilations=True):
 
 def _onnx_geometry(layer, data, attrs):
     n_spatial = len(attrs["kernel_shape"])
-    lead, spatial = _split_nc(data, n_spatial, "X")
+    lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
     geometry = ops.onnx_geometry(_Spatial(spatial), attrs["kernel_shape"],
                                  _per_axis(attrs["strides"]), _per_axis(attrs["pads"]),
                                  _per_axis(attrs.get("dilations")), attrs["auto_pad"],
@@ -1048,7 +1050,7 @@ def _infer_max_unpool(layer, types, attrs, values):
     if indices.etype not in INTEGER_TYPES:
         raise OvpoolValueError(f"I must be an integer tensor, got {indices.etype}")
     n_spatial = len(attrs["kernel_shape"])
-    lead, spatial = _split_nc(data, n_spatial, "X")
+    lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
     if indices.shape is not None and data.shape is not None and len(indices.shape) != len(data.shape):
         raise OvpoolValueError(f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}")
     if len(types) == 3:
@@ -1122,9 +1124,9 @@ _register("LpPool", OVPOOL_OPSET, _onnx_window_attrs() + [_P],
 _register("GlobalLpPool", OVPOOL_OPSET, [_P], ["X"], ["Y"], _infer_global_lp, _run_global_lp,
           semantics="onnx", doc="ONNX GlobalLpPool-22.")
 _register("MaxUnpool", OVPOOL_OPSET,
-          [Attr("kernel_shape", "ints", minimum=1, per_axis=True, fill=1),
-           Attr("strides", "ints", [], minimum=1, per_axis=True, fill=1),
-           Attr("pads", "ints", [], minimum=0),
+          [Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
+           Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
+           Attr("pads", "ints", [], minimum=0, per_axis=2, fill=0),
            Attr("indices_relative_to", "str", "default_shape",
                 choices=("default_shape", "output_shape"))],
           ["X", "I", "output_shape"], ["Y"], _infer_max_unpool, _run_max_unpool,
