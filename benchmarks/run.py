@@ -338,6 +338,11 @@ def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
         entry["systems"][peer] = info
         if runner is not None:
             runners[peer] = runner
+    ran = [s["status"] for p, s in entry["systems"].items()
+           if p in peers.PEERS and s.get("status") in ("ok", "mismatch")]
+    if ran and all(status == "mismatch" for status in ran):
+        entry["ovpool_suspect"] = (f"every peer that ran ({len(ran)}) disagrees with ovpool: "
+                                   "ovpool is probably wrong here")
     if "roofline" in systems:
         roof = peers.RooflineRunner(x, reference, n)
         runners["roofline"] = roof
@@ -672,6 +677,7 @@ def summarize_report(report):
                 s >= TARGET_SCALING for s in scaling_big),
             "mismatches": sorted({f"{e['case']}:{p}" for e in entries
                                   for p, s in e["systems"].items() if s.get("status") == "mismatch"}),
+            "ovpool_suspect": sorted(e["case"] for e in entries if e.get("ovpool_suspect")),
         }
     mems = [m.get("memory", {}) for m in report["cases"] if "memory" in m]
     if mems:
