@@ -540,3 +540,186 @@ def test_adaptive_max_pool_random_sizes_match_torch_with_nan_and_ties(index_dtyp
         assert got_indices.dtype == index_dtype, context
         np.testing.assert_array_equal(got, values, err_msg=context)
         np.testing.assert_array_equal(got_indices, indices, err_msg=context)
+
+
+# --------------------------------------------------------------------------
+# wide rows: the specialised horizontal passes (k 1-5, 7; strides 1, 2, k)
+# and the vectorised row loops with their tails
+# --------------------------------------------------------------------------
+
+def test_wide_rows_avg_and_max_pool_match_torch():
+    """Rows of 17-140 elements (several vector widths plus a tail), kernel
+    widths and strides that hit every specialised path and the generic one,
+    pads, ceil_mode, NaN; max values bit-exact, indices identical."""
+    pytest.importorskip("torch")
+    from references import torch_avg_pool, torch_max_pool
+    rng = np.random.default_rng(1090)
+    for _ in range(120):
+        nd = int(rng.integers(1, 3))
+        k = int(rng.choice([1, 2, 3, 4, 5, 6, 7, 8]))
+        s = int(rng.choice([1, 2, 3, k]))
+        kernel = [int(rng.integers(1, 4)) for _ in range(nd - 1)] + [k]
+        strides = [int(rng.integers(1, 3)) for _ in range(nd - 1)] + [s]
+        pads = [int(rng.integers(0, kk // 2 + 1)) for kk in kernel]
+        width = int(rng.integers(max(17, k), 141))
+        spatial = [int(rng.integers(kk, kk + 6)) for kk in kernel[:-1]] + [width]
+        ceil_mode = bool(rng.integers(0, 2))
+        dtype = np.float64 if rng.random() < 0.25 else np.float32
+        x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)),
+                                 *spatial)).astype(dtype)
+        context = f"x{x.shape} {x.dtype} k={kernel} s={strides} p={pads} ceil={ceil_mode}"
+        tol = F64_TOL if dtype == np.float64 else F32_TOL
+        for include in (False, True):
+            expected = torch_avg_pool(x, kernel, strides, pads, ceil_mode=ceil_mode,
+                                      count_include_pad=include)
+            got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2,
+                                  ceil_mode=ceil_mode, count_include_pad=include)
+            np.testing.assert_allclose(got, expected, err_msg=context, **tol)
+        if rng.random() < 0.4:
+            x[rng.random(x.shape) < 0.05] = np.nan
+        values, plane_indices = torch_max_pool(x, kernel, strides, pads, [1] * nd,
+                                               ceil_mode=ceil_mode)
+        np.testing.assert_array_equal(
+            ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil_mode),
+            values, err_msg=context)
+        got, indices = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
+                                       ceil_mode=ceil_mode, return_indices=True)
+        np.testing.assert_array_equal(got, values, err_msg=context)
+        np.testing.assert_array_equal(indices, plane_to_flat_indices(plane_indices,
+                                                                     x.shape[2:]),
+                                      err_msg=context)
+
+
+def test_wide_rows_dilated_avg_pool_and_int8_max_pool_match_onnxruntime():
+    """The generic horizontal pass (dilation > 1) of AveragePool and LpPool, and
+    8-bit MaxPool on wide rows, against ONNX Runtime (torch has neither)."""
+    rng = np.random.default_rng(1091)
+    for _ in range(30):
+        k = int(rng.integers(2, 6))
+        d = int(rng.integers(2, 4))
+        s = int(rng.integers(1, 4))
+        pad = int(rng.integers(0, k))
+        width = int(rng.integers(max(17, (k - 1) * d + 1), 120))
+        x = rng.standard_normal((1, 2, 3, width)).astype(np.float32)
+        attrs = onnx_pool_attrs([2, k], strides=[1, s], pads=[0, pad, 1, pad],
+                                dilations=[1, d])
+        context = f"x{x.shape} {attrs}"
+        for include in (0, 1):
+            expected = onnxruntime_run("AveragePool", [x], {**attrs,
+                                                           "count_include_pad": include})[0]
+            got = ovpool.avg_pool(x, (2, k), strides=(1, s), pads=(0, pad, 1, pad),
+                                  dilations=(1, d), count_include_pad=bool(include))
+            np.testing.assert_allclose(got, expected, err_msg=context, **F32_TOL)
+        expected = onnxruntime_run("LpPool", [x], {**attrs, "p": 2})[0]
+        got = ovpool.lp_pool(x, (2, k), strides=(1, s), pads=(0, pad, 1, pad), dilations=(1, d))
+        np.testing.assert_allclose(got, expected, err_msg=context, rtol=1e-5, atol=1e-6)
+        for dtype in (np.int8, np.uint8):
+            xi = rng.integers(np.iinfo(dtype).min, int(np.iinfo(dtype).max) + 1,
+                              size=x.shape).astype(dtype)
+            values, indices = onnxruntime_run("MaxPool", [xi], attrs, 2)
+            got, got_indices = ovpool.max_pool(xi, (2, k), strides=(1, s),
+                                               pads=(0, pad, 1, pad), dilations=(1, d),
+                                               return_indices=True)
+            np.testing.assert_array_equal(got, values, err_msg=context)
+            np.testing.assert_array_equal(got_indices, indices, err_msg=context)
+            np.testing.assert_array_equal(
+                ovpool.max_pool(xi, (2, k), strides=(1, s), pads=(0, pad, 1, pad),
+                                dilations=(1, d)), values, err_msg=context)
+
+
+@pytest.mark.parametrize("n_in, n_out", [(56, 7), (224, 7), (64, 8), (64, 16), (64, 32),
+                                         (64, 64), (28, 14), (30, 10), (7, 7), (9, 3)])
+def test_adaptive_pools_with_divisible_sizes_match_torch(n_in, n_out):
+    """In % Out == 0 takes the uniform-window path (kernel = stride = In/Out)."""
+    pytest.importorskip("torch")
+    from references import torch_adaptive_avg_pool, torch_adaptive_max_pool
+    rng = np.random.default_rng(n_in * 1000 + n_out)
+    x = rng.standard_normal((2, 3, n_in, n_in + n_in // 2)).astype(np.float32)
+    x[0, 1, 3, 5] = np.nan
+    output = (n_out, n_out)
+    np.testing.assert_allclose(ovpool.adaptive_avg_pool(x[:, :, :, :n_in], output),
+                               torch_adaptive_avg_pool(x[:, :, :, :n_in], output),
+                               rtol=1e-6, atol=1e-6)
+    values, indices = torch_adaptive_max_pool(x, output)
+    got, got_indices = ovpool.adaptive_max_pool(x, output)
+    np.testing.assert_array_equal(got, values)
+    np.testing.assert_array_equal(got_indices, indices)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8])
+def test_global_max_pool_every_plane_size_and_nan_position_matches_numpy(dtype):
+    """The global reductions run over 16 lanes plus a tail: plane sizes 1-70 and
+    a NaN in every lane and in the tail."""
+    rng = np.random.default_rng(1092)
+    for size in range(1, 71):
+        if np.dtype(dtype).kind == "f":
+            x = rng.standard_normal((2, 3, size)).astype(dtype)
+            x[0, 0, rng.integers(0, size)] = np.nan
+            x[1, 2, size - 1] = np.nan
+        else:
+            x = rng.integers(np.iinfo(dtype).min, int(np.iinfo(dtype).max) + 1,
+                             size=(2, 3, size)).astype(dtype)
+        got = ovpool.global_max_pool(x)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, x.max(axis=2, keepdims=True), err_msg=f"size {size}")
+
+
+def test_global_average_and_lp_pool_every_plane_size_match_float64_numpy():
+    rng = np.random.default_rng(1093)
+    for size in list(range(1, 70)) + [255, 256, 257, 4097]:
+        x = rng.standard_normal((2, 2, size)).astype(np.float32)
+        exact = x.astype(np.float64)
+        np.testing.assert_allclose(ovpool.global_avg_pool(x), exact.mean(axis=2, keepdims=True),
+                                   rtol=1e-5, atol=1e-6, err_msg=f"size {size}")
+        for p in (1, 2, 3):
+            np.testing.assert_allclose(
+                ovpool.global_lp_pool(x, p=p),
+                (np.abs(exact) ** p).sum(axis=2, keepdims=True) ** (1 / p),
+                rtol=1e-5, err_msg=f"size {size} p={p}")
+
+
+# --------------------------------------------------------------------------
+# the plan cache: same shapes, different attributes, interleaved
+# --------------------------------------------------------------------------
+
+def test_interleaved_calls_with_the_same_shapes_and_different_attributes():
+    """Plans are cached by shape and attributes; interleaving calls that share
+    shapes but differ in one attribute (or in dtype) must keep every answer
+    right (checked against ONNX Runtime and torch)."""
+    pytest.importorskip("torch")
+    from references import torch_adaptive_max_pool
+    rng = np.random.default_rng(1094)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    kernel, strides, pads = [3, 3], [2, 2], [1, 1, 1, 1]
+
+    def ort(op, data, n_outputs=1, **extra):
+        return onnxruntime_run(op, [data], onnx_pool_attrs(kernel, strides=strides, pads=pads,
+                                                           **extra), n_outputs)
+
+    for _ in range(2):
+        for include in (0, 1):
+            for ceil in (0, 1):
+                got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads, ceil_mode=ceil,
+                                      count_include_pad=include)
+                expected = ort("AveragePool", x, ceil_mode=ceil, count_include_pad=include)[0]
+                np.testing.assert_allclose(got, expected, **F32_TOL)
+        for p in (1, 2, 3):
+            np.testing.assert_allclose(ovpool.lp_pool(x, kernel, strides=strides, pads=pads, p=p),
+                                       ort("LpPool", x, p=p)[0], rtol=1e-5, atol=1e-6)
+        for order in (0, 1):
+            got = ovpool.max_pool(x, kernel, strides=strides, pads=pads, storage_order=order,
+                                  return_indices=True)
+            expected = ort("MaxPool", x, 2, storage_order=order)
+            np.testing.assert_array_equal(got[0], expected[0])
+            np.testing.assert_array_equal(got[1], expected[1])
+        for dtype in (np.float64, np.float16, np.float32):
+            got = ovpool.avg_pool(x.astype(dtype), kernel, strides=strides, pads=pads)
+            assert got.dtype == dtype
+            expected = ort("AveragePool", x.astype(np.float32))[0]
+            np.testing.assert_allclose(got.astype(np.float32), expected,
+                                       rtol=1e-3 if dtype == np.float16 else 1e-6, atol=1e-3)
+        values, indices = torch_adaptive_max_pool(x, (4, 5))
+        for index_dtype in (np.int32, np.int64):
+            got, got_indices = ovpool.adaptive_max_pool(x, (4, 5), index_dtype=index_dtype)
+            assert got_indices.dtype == index_dtype
+            np.testing.assert_array_equal(got_indices, indices)

@@ -252,3 +252,96 @@ def test_bad_ovpool_num_threads_environment_variable_raises(value):
         assert out.strip() == "no error"  # without OpenMP the variable is not read
     else:
         assert out.split() == ["True", "True"]
+
+
+# --------------------------------------------------------------------------
+# concurrent calls from Python threads (OpenVINO runs evaluate concurrently)
+# --------------------------------------------------------------------------
+
+def test_concurrent_calls_from_python_threads_give_the_serial_results():
+    """The kernels release the GIL and plans are shared between calls: calls
+    from several Python threads at once, with shapes and attributes that
+    share cached plans, must each give the serial answer."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 8, 64, 48)).astype(np.float32)
+    y = rng.standard_normal((1, 2, 33, 65)).astype(np.float64)
+    jobs = [
+        lambda: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+        lambda: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1),
+                                count_include_pad=True),
+        lambda: ovpool.max_pool(x, (3, 3), strides=(2, 2), return_indices=True),
+        lambda: ovpool.max_pool(y, (2, 5), dilations=(2, 1), storage_order=1,
+                                return_indices=True),
+        lambda: ovpool.lp_pool(y, (3, 3), p=3),
+        lambda: ovpool.adaptive_avg_pool(x, (7, 5)),
+        lambda: ovpool.adaptive_max_pool(y, (5, 9), index_dtype=np.int32),
+        lambda: ovpool.global_avg_pool(x),
+        lambda: ov_ops.max_pool(x, (2, 2), (2, 2), (1, 1), (1, 1), rounding_type="ceil", axis=2),
+    ]
+    serial = [job() for job in jobs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [(i, pool.submit(jobs[i])) for _ in range(4) for i in range(len(jobs))]
+        for i, future in futures:
+            got = future.result()
+            expected = serial[i]
+            for a, b in zip(got if isinstance(got, tuple) else (got,),
+                            expected if isinstance(expected, tuple) else (expected,)):
+                np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# the two kernel builds (baseline x86-64 and x86-64-v3) compute the same bits
+# --------------------------------------------------------------------------
+
+_ISA_BATTERY = """
+    import sys
+    import numpy as np, ovpool
+    from ovpool import _isa, ov_ops
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((2, 3, 37, 70)).astype(np.float32)
+    x[0, 1, 5, 7] = np.nan
+    d = rng.standard_normal((1, 2, 9, 11, 43))
+    q = rng.integers(-128, 128, size=(2, 2, 19, 41)).astype(np.int8)
+    results = {
+        "avg": ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), ceil_mode=True),
+        "avg_k7": ovpool.avg_pool(x, (1, 7), count_include_pad=True, pads=(0, 3, 0, 3)),
+        "avg_dil": ovpool.avg_pool(d, (2, 2, 3), dilations=(1, 2, 2)),
+        "lp": ovpool.lp_pool(x, (2, 4), strides=(2, 4), p=3),
+        "max": ovpool.max_pool(x, (3, 3), strides=(2, 2)),
+        "max_i": ovpool.max_pool(x, (2, 5), strides=(1, 2), return_indices=True)[1],
+        "max_q": ovpool.max_pool(q, (3, 3), strides=(1, 2)),
+        "adaptive_avg": ovpool.adaptive_avg_pool(x, (7, 9)),
+        "adaptive_avg_uniform": ovpool.adaptive_avg_pool(x[:, :, :35], (7, 14)),
+        "adaptive_max": ovpool.adaptive_max_pool(d, (4, 5, 6))[0],
+        "global_avg": ovpool.global_avg_pool(d),
+        "global_lp": ovpool.global_lp_pool(x, p=2),
+        "global_max": ovpool.global_max_pool(q),
+        "ov_avg": ov_ops.avg_pool(x, (3, 3), (2, 2), (1, 1), (1, 1), exclude_pad=False,
+                                  rounding_type="ceil"),
+    }
+    np.savez(sys.argv[1], isa=np.array(_isa.name), **results)
+"""
+
+
+def test_baseline_and_x86_64_v3_builds_compute_the_same_bits(tmp_path):
+    from ovpool import _isa
+    if _isa._V3_CPU_FLAGS <= _isa._cpu_flags():
+        assert _isa.name == "x86-64-v3", "this CPU supports x86-64-v3: auto must pick it"
+    files = {}
+    for isa in ("baseline", "auto"):
+        path = tmp_path / f"{isa}.npz"
+        env = dict(os.environ, OVPOOL_ISA=isa,
+                   PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        result = subprocess.run([sys.executable, "-c", textwrap.dedent(_ISA_BATTERY), str(path)],
+                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        files[isa] = np.load(path)
+    assert str(files["baseline"]["isa"]) == "baseline"
+    assert str(files["auto"]["isa"]) == _isa.name
+    for key in files["baseline"].files:
+        if key == "isa":
+            continue
+        a, b = files["baseline"][key], files["auto"][key]
+        assert a.dtype == b.dtype and a.shape == b.shape, key
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), key
