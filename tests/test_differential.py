@@ -288,8 +288,9 @@ def test_global_average_pool_random_inputs_match_onnx_reference_and_onnxruntime(
 
 
 def test_global_max_pool_random_inputs_match_onnxruntime_and_numpy():
-    """onnx.reference's GlobalMaxPool returns a wrong shape for 3D inputs
-    ((1, 1, 4, 1, 1, 1) for (1, 1, 4, 5, 6)): the second reference is numpy."""
+    """onnx.reference's GlobalMaxPool returns wrong shapes for 1D and 3D inputs
+    ((2, 1) for (2, 3, 7); (1, 1, 4, 1, 1, 1) for (1, 1, 4, 5, 6)): the second
+    reference is numpy."""
     rng = np.random.default_rng(1021)
     for _ in range(20):
         x = _random_global_input(rng, np.float32)
