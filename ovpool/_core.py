@@ -172,8 +172,11 @@ _cache_lock = threading.Lock()
 
 def _freeze(value):
     """A hashable stand-in for an argument (lists and arrays become tuples)."""
-    if value is None or isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+    if value is None or isinstance(value, str):
         return value
+    if isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
+        # keep the type: 2.0 == 2 and True == 1, but only the int is a valid size
+        return (type(value), value)
     if isinstance(value, np.ndarray):
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, (list, tuple)):
