@@ -82,11 +82,12 @@ def random_ov_config(rng):
     dilations = ([int(rng.integers(1, 3)) for _ in range(nd)] if rng.random() < 0.4
                  else [1] * nd)
     auto_pad = str(rng.choice(["explicit"] * 3 + ["same_upper", "same_lower", "valid"]))
-    # pads up to the kernel size: MaxPool windows entirely in the padding are legal in OV
-    pads_begin = [int(rng.integers(0, k + 1)) for k in kernel]
-    pads_end = [int(rng.integers(0, k + 1)) for k in kernel]
-    rounding = str(rng.choice(["floor", "ceil", "ceil_torch"]))
     effective = _effective(kernel, dilations)
+    # pads up to beyond the dilated kernel: MaxPool windows entirely in the padding are
+    # legal in OV (and so is an include-pad AvgPool window)
+    pads_begin = [int(rng.integers(0, e + 2)) for e in effective]
+    pads_end = [int(rng.integers(0, e + 2)) for e in effective]
+    rounding = str(rng.choice(["floor", "ceil", "ceil_torch"]))
     padding = [b + e if auto_pad == "explicit" else 0 for b, e in zip(pads_begin, pads_end)]
     spatial = [int(rng.integers(max(1, e - p), max_size + e)) for e, p in zip(effective,
                                                                              padding)]
@@ -154,7 +155,7 @@ def test_avg_pool_random_configurations_match_openvino():
                                                           equal_nan=True):
             failures.append(f"{context}: shapes {got.shape} {expected.shape}")
     assert not failures, "\n".join(failures[:20])
-    assert compared >= 0.6 * total and refused < 0.2 * total
+    assert compared >= 0.5 * total and refused < 0.3 * total
 
 
 def test_max_pool_random_configurations_match_openvino():
@@ -187,7 +188,7 @@ def test_max_pool_random_configurations_match_openvino():
         if not np.array_equal(only_values, expected[0]):
             failures.append(context + " (values-only path)")
     assert not failures, "\n".join(failures[:20])
-    assert compared >= 0.8 * total
+    assert compared >= 0.9 * total
 
 
 def _random_adaptive(rng):
