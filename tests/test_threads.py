@@ -149,13 +149,17 @@ def test_openmp_parallelism_enabled():
 
 
 def test_parallel_region_gets_the_requested_team_size():
-    if ovpool.openmp_enabled():
-        assert _kernels.parallel_team_size(2) == 2
-        assert _kernels.parallel_team_size(1) == 1
-        assert _kernels.parallel_team_size(3) == 3  # oversubscription is honoured too
-    else:  # a serial build runs everything on one thread
-        assert _kernels.parallel_team_size(2) == 1
-        assert ovpool.get_num_threads() == 1
+    """Both ``ovpool._kernels`` (the baseline build) and the build the ops
+    dispatch to (``ovpool._isa.kernels``, x86-64-v3 where the CPU has it)."""
+    from ovpool import _isa
+    for module in (_kernels, _isa.kernels):
+        if ovpool.openmp_enabled():
+            assert module.parallel_team_size(2) == 2
+            assert module.parallel_team_size(1) == 1
+            assert module.parallel_team_size(3) == 3  # oversubscription is honoured too
+        else:  # a serial build runs everything on one thread
+            assert module.parallel_team_size(2) == 1
+            assert ovpool.get_num_threads() == 1
 
 
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
@@ -177,7 +181,8 @@ def test_torch_set_num_threads_1_does_not_pin_ovpool_to_one_thread(order):
         assert torch.get_num_threads() == 1
         # the process-wide OpenMP default really is 1 now (so this test means something)
         print(ctypes.CDLL("libgomp.so.1").omp_get_max_threads())
-        print(_kernels.parallel_team_size(2))
+        from ovpool import _isa
+        print(min(_kernels.parallel_team_size(2), _isa.kernels.parallel_team_size(2)))
         x = np.random.default_rng(0).standard_normal((4, 16, 64, 64)).astype(np.float32)
         a = ovpool.avg_pool(x, (3, 3), num_threads=2)
         b = ovpool.avg_pool(x, (3, 3), num_threads=1)
@@ -196,8 +201,10 @@ def test_threadpoolctl_openmp_limit_does_not_pin_ovpool():
     """threadpoolctl lowers every loaded OpenMP runtime's default; the explicit
     num_threads clause still gets 2 threads."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
+    from ovpool import _isa
     with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
         assert _kernels.parallel_team_size(2) == 2
+        assert _isa.kernels.parallel_team_size(2) == 2
 
 
 # --------------------------------------------------------------------------
