@@ -137,16 +137,11 @@ class Plan:
             for a, n_in in zip(axes, self.in_dhw))
         self.empty_axes = tuple((i, np.flatnonzero(a.table[:, 1] == 0))
                                 for i, a in enumerate(axes) if (a.table[:, 1] == 0).any())
-        self._div_w = {}
-
-    def div_w(self, dtype):
-        """The W-axis divisor factors in the kernel dtype (cached)."""
-        factors = self._div_w.get(dtype)
-        if factors is None:
-            factors = np.ascontiguousarray(self.tables[2][:, 2], dtype=dtype)
-            factors.setflags(write=False)
-            self._div_w[dtype] = factors
-        return factors
+        div_w = self.tables[2][:, 2]
+        self.geometry = _kernels.Geometry(
+            *self.in_dhw, *self.tables, *self.dilations, *self.w_args, self.buffer_width,
+            self.max_rows, self.prefetch, np.ascontiguousarray(div_w, dtype=np.float32),
+            np.ascontiguousarray(div_w, dtype=np.float64))
 
     def threads(self, num_threads):
         """(n_threads, rows_per_block) for a call."""
@@ -159,29 +154,33 @@ class Plan:
             rows_per_block = max(1, -(-work // (_UNITS_PER_THREAD * n_threads)))
         return n_threads, rows_per_block
 
-    def scratch(self, n_threads, dtype, identity):
-        buffers = np.full((n_threads, self.buffer_width), identity, dtype=dtype)
-        offsets = np.empty((n_threads, self.max_rows), dtype=np.int64)
-        return buffers, offsets
-
 
 _CACHE_SIZE = 256
 _cache = {}
 _cache_lock = threading.Lock()
 
 
+_TYPED_SCALARS = frozenset([int, float, bool, np.int64, np.int32, np.float64, np.float32,
+                            np.bool_])
+
+
 def _freeze(value):
-    """A hashable stand-in for an argument (lists and arrays become tuples)."""
-    if value is None or isinstance(value, str):
+    """A hashable stand-in for an argument (lists and arrays become tuples).
+
+    Scalars keep their type: 2.0 == 2 and True == 1, but only the int is a
+    valid size, so they must not share a cached plan. Exact type checks (not
+    isinstance) keep this cheap: it runs on every call.
+    """
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return tuple([_freeze(v) for v in value])
+    if kind is str or value is None:
         return value
-    if isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
-        # keep the type: 2.0 == 2 and True == 1, but only the int is a valid size
-        return (type(value), value)
-    if isinstance(value, np.ndarray):
+    if kind in _TYPED_SCALARS:
+        return (kind, value)
+    if kind is np.ndarray:
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, np.dtype) or isinstance(value, type):
+    if kind is np.dtype or kind is type:
         return value
     raise TypeError  # not cacheable: the caller builds without the cache
 
@@ -278,22 +277,13 @@ def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
     if plan.is_global:
         _kernels.global_sum_pool(x, flat_out.reshape(-1), mode, p_value, n_threads)
     else:
-        buffers, offsets = plan.scratch(n_threads, x.dtype, 0)
-        _kernels.sum_pool(x, flat_out, buffers, offsets, plan.div_w(x.dtype), *plan.in_dhw,
-                          *plan.tables, *plan.dilations, *plan.w_args, rows_per_block,
-                          plan.prefetch, mode, p_value, n_threads)
+        _kernels.sum_pool(x, flat_out, plan.geometry, rows_per_block, mode, p_value, n_threads)
     return finish(result, planes.result_dtype, out)
 
 
 def _lowest(dtype):
     if dtype.kind == "f":
         return np.finfo(dtype).min
-    return np.iinfo(dtype).min
-
-
-def _max_identity(dtype):
-    if dtype.kind == "f":
-        return -np.inf
     return np.iinfo(dtype).min
 
 
@@ -342,10 +332,7 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
         if plan.is_global:
             _kernels.global_max_pool(x, flat_values.reshape(-1), n_threads)
         else:
-            buffers, offsets = plan.scratch(n_threads, x.dtype, _max_identity(x.dtype))
-            _kernels.max_pool(x, flat_values, buffers, offsets, *plan.in_dhw, *plan.tables,
-                              *plan.dilations, *plan.w_args, rows_per_block, plan.prefetch,
-                              n_threads)
+            _kernels.max_pool(x, flat_values, plan.geometry, rows_per_block, n_threads)
             _fill_empty_windows(values, plan)
         return finish(values, planes.result_dtype, out)
 
@@ -354,8 +341,8 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
     else:
         strides = (in_h * in_w, in_w, 1)
     _kernels.max_pool_with_indices(x, flat_values, indices.reshape(plan.n_planes, plan.out_plane),
-                                   *plan.in_dhw, *plan.tables, *plan.dilations, *strides,
-                                   max(1, planes_per_index_space), rows_per_block, n_threads)
+                                   plan.geometry, *strides, max(1, planes_per_index_space),
+                                   rows_per_block, n_threads)
     if index_modulo is not None:
         np.remainder(indices, index_modulo, out=indices)
         if out_indices is not None:

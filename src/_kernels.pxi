@@ -39,10 +39,11 @@ chooses the thread count; nothing here allocates or touches a Python object
 inside ``nogil``.
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport INFINITY, NAN, fabs, pow, sqrt
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, malloc
 
 from _omp cimport OVPOOL_OPENMP, omp_get_num_threads, omp_get_thread_num
 from _types cimport index_t, max_t, real_t
@@ -96,26 +97,56 @@ def parallel_team_size(int n_threads):
     return team[0]
 
 
-cdef Plan _plan(Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
-                const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
-                const int64_t[:, ::1] win_w,
-                Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
-                bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
-                Py_ssize_t rows_per_block, Py_ssize_t prefetch):
+cdef class Geometry:
+    """The windows of one pool call, lifted to 3D.
+
+    Built once per cached plan (:class:`ovpool._core.Plan`) and passed to every
+    kernel call, so a call converts two arrays (input and output) instead of
+    every table. The per-thread scratch (the padded column buffer and the row
+    offsets) is allocated by each kernel call inside its parallel region.
+    """
     cdef Plan plan
-    plan.prefetch = prefetch
-    plan.in_d, plan.in_h, plan.in_w = in_d, in_h, in_w
-    plan.out_d, plan.out_h, plan.out_w = win_d.shape[0], win_h.shape[0], win_w.shape[0]
-    plan.dil_d, plan.dil_h, plan.dil_w = dil_d, dil_h, dil_w
-    plan.win_d = &win_d[0, 0]
-    plan.win_h = &win_h[0, 0]
-    plan.win_w = &win_w[0, 0]
-    plan.uniform_w = uniform_w
-    plan.kernel_w, plan.stride_w, plan.pad_w = kernel_w, stride_w, pad_w
-    rows_per_plane = plan.out_d * plan.out_h
+    cdef readonly Py_ssize_t buffer_width   # padded column buffer, elements
+    cdef readonly Py_ssize_t max_rows       # input rows of the largest window
+    cdef const float* div_w_f32             # W-axis divisor factors per dtype
+    cdef const double* div_w_f64
+    cdef object _arrays                     # keeps the tables alive
+
+    def __init__(self, Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
+                 const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
+                 const int64_t[:, ::1] win_w,
+                 Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
+                 bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
+                 Py_ssize_t buffer_width, Py_ssize_t max_rows, Py_ssize_t prefetch,
+                 const float[::1] div_w_f32, const double[::1] div_w_f64):
+        if (win_d.shape[0] < 1 or win_h.shape[0] < 1 or win_w.shape[0] < 1
+                or div_w_f32.shape[0] != win_w.shape[0] or div_w_f64.shape[0] != win_w.shape[0]
+                or win_d.shape[1] != 3 or win_h.shape[1] != 3 or win_w.shape[1] != 3
+                or buffer_width < in_w or max_rows < 1):
+            raise ValueError("inconsistent window tables")
+        self._arrays = (win_d, win_h, win_w, div_w_f32, div_w_f64)
+        self.plan.in_d, self.plan.in_h, self.plan.in_w = in_d, in_h, in_w
+        self.plan.out_d, self.plan.out_h, self.plan.out_w = (
+            win_d.shape[0], win_h.shape[0], win_w.shape[0])
+        self.plan.dil_d, self.plan.dil_h, self.plan.dil_w = dil_d, dil_h, dil_w
+        self.plan.win_d = &win_d[0, 0]
+        self.plan.win_h = &win_h[0, 0]
+        self.plan.win_w = &win_w[0, 0]
+        self.plan.uniform_w = uniform_w
+        self.plan.kernel_w, self.plan.stride_w, self.plan.pad_w = kernel_w, stride_w, pad_w
+        self.plan.prefetch = prefetch
+        self.plan.rows_per_block = 1
+        self.plan.blocks_per_plane = 1
+        self.buffer_width = buffer_width
+        self.max_rows = max_rows
+        self.div_w_f32 = &div_w_f32[0]
+        self.div_w_f64 = &div_w_f64[0]
+
+
+cdef inline void _set_blocks(Plan* plan, Py_ssize_t rows_per_block) noexcept nogil:
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     plan.rows_per_block = max(1, min(rows_per_block, rows_per_plane))
     plan.blocks_per_plane = (rows_per_plane + plan.rows_per_block - 1) // plan.rows_per_block
-    return plan
 
 
 cdef inline Py_ssize_t _row_offsets(const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
@@ -517,59 +548,74 @@ cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
             out_row[o] = <real_t>pow(out_row[o], inv_p)
 
 
-cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes,
-                    real_t* buffers, Py_ssize_t buffer_stride,
-                    int64_t* offsets, Py_ssize_t offsets_stride, const real_t* div_w,
-                    const Plan* plan, int mode, double p, int n_threads) noexcept nogil:
+cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const real_t* div_w,
+                    const Plan* plan, Py_ssize_t buffer_width, Py_ssize_t max_rows,
+                    int mode, double p, int n_threads, int* failed) noexcept nogil:
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh
-    cdef int thread
-    for unit in prange(n_units, num_threads=n_threads, schedule="static"):
-        thread = omp_get_thread_num()
-        plane = unit // plan.blocks_per_plane
-        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
-        row_end = min(row + plan.rows_per_block, rows_per_plane)
-        od = row // plan.out_h
-        oh = row - od * plan.out_h
-        while row < row_end:
-            _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
-                     buffers + thread * buffer_stride, offsets + thread * offsets_stride,
-                     div_w, plan, od, oh, mode, p)
-            row = row + 1
-            oh = oh + 1
-            if oh == plan.out_h:
-                oh = 0
-                od = od + 1
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, i
+    cdef real_t* buf
+    cdef int64_t* offsets
+    with parallel(num_threads=n_threads):
+        # per-thread scratch; its padding (zeros) is never overwritten
+        buf = <real_t*>malloc(buffer_width * sizeof(real_t))
+        offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
+        if buf == NULL or offsets == NULL:
+            failed[0] = 1
+        else:
+            for i in range(buffer_width):
+                buf[i] = 0
+        for unit in prange(n_units, schedule="static"):
+            if buf == NULL or offsets == NULL:
+                continue
+            plane = unit // plan.blocks_per_plane
+            row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+            row_end = min(row + plan.rows_per_block, rows_per_plane)
+            od = row // plan.out_h
+            oh = row - od * plan.out_h
+            while row < row_end:
+                _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
+                         buf, offsets, div_w, plan, od, oh, mode, p)
+                row = row + 1
+                oh = oh + 1
+                if oh == plan.out_h:
+                    oh = 0
+                    od = od + 1
+        free(buf)
+        free(offsets)
 
 
 def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
              real_t[:, ::1] out,              # OUT (n_planes, out_d*out_h*out_w)
-             real_t[:, ::1] buffers,          # (n_threads, >= pad_w + in_w + right pad), pads = 0
-             int64_t[:, ::1] offsets,         # (n_threads, >= rows per window) scratch
-             const real_t[::1] div_w,         # (out_w,) divisor factor of the W axis
-             Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
-             const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
-             const int64_t[:, ::1] win_w,
-             Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
-             bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
-             Py_ssize_t rows_per_block, Py_ssize_t prefetch, int mode, double p,
-             int n_threads):
+             Geometry geometry not None,
+             Py_ssize_t rows_per_block, int mode, double p, int n_threads):
     """Average (``mode=0``) or Lp pooling (``mode`` 1, 2, 3 for p = 1, 2, other).
 
     Average: out = (sum of the taps inside the input) / (div_d * div_h * div_w),
-    the factors coming from column 2 of the D and H tables and from ``div_w``.
-    Lp: (sum |x|^p)^(1/p); padding contributes zeros.
+    the factors coming from column 2 of the window tables. Lp:
+    (sum |x|^p)^(1/p); padding contributes zeros.
     """
+    cdef Plan plan = geometry.plan
+    cdef const real_t* div_w
+    cdef int failed[1]
+    failed[0] = 0
     if x.shape[0] == 0 or out.shape[1] == 0:
         return
-    cdef Plan plan = _plan(in_d, in_h, in_w, win_d, win_h, win_w, dil_d, dil_h, dil_w,
-                           uniform_w, kernel_w, stride_w, pad_w, rows_per_block, prefetch)
+    if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
+            or out.shape[1] != plan.out_d * plan.out_h * plan.out_w):
+        raise ValueError("array shapes do not match the geometry")
+    if real_t is float:
+        div_w = geometry.div_w_f32
+    else:
+        div_w = geometry.div_w_f64
+    _set_blocks(&plan, rows_per_block)
     with nogil:
-        _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], &buffers[0, 0], buffers.shape[1],
-                  &offsets[0, 0], offsets.shape[1], &div_w[0], &plan, mode, p, n_threads)
+        _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], div_w, &plan, geometry.buffer_width,
+                  geometry.max_rows, mode, p, n_threads, failed)
+    if failed[0]:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
 
 # --------------------------------------------------------------------------
@@ -584,66 +630,75 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
 # scan: the leftmost maximum of each window row, then the topmost row with
 # the strict comparison.
 
-cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes,
-                    max_t* buffers, Py_ssize_t buffer_stride,
-                    int64_t* offsets, Py_ssize_t offsets_stride,
-                    const Plan* plan, int n_threads) noexcept nogil:
+cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan* plan,
+                    Py_ssize_t buffer_width, Py_ssize_t max_rows, int n_threads,
+                    int* failed) noexcept nogil:
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows
-    cdef int thread
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows, i
     cdef max_t* buf
-    cdef int64_t* row_offsets
+    cdef int64_t* offsets
     cdef max_t* out_row
-    for unit in prange(n_units, num_threads=n_threads, schedule="static"):
-        thread = omp_get_thread_num()
-        buf = buffers + thread * buffer_stride
-        row_offsets = offsets + thread * offsets_stride
-        plane = unit // plan.blocks_per_plane
-        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
-        row_end = min(row + plan.rows_per_block, rows_per_plane)
-        od = row // plan.out_h
-        oh = row - od * plan.out_h
-        while row < row_end:
-            n_rows = _row_offsets(plan, od, oh, row_offsets)
-            if plan.prefetch > 0:
-                _prefetch_rows(<const char*>(x + plane * in_plane), row_offsets, n_rows,
-                               sizeof(max_t), plan.in_w * sizeof(max_t),
-                               plan.prefetch * sizeof(max_t))
-            out_row = out + plane * out_plane + row * plan.out_w
-            _vmax(x + plane * in_plane, row_offsets, n_rows, buf + plan.pad_w, plan.in_w)
-            if plan.uniform_w:
-                _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
-            else:
-                _hmax_table(buf + plan.pad_w, out_row, plan)
-            row = row + 1
-            oh = oh + 1
-            if oh == plan.out_h:
-                oh = 0
-                od = od + 1
+    with parallel(num_threads=n_threads):
+        # per-thread scratch; its padding (the identity) is never overwritten
+        buf = <max_t*>malloc(buffer_width * sizeof(max_t))
+        offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
+        if buf == NULL or offsets == NULL:
+            failed[0] = 1
+        else:
+            for i in range(buffer_width):
+                buf[i] = _max_identity(<max_t>0)
+        for unit in prange(n_units, schedule="static"):
+            if buf == NULL or offsets == NULL:
+                continue
+            plane = unit // plan.blocks_per_plane
+            row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+            row_end = min(row + plan.rows_per_block, rows_per_plane)
+            od = row // plan.out_h
+            oh = row - od * plan.out_h
+            while row < row_end:
+                n_rows = _row_offsets(plan, od, oh, offsets)
+                if plan.prefetch > 0:
+                    _prefetch_rows(<const char*>(x + plane * in_plane), offsets, n_rows,
+                                   sizeof(max_t), plan.in_w * sizeof(max_t),
+                                   plan.prefetch * sizeof(max_t))
+                out_row = out + plane * out_plane + row * plan.out_w
+                _vmax(x + plane * in_plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
+                if plan.uniform_w:
+                    _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+                else:
+                    _hmax_table(buf + plan.pad_w, out_row, plan)
+                row = row + 1
+                oh = oh + 1
+                if oh == plan.out_h:
+                    oh = 0
+                    od = od + 1
+        free(buf)
+        free(offsets)
 
 
 def max_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
              max_t[:, ::1] out,                # OUT (n_planes, out_d*out_h*out_w)
-             max_t[:, ::1] buffers,            # (n_threads, buffer width), pads = identity
-             int64_t[:, ::1] offsets,          # (n_threads, >= rows per window) scratch
-             Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
-             const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
-             const int64_t[:, ::1] win_w,
-             Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
-             bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
-             Py_ssize_t rows_per_block, Py_ssize_t prefetch, int n_threads):
+             Geometry geometry not None,
+             Py_ssize_t rows_per_block, int n_threads):
     """Max pooling, values only. A window with no element inside the input
     gives the buffer identity (-inf); the caller replaces it where needed."""
+    cdef Plan plan = geometry.plan
+    cdef int failed[1]
+    failed[0] = 0
     if x.shape[0] == 0 or out.shape[1] == 0:
         return
-    cdef Plan plan = _plan(in_d, in_h, in_w, win_d, win_h, win_w, dil_d, dil_h, dil_w,
-                           uniform_w, kernel_w, stride_w, pad_w, rows_per_block, prefetch)
+    if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
+            or out.shape[1] != plan.out_d * plan.out_h * plan.out_w):
+        raise ValueError("array shapes do not match the geometry")
+    _set_blocks(&plan, rows_per_block)
     with nogil:
-        _max_pool(&x[0, 0], &out[0, 0], x.shape[0], &buffers[0, 0], buffers.shape[1],
-                  &offsets[0, 0], offsets.shape[1], &plan, n_threads)
+        _max_pool(&x[0, 0], &out[0, 0], x.shape[0], &plan, geometry.buffer_width,
+                  geometry.max_rows, n_threads, failed)
+    if failed[0]:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
 
 cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
@@ -697,10 +752,7 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
 def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_h*in_w)
                           max_t[:, ::1] out,           # OUT (n_planes, out_d*out_h*out_w)
                           index_t[:, ::1] indices,     # OUT same shape as out
-                          Py_ssize_t in_d, Py_ssize_t in_h, Py_ssize_t in_w,
-                          const int64_t[:, ::1] win_d, const int64_t[:, ::1] win_h,
-                          const int64_t[:, ::1] win_w,
-                          Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
+                          Geometry geometry not None,
                           int64_t stride_d, int64_t stride_h, int64_t stride_w,
                           Py_ssize_t planes_per_index_space, Py_ssize_t rows_per_block,
                           int n_threads):
@@ -713,11 +765,16 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     OpenVINO's axis=1. ``stride_*`` give the order within a plane: row-major
     (in_h*in_w, in_w, 1) or ONNX storage_order=1 column-major (1, in_d, in_d*in_h).
     """
+    cdef Plan plan = geometry.plan
     if x.shape[0] == 0 or out.shape[1] == 0:
         return
-    cdef Plan plan = _plan(in_d, in_h, in_w, win_d, win_h, win_w, dil_d, dil_h, dil_w,
-                           False, 1, 1, 0, rows_per_block, 0)
-    cdef Py_ssize_t in_plane = in_d * in_h * in_w
+    if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
+            or out.shape[1] != plan.out_d * plan.out_h * plan.out_w
+            or indices.shape[0] != out.shape[0] or indices.shape[1] != out.shape[1]
+            or planes_per_index_space < 1):
+        raise ValueError("array shapes do not match the geometry")
+    _set_blocks(&plan, rows_per_block)
+    cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = out.shape[1]
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = x.shape[0] * plan.blocks_per_plane
