@@ -199,6 +199,15 @@ def l3_bytes():
     return 32 * MIB
 
 
+def kernels_fingerprint():
+    """Size and mtime of ovpool's compiled modules: an in-place rebuild during a run shows."""
+    import ovpool
+
+    pkg = Path(ovpool.__file__).parent
+    return {p.name: [p.stat().st_size, int(p.stat().st_mtime)]
+            for p in sorted(pkg.glob("_kernels*.so"))}
+
+
 def _ovpool_isa():
     """The kernel build ovpool dispatched to (``OVPOOL_ISA`` overrides it)."""
     try:
@@ -245,7 +254,7 @@ def describe_machine():
         "versions": {m: _version(m) for m in ("numpy", "torch", "onnx", "onnxruntime",
                                               "openvino", "Cython")},
         "ovpool": {"version": ovpool.__version__, "openmp": ovpool.openmp_enabled(),
-                   "isa": _ovpool_isa(),
+                   "isa": _ovpool_isa(), "kernels": kernels_fingerprint(),
                    "path": str(Path(ovpool.__file__).parent), **git},
         "libgomp_loaded": gomp,
         "env": {k: v for k, v in os.environ.items()
@@ -521,6 +530,9 @@ def run_benchmark(args):
         "blocks": sum(len(s.get("block_medians_ms", [])) for e in report["results"]
                       for s in e["systems"].values()),
     }
+    if kernels_fingerprint() != report["machine"]["ovpool"]["kernels"]:
+        report["warnings"] = report.get("warnings", []) + [
+            "ovpool's compiled kernels were rebuilt during the run: results mix two builds"]
     report["duration_s"] = round(time.time() - started, 1)
     report["summary"] = summarize_report(report)
     return report
@@ -635,6 +647,14 @@ def aggregate(runs):
         report["model"] = {"results": merged_models}
     else:
         report["model"] = models[0]
+    builds = [(r.get("machine", {}).get("ovpool", {}).get("commit"),
+               r.get("machine", {}).get("ovpool", {}).get("kernels")) for r in runs]
+    warnings = [w for r in runs for w in r.get("warnings", [])]
+    if any(b != builds[0] for b in builds):
+        warnings.append("the runs used different ovpool builds (commit or compiled kernels): "
+                        f"{builds}")
+    if warnings:
+        report["warnings"] = sorted(set(warnings))
     report["noise"] = {"per_run": [r.get("noise") for r in runs],
                        "duration_s_per_run": [r.get("duration_s") for r in runs]}
     report["duration_s"] = round(sum(r.get("duration_s") or 0 for r in runs), 1)
@@ -847,6 +867,8 @@ def main(argv=None, prog="benchmarks/run.py"):
                  f"native {_ms(m['systems']['openvino_native']['median_ms'])} ms, ovpool "
                  f"{_ms(m['systems']['openvino_ovpool']['median_ms'])} ms "
                  f"({m['patched_nodes']} nodes patched, check ok={m['check']['ok']})"))
+    for warning in report.get("warnings", []):
+        print(f"WARNING: {warning}")
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
