@@ -129,9 +129,10 @@ class Plan:
             self.buffer_width = in_w
             self.w_args = (False, 1, 1, 0)
         self.max_rows = max(1, int(axes[0].table[:, 1].max()) * int(axes[1].table[:, 1].max()))
-        # prefetch distance: the input rows the next output rows will read
+        # prefetch: the rows a window advances by per output row, so many ahead
         row_step = max(1, self.in_dhw[1] // max(1, self.out_dhw[1]))
-        self.prefetch = _PREFETCH_ROWS * row_step * in_w
+        self.prefetch_block = row_step * in_w
+        self.prefetch = _PREFETCH_ROWS * self.prefetch_block
         self.is_global = all(
             a.n_out == 1 and tuple(a.table[0]) == (0, n_in, n_in) and (n_in == 1 or a.dilation == 1)
             for a, n_in in zip(axes, self.in_dhw))
@@ -140,7 +141,8 @@ class Plan:
         div_w = self.tables[2][:, 2]
         self.geometry = _kernels.Geometry(
             *self.in_dhw, *self.tables, *self.dilations, *self.w_args, self.buffer_width,
-            self.max_rows, self.prefetch, np.ascontiguousarray(div_w, dtype=np.float32),
+            self.max_rows, self.prefetch, self.prefetch_block,
+            np.ascontiguousarray(div_w, dtype=np.float32),
             np.ascontiguousarray(div_w, dtype=np.float64))
 
     def threads(self, num_threads):

@@ -74,6 +74,7 @@ cdef struct Plan:
     Py_ssize_t rows_per_block   # output rows per work unit
     Py_ssize_t blocks_per_plane
     Py_ssize_t prefetch         # elements ahead of a window row to prefetch (0: none)
+    Py_ssize_t prefetch_block   # elements a window advances by per output row
 
 
 def openmp_enabled():
@@ -118,6 +119,7 @@ cdef class Geometry:
                  Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
                  bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
                  Py_ssize_t buffer_width, Py_ssize_t max_rows, Py_ssize_t prefetch,
+                 Py_ssize_t prefetch_block,
                  const float[::1] div_w_f32, const double[::1] div_w_f64):
         if (win_d.shape[0] < 1 or win_h.shape[0] < 1 or win_w.shape[0] < 1
                 or div_w_f32.shape[0] != win_w.shape[0] or div_w_f64.shape[0] != win_w.shape[0]
@@ -135,6 +137,7 @@ cdef class Geometry:
         self.plan.uniform_w = uniform_w
         self.plan.kernel_w, self.plan.stride_w, self.plan.pad_w = kernel_w, stride_w, pad_w
         self.plan.prefetch = prefetch
+        self.plan.prefetch_block = prefetch_block
         self.plan.rows_per_block = 1
         self.plan.blocks_per_plane = 1
         self.buffer_width = buffer_width
@@ -164,17 +167,23 @@ cdef inline Py_ssize_t _row_offsets(const Plan* plan, Py_ssize_t od, Py_ssize_t 
     return n
 
 
-cdef inline void _prefetch_rows(const char* plane, const int64_t* offsets, Py_ssize_t n_rows,
-                                Py_ssize_t item_size, Py_ssize_t row_bytes,
-                                Py_ssize_t distance_bytes) noexcept nogil:
-    """Ask for the input rows that a later output row will read (the
-    hardware prefetcher does not keep up with several row streams)."""
-    cdef Py_ssize_t r, b
-    cdef const char* row
-    for r in range(n_rows):
-        row = plane + offsets[r] * item_size + distance_bytes
-        for b in range(0, row_bytes, 64):
-            _prefetch(row + b)
+cdef inline void _prefetch_ahead(const char* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                                 Py_ssize_t rows_per_slice, Py_ssize_t item_size,
+                                 const Plan* plan) noexcept nogil:
+    """Ask for the input rows a later output row will read first.
+
+    The window rows of one depth slice are consecutive rows of a contiguous
+    plane, so the rows the window will newly need ``prefetch`` elements ahead
+    form one contiguous block after the slice's last row (the hardware
+    prefetcher does not keep up with several row streams)."""
+    cdef Py_ssize_t r, b, block_bytes = plan.prefetch_block * item_size
+    cdef const char* start
+    r = rows_per_slice - 1
+    while r < n_rows:
+        start = plane + (offsets[r] + plan.in_w + plan.prefetch - plan.prefetch_block) * item_size
+        for b in range(0, block_bytes, 64):
+            _prefetch(start + b)
+        r += rows_per_slice
 
 
 # --------------------------------------------------------------------------
@@ -378,57 +387,71 @@ cdef inline void _vmax(const max_t* plane, const int64_t* offsets, Py_ssize_t n_
 # literal constants they inline into fully unrolled, vectorised loops.
 
 cdef inline void _hsum_k(const real_t* buf, real_t* out, Py_ssize_t n_out,
-                         Py_ssize_t stride, Py_ssize_t k) noexcept nogil:
+                         Py_ssize_t stride, Py_ssize_t k, const real_t* div_w,
+                         real_t row_div) noexcept nogil:
+    """out[o] = sum(buf[o*stride + t], t < k), divided by row_div * div_w[o]
+    unless div_w is NULL (Lp pooling finishes the sums itself)."""
     cdef Py_ssize_t o, t
     cdef real_t acc
-    for o in range(n_out):
-        acc = buf[o * stride]
-        for t in range(1, k):
-            acc = acc + buf[o * stride + t]
-        out[o] = acc
+    if div_w == NULL:
+        for o in range(n_out):
+            acc = buf[o * stride]
+            for t in range(1, k):
+                acc = acc + buf[o * stride + t]
+            out[o] = acc
+    else:
+        for o in range(n_out):
+            acc = buf[o * stride]
+            for t in range(1, k):
+                acc = acc + buf[o * stride + t]
+            out[o] = acc / (row_div * div_w[o])
 
 
 cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssize_t k,
-                       Py_ssize_t stride, Py_ssize_t dilation) noexcept nogil:
+                       Py_ssize_t stride, Py_ssize_t dilation, const real_t* div_w,
+                       real_t row_div) noexcept nogil:
     cdef Py_ssize_t o, t
     cdef real_t acc
     if dilation == 1 and stride == 1:
         if k == 1:
-            _hsum_k(buf, out, n_out, 1, 1)
+            _hsum_k(buf, out, n_out, 1, 1, div_w, row_div)
         elif k == 2:
-            _hsum_k(buf, out, n_out, 1, 2)
+            _hsum_k(buf, out, n_out, 1, 2, div_w, row_div)
         elif k == 3:
-            _hsum_k(buf, out, n_out, 1, 3)
+            _hsum_k(buf, out, n_out, 1, 3, div_w, row_div)
         elif k == 4:
-            _hsum_k(buf, out, n_out, 1, 4)
+            _hsum_k(buf, out, n_out, 1, 4, div_w, row_div)
         elif k == 5:
-            _hsum_k(buf, out, n_out, 1, 5)
+            _hsum_k(buf, out, n_out, 1, 5, div_w, row_div)
         elif k == 7:
-            _hsum_k(buf, out, n_out, 1, 7)
+            _hsum_k(buf, out, n_out, 1, 7, div_w, row_div)
         else:
-            _hsum_k(buf, out, n_out, 1, k)
+            _hsum_k(buf, out, n_out, 1, k, div_w, row_div)
     elif dilation == 1 and stride == 2:
         if k == 2:
-            _hsum_k(buf, out, n_out, 2, 2)
+            _hsum_k(buf, out, n_out, 2, 2, div_w, row_div)
         elif k == 3:
-            _hsum_k(buf, out, n_out, 2, 3)
+            _hsum_k(buf, out, n_out, 2, 3, div_w, row_div)
         elif k == 4:
-            _hsum_k(buf, out, n_out, 2, 4)
+            _hsum_k(buf, out, n_out, 2, 4, div_w, row_div)
         else:
-            _hsum_k(buf, out, n_out, 2, k)
+            _hsum_k(buf, out, n_out, 2, k, div_w, row_div)
     elif dilation == 1 and stride == k:
         if k == 3:
-            _hsum_k(buf, out, n_out, 3, 3)
+            _hsum_k(buf, out, n_out, 3, 3, div_w, row_div)
         elif k == 4:
-            _hsum_k(buf, out, n_out, 4, 4)
+            _hsum_k(buf, out, n_out, 4, 4, div_w, row_div)
         else:
-            _hsum_k(buf, out, n_out, k, k)
+            _hsum_k(buf, out, n_out, k, k, div_w, row_div)
     else:
         for o in range(n_out):
             acc = buf[o * stride]
             for t in range(1, k):
                 acc = acc + buf[o * stride + t * dilation]
-            out[o] = acc
+            if div_w == NULL:
+                out[o] = acc
+            else:
+                out[o] = acc / (row_div * div_w[o])
 
 
 cdef inline void _hmax_k(const max_t* buf, max_t* out, Py_ssize_t n_out,
@@ -486,7 +509,8 @@ cdef inline void _hmax(const max_t* buf, max_t* out, Py_ssize_t n_out, Py_ssize_
 
 # Horizontal passes driven by the W table (adaptive bins of unequal size).
 
-cdef inline void _hsum_table(const real_t* col, real_t* out, const Plan* plan) noexcept nogil:
+cdef inline void _hsum_table(const real_t* col, real_t* out, const Plan* plan,
+                             const real_t* div_w, real_t row_div) noexcept nogil:
     cdef Py_ssize_t o, t, first, n_taps
     cdef real_t acc
     for o in range(plan.out_w):
@@ -495,7 +519,10 @@ cdef inline void _hsum_table(const real_t* col, real_t* out, const Plan* plan) n
         acc = 0
         for t in range(n_taps):
             acc = acc + col[first + t * plan.dil_w]
-        out[o] = acc
+        if div_w == NULL:
+            out[o] = acc
+        else:
+            out[o] = acc / (row_div * div_w[o])
 
 
 cdef inline void _hmax_table(const max_t* col, max_t* out, const Plan* plan) noexcept nogil:
@@ -518,9 +545,9 @@ cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
                           int64_t* offsets, const real_t* div_w, const Plan* plan,
                           Py_ssize_t od, Py_ssize_t oh, int mode, double p) noexcept nogil:
     cdef Py_ssize_t n_rows = _row_offsets(plan, od, oh, offsets)
-    if plan.prefetch > 0:
-        _prefetch_rows(<const char*>plane, offsets, n_rows, sizeof(real_t),
-                       plan.in_w * sizeof(real_t), plan.prefetch * sizeof(real_t))
+    if plan.prefetch > 0 and n_rows > 0:
+        _prefetch_ahead(<const char*>plane, offsets, n_rows, plan.win_h[3 * oh + 1],
+                        sizeof(real_t), plan)
     cdef real_t* col = buf + plan.pad_w
     cdef Py_ssize_t o
     cdef real_t row_div
@@ -529,17 +556,16 @@ cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
         _vsum(plane, offsets, n_rows, col, plan.in_w)
     else:
         _vsum_lp(plane, offsets, n_rows, col, plan.in_w, mode, p)
+    # average: divisor = div_d * div_h * div_w, each axis's factor from its
+    # table; a zero divisor (empty exclude-pad window) gives NaN, as in OpenVINO.
+    row_div = <real_t>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2])
+    if mode != SUM_AVERAGE:
+        div_w = NULL
     if plan.uniform_w:
-        _hsum(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+        _hsum(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div)
     else:
-        _hsum_table(col, out_row, plan)
-    if mode == SUM_AVERAGE:
-        # divisor = div_d * div_h * div_w, each axis's factor from its table;
-        # a zero divisor (empty exclude-pad window) gives NaN, as in OpenVINO.
-        row_div = <real_t>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2])
-        for o in range(plan.out_w):
-            out_row[o] = out_row[o] / (row_div * div_w[o])
-    elif mode == SUM_LP_2:
+        _hsum_table(col, out_row, plan, div_w, row_div)
+    if mode == SUM_LP_2:
         for o in range(plan.out_w):
             out_row[o] = sqrt(out_row[o])
     elif mode == SUM_LP_P:
@@ -660,10 +686,9 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
             oh = row - od * plan.out_h
             while row < row_end:
                 n_rows = _row_offsets(plan, od, oh, offsets)
-                if plan.prefetch > 0:
-                    _prefetch_rows(<const char*>(x + plane * in_plane), offsets, n_rows,
-                                   sizeof(max_t), plan.in_w * sizeof(max_t),
-                                   plan.prefetch * sizeof(max_t))
+                if plan.prefetch > 0 and n_rows > 0:
+                    _prefetch_ahead(<const char*>(x + plane * in_plane), offsets, n_rows,
+                                    plan.win_h[3 * oh + 1], sizeof(max_t), plan)
                 out_row = out + plane * out_plane + row * plan.out_w
                 _vmax(x + plane * in_plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
                 if plan.uniform_w:
