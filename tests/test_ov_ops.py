@@ -423,7 +423,7 @@ def test_avg_pool_include_pad_ceil_torch_with_pads_matches_torch_and_onnxruntime
     spec agrees with: ceil_torch + include-pad = torch ceil_mode +
     count_include_pad = ONNX AveragePool ceil_mode=1 count_include_pad=1;
     rounding ceil gives the same numbers plus windows in the padding (0)."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run, torch_avg_pool
     rng = np.random.default_rng(3006)
@@ -459,7 +459,6 @@ def test_avg_pool_include_pad_ceil_torch_with_pads_matches_torch_and_onnxruntime
         extra = np.ones(keep.shape, bool)
         extra[block] = False
         assert (keep[extra] == 0).all(), context
-    del torch
 
 
 # --------------------------------------------------------------------------
