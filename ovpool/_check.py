@@ -176,7 +176,8 @@ def compare(got, expected, etype):
             return False, float("nan"), f"{int((nan_g != nan_e).sum())} NaN positions differ"
         finite = ~nan_e
         same_inf = (g == e)
-        diff = np.where(finite & ~same_inf, np.abs(g - e), 0.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.where(finite & ~same_inf, np.abs(g - e), 0.0)
         max_diff = float(diff.max()) if diff.size else 0.0
         tol = TOLERANCES.get(etype, 1e-5)
         bad = diff > tol + tol * np.abs(np.where(finite, e, 0.0))

@@ -99,6 +99,7 @@ class Layer:
     out_ports: list = field(default_factory=list, repr=False)
     sources: list = field(default_factory=list, repr=False)   # per input: (layer id, output index)
     output_types: list = field(default_factory=list, repr=False)
+    output_bounds: list = field(default_factory=list, repr=False)
     reason: str | None = None
 
     @property
@@ -337,7 +338,9 @@ class _Reader:
             if not n_min <= len(layer.in_ports) <= len(entry.inputs):
                 raise self.err(element, f"{layer.label} has {len(layer.in_ports)} input ports; "
                                         f"{type_} takes {_count(n_min, len(entry.inputs))}")
-            if len(layer.out_ports) != len(entry.outputs):
+            # fewer declared outputs than the op has are fine (OpenVINO maps
+            # output ports by their position, not by their id)
+            if len(layer.out_ports) > len(entry.outputs):
                 raise self.err(element, f"{layer.label} has {len(layer.out_ports)} output ports; "
                                         f"{type_} has {len(entry.outputs)}")
         return layer
@@ -495,7 +498,7 @@ class _Reader:
             values = [model._const_value(src) if k in layer.entry.value_inputs else None
                       for k, src in enumerate(layer.sources)]
             try:
-                types = layer.entry.infer(inputs, layer.attributes, values)
+                types = layer.entry.infer(inputs, layer.attributes, values)[:len(layer.out_ports)]
             except _layers.UnsupportedLayer as exc:
                 layer.reason = str(exc)
                 layer.output_types = declared
@@ -508,6 +511,55 @@ class _Reader:
                     layer.line, f"{layer.label}: an output of {n} elements is more than "
                                 f"{MAX_TENSOR_ELEMENTS}"))
             layer.output_types = types
+            layer.output_bounds = self._bounds(model, layer, types, values)
+
+    @staticmethod
+    def _bounds(model, layer, types, values):
+        """Per output, ``(lo, hi)`` per dim (None for a dynamic rank). A bounded
+        input dim (Parameter ``lo..hi``) is pushed through the layer's shape
+        inference at both ends (output sizes grow with input sizes): equal
+        ends make the output dim static, as OpenVINO's interval shape
+        inference does."""
+        if layer.type == "Parameter":
+            dims = layer.attributes["shape"]
+            return [None if dims is None else
+                    tuple((d.lo, d.hi) if isinstance(d, Dim) else (d, d) for d in dims)]
+        result = [None if t.shape is None else
+                  tuple((0, None) if d is None else (d, d) for d in t.shape) for t in types]
+        in_bounds = [model._by_id[s].output_bounds[i] if i < len(model._by_id[s].output_bounds)
+                     else None for s, i in layer.sources]
+        inputs = [model._by_id[s].output_types[i] for s, i in layer.sources]
+        if not any(b and any(lo != hi and hi is not None for lo, hi in b) for b in in_bounds):
+            return result
+
+        def at(end):
+            shapes = []
+            for t, b in zip(inputs, in_bounds):
+                if t.shape is None or b is None:
+                    shapes.append(t)
+                    continue
+                dims = tuple(d if d is not None else (b[k][end] if b[k][end] else None)
+                             for k, d in enumerate(t.shape))
+                shapes.append(TensorType(dims, t.etype))
+            return layer.entry.infer(shapes, layer.attributes, values)
+
+        try:
+            lows, highs = at(0), at(1)
+        except OvpoolError:
+            return result
+        for k, (t, lo_t, hi_t) in enumerate(zip(types, lows, highs)):
+            if t.shape is None or lo_t.shape is None or hi_t.shape is None:
+                continue
+            dims, bounds = list(t.shape), list(result[k])
+            for j, d in enumerate(t.shape):
+                lo, hi = lo_t.shape[j], hi_t.shape[j]
+                if d is None and lo is not None and hi is not None:
+                    bounds[j] = (lo, hi)
+                    if lo == hi:
+                        dims[j] = lo
+            types[k] = TensorType(tuple(dims), t.etype)
+            result[k] = tuple(bounds)
+        return result
 
 
 def _count(lo, hi):

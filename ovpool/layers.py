@@ -719,16 +719,6 @@ def _per_axis(value):
     return None if value is None or len(value) == 0 else list(value)
 
 
-class _Spatial(NamedTuple):
-    """What :func:`ovpool.ops.onnx_geometry` reads of its ``planes`` argument."""
-
-    spatial: tuple
-
-    @property
-    def n_spatial(self):
-        return len(self.spatial)
-
-
 def _all_static(dims):
     return all(d is not None for d in dims)
 
@@ -993,7 +983,7 @@ def _onnx_window_attrs(*, ceil=True, dilations=True):
 def _onnx_geometry(layer, data, attrs):
     n_spatial = len(attrs["kernel_shape"])
     lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
-    geometry = ops.onnx_geometry(_Spatial(spatial), attrs["kernel_shape"],
+    geometry = ops.onnx_geometry(spatial, attrs["kernel_shape"],
                                  _per_axis(attrs["strides"]), _per_axis(attrs["pads"]),
                                  _per_axis(attrs.get("dilations")), attrs["auto_pad"],
                                  attrs.get("ceil_mode", False), layer.type)

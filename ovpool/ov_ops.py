@@ -75,8 +75,12 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
                                auto_pad, rounding_type, op)
         exclude = _bool(exclude_pad, "exclude_pad", op)
         check_avg_pool_pads(geometry, exclude, auto_pad, op)
-        windows = geometry_windows(geometry, not exclude)
-        if not exclude:
+        # OpenVINO counts pads only when some pad is non-zero (its reference:
+        # pads_in_avg = !exclude_pad && any pad != 0); with all pads 0 a ceil
+        # window past the input is then 0/0 = NaN, as in OpenVINO
+        include = not exclude and any(geometry.pads_begin + geometry.pads_end)
+        windows = geometry_windows(geometry, include)
+        if include:
             # A rounding_type=ceil window may start beyond the declared pads: its
             # sum is 0 and OpenVINO returns 0, so keep its divisor non-zero.
             windows = [_nonzero_divisor(t) for t in windows]
