@@ -35,7 +35,7 @@ def onnx_node_model(op_type, inputs, attrs, n_outputs=1, *, opset=DEFAULT_OPSET,
     the dtype of input 0, output 1 (MaxPool's Indices) int64, unless
     ``output_dtypes`` says otherwise.
     """
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     names = [f"in{i}" for i in range(len(inputs))]
     graph_inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype),
