@@ -40,6 +40,10 @@ def random_inputs(model, seed=0, given=None):
     that is not given."""
     rng = np.random.default_rng(seed)
     given = dict(given or {})
+    for key in given:
+        if not any(key == i.name or key in i.names or key == i.layer.name for i in model.inputs):
+            raise OvpoolError(f"{model.path}: the model has no input {key!r}; its inputs "
+                              f"are {[i.name for i in model.inputs]}")
     arrays = []
     for info in model.inputs:
         key = next((k for k in given if k == info.name or k in info.names
@@ -54,9 +58,6 @@ def random_inputs(model, seed=0, given=None):
             raise OvpoolError(f"{model.path}: input {info.name!r} has element type "
                               f"{info.element_type}, which numpy cannot hold")
         arrays.append(_random(rng, info.shape, info.dtype))
-    if given:
-        raise OvpoolError(f"{model.path}: the model has no input {sorted(given)[0]!r}; its inputs "
-                          f"are {[i.name for i in model.inputs]}")
     return arrays
 
 
