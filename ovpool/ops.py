@@ -21,8 +21,11 @@ Semantics pinned down here:
   column-major within the spatial dims when ``storage_order=1``.
   AdaptiveMaxPool indices are flat within each ``(n, c)`` plane.
 * A window of ``max_pool`` or of ``avg_pool`` without ``count_include_pad``
-  that lies entirely in the padding is an error (ONNX Runtime refuses such
-  pads too); OpenVINO's behaviour for it is in :mod:`ovpool.ov_ops`.
+  that holds no input element is an error. The references disagree there
+  (ONNX Runtime refuses pads >= kernel, but gives -FLT_MAX / index -1 for a
+  dilated window that skips the input; the ONNX reference gives NaN), so
+  ovpool refuses rather than pick one. OpenVINO's behaviour for such windows
+  is in :mod:`ovpool.ov_ops`.
 """
 
 from __future__ import annotations

@@ -84,6 +84,8 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
             # A rounding_type=ceil window may start beyond the declared pads: its
             # sum is 0 and OpenVINO returns 0, so keep its divisor non-zero.
             windows = [_nonzero_divisor(t) for t in windows]
+        else:
+            windows = [_empty_window_divisor(t, n_in) for t, n_in in zip(windows, planes.spatial)]
         return _core.Plan(planes.lead, planes.spatial, windows)
 
     plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,
@@ -104,6 +106,23 @@ def check_avg_pool_pads(geometry, exclude_pad, auto_pad, op="AvgPool"):
                     f"{op}: with exclude_pad the dilated kernel ({effective}) must be larger "
                     f"than the pads (pads_begin={list(geometry.pads_begin)}, "
                     f"pads_end={list(geometry.pads_end)}); some window would be empty")
+
+
+def _empty_window_divisor(axis, n_in):
+    """Exclude-pad divisor of an empty window, as OpenVINO computes it.
+
+    A window that starts beyond the end of the input (rounding_type=ceil) is
+    divided by ``min(start + kernel, n_in) - start = n_in - start``: 0/0 = NaN
+    when it starts right at the end, 0/negative = -0 further out. An empty
+    window elsewhere (dilated taps that skip the input) has no taps: NaN."""
+    empty = axis.table[:, 1] == 0
+    if not empty.any():
+        return axis
+    fixed = axis.table.copy()
+    starts = np.arange(axis.n_out, dtype=np.int64) * axis.stride - axis.pad_begin
+    fixed[empty, 2] = np.where(starts[empty] >= n_in, n_in - starts[empty], 0)
+    fixed.setflags(write=False)
+    return axis.with_table(fixed)
 
 
 def _nonzero_divisor(axis):

@@ -546,15 +546,17 @@ def test_OPENVINO_DEVIATION_same_auto_pad_with_rounding_ceil_adds_a_window():
         assert ov_values.shape == (1, 1, 6) and ov_values[0, 0, 5] == FLT_LOWEST
 
 
-def test_OPENVINO_DEVIATION_exclude_pad_window_beyond_the_pads_is_minus_zero():
+def test_avg_pool_exclude_pad_window_beyond_the_pads_is_minus_zero_as_in_openvino():
     """x = [1, 2], k2 s3 pads_end 1, ceil, exclude-pad: windows at 0 and 3; the
-    one at 3 starts beyond the declared padding [2, 3) and holds no input:
-    ovpool 0/0 = NaN (as OpenVINO gives for an empty window that starts inside
-    the declared pads, see test_avg_pool_exclude_pad_window_in_declared_padding_is_nan);
-    OpenVINO CPU gives -0."""
+    one at 3 starts beyond the declared padding [2, 3) and holds no input.
+    OpenVINO divides it by min(start + k, n) - start = -1: 0/-1 = -0, not the
+    NaN of an empty window that starts right at the end of the input (see
+    test_avg_pool_exclude_pad_window_in_declared_padding_is_nan); ovpool does
+    the same."""
     x = f32([[[1, 2]]])
     got = ov_ops.avg_pool(x, (2,), (3,), (0,), (1,), exclude_pad=True, rounding_type="ceil")
-    assert got[0, 0, 0] == 1.5 and np.isnan(got[0, 0, 1])
+    assert got[0, 0, 0] == 1.5 and got[0, 0, 1] == 0 and not np.isnan(got[0, 0, 1])
     ov = ov_avg_pool(x, (2,), (3,), (0,), (1,), exclude_pad=True, rounding_type="ceil")
-    assert not np.isnan(ov[0, 0, 1]), FIXED
-    assert ov[0, 0, 1] == 0
+    np.testing.assert_array_equal(got, ov)
+
+
