@@ -558,5 +558,3 @@ def test_avg_pool_exclude_pad_window_beyond_the_pads_is_minus_zero_as_in_openvin
     assert got[0, 0, 0] == 1.5 and got[0, 0, 1] == 0 and not np.isnan(got[0, 0, 1])
     ov = ov_avg_pool(x, (2,), (3,), (0,), (1,), exclude_pad=True, rounding_type="ceil")
     np.testing.assert_array_equal(got, ov)
-
-
