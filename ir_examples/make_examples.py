@@ -309,7 +309,8 @@ def build_deviation_adaptive_avg():
         [rng_of(18).standard_normal((1, 1, 8417)).astype(np.float32)]
 
 
-@example("deviation_adaptive_max_pool_nan", "AdaptiveMaxPool-8 2D 6x6 -> 3x3 with NaNs, i32 indices",
+@example("deviation_adaptive_max_pool_nan",
+         "AdaptiveMaxPool-8 2D 6x6 -> 3x3 with NaNs, i32 indices",
          spec=lambda inputs: _torch_adaptive_max(inputs, (3, 3), np.int32),
          short="OpenVINO's CPU ignores NaN",
          deviation="OpenVINO's CPU ignores a NaN unless it is the first element of the bin; "
@@ -344,27 +345,6 @@ def build_deviation_max_pool_same_ceil():
     return model([result(y.output(0), "values"), result(y.output(1), "indices")], [x],
                  "deviation_max_pool_same_ceil"), \
         [rng_of(22).standard_normal((1, 2, 14)).astype(np.float32)]
-
-
-def _spec_avg_pool_beyond_pads(inputs):
-    x = inputs[0].astype(np.float64)               # k2 s3 pads_end 1, ceil: windows 0, 3, 6
-    y = np.stack([x[..., 0:2].mean(-1), x[..., 3:5].mean(-1),
-                  np.full(x.shape[:-1], np.nan)], axis=-1)
-    return [y.astype(np.float32)]
-
-
-@example("deviation_avg_pool_exclude_pad_beyond_pads",
-         "AvgPool-1 k2 s3 pads_end 1, exclude-pad, rounding_type ceil, on length 5",
-         spec=_spec_avg_pool_beyond_pads,
-         short="OpenVINO's CPU gives -0 for a window with no input",
-         deviation="the last ceil window starts past the padded input and holds no element: "
-                   "0/0 = NaN (ovpool; OpenVINO's CPU gives NaN for an empty window inside the "
-                   "declared pads), OpenVINO's CPU gives -0 here")
-def build_deviation_avg_pool_beyond_pads():
-    x = param([1, 2, 5], "x")
-    y = named(ov1.avg_pool(x, [3], [0], [1], [2], True, "ceil"), "pool")
-    return model([result(y.output(0), "y")], [x], "deviation_avg_pool_exclude_pad_beyond_pads"), \
-        [rng_of(23).standard_normal((1, 2, 5)).astype(np.float32)]
 
 
 # --------------------------------------------------------------------------

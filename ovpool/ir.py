@@ -200,7 +200,8 @@ class _Reader:
                                              "ovpool refuses to parse it")
                     chunks.append(chunk)
         except OSError as exc:
-            raise _error(self.path, None, f"cannot read the IR file: {exc.strerror or exc}") from None
+            raise _error(self.path, None,
+                         f"cannot read the IR file: {exc.strerror or exc}") from None
         return b"".join(chunks)
 
     def _check_raw(self, data):
@@ -212,8 +213,8 @@ class _Reader:
             raise self.err(1, "not an XML document (OpenVINO IR is UTF-8 XML starting with '<')")
         declared = _ENCODING_RE.match(stripped)
         if declared and declared.group(1).lower() not in (b"utf-8", b"utf8", b"us-ascii", b"ascii"):
-            raise self.err(1, f"the XML declares encoding {declared.group(1).decode('ascii', 'replace')!r};"
-                              " ovpool reads UTF-8 IR only")
+            encoding = declared.group(1).decode("ascii", "replace")
+            raise self.err(1, f"the XML declares encoding {encoding!r}; ovpool reads UTF-8 IR only")
         match = _DTD_RE.search(data)
         if match:
             line = data.count(b"\n", 0, match.start()) + 1
@@ -369,8 +370,9 @@ class _Reader:
                 continue
             layer = self._layer(element)
             if layer.id in by_id:
-                raise self.err(element, f"duplicate layer id {layer.id} (also {by_id[layer.id].label}, "
-                                        f"line {by_id[layer.id].line})")
+                first = by_id[layer.id]
+                raise self.err(element, f"duplicate layer id {layer.id} (also {first.label}, "
+                                        f"line {first.line})")
             by_id[layer.id] = layer
             layer_list.append(layer)
         if not layer_list:
@@ -702,8 +704,9 @@ class Model:
                     f.seek(a["offset"])
                     raw = f.read(a["size"])
             except OSError as exc:
-                raise _error(self.path, layer.line, f"{layer.label}: cannot read "
-                                                    f"{self.bin_path}: {exc.strerror or exc}") from None
+                raise _error(self.path, layer.line,
+                             f"{layer.label}: cannot read {self.bin_path}: "
+                             f"{exc.strerror or exc}") from None
             if len(raw) != a["size"]:
                 raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is shorter "
                                                     "than when the model was read")
@@ -766,13 +769,15 @@ class Model:
             try:
                 value = np.asarray(value)
             except (TypeError, ValueError) as exc:
-                raise _error(self.path, where, f"input {info.name!r} is not an array: {exc}") from None
+                raise _error(self.path, where,
+                             f"input {info.name!r} is not an array: {exc}") from None
         if info.dtype is None or value.dtype != info.dtype:
             raise _error(self.path, where, f"input {info.name!r} must be {expected} "
                                            f"(numpy {info.dtype}), got a {value.dtype} array")
         if info.shape is not None:
             ok = value.ndim == len(info.shape) and all(
-                lo <= n and (hi is None or n <= hi) for n, (lo, hi) in zip(value.shape, info.bounds))
+                lo <= n and (hi is None or n <= hi)
+                for n, (lo, hi) in zip(value.shape, info.bounds))
             if not ok:
                 raise _error(self.path, where, f"input {info.name!r} must have shape {expected}, "
                                                f"got {list(value.shape)}")

@@ -453,7 +453,8 @@ class Attr:
         minimum = 0 if self.kind == "shape" else self.minimum
         for v in values:
             if minimum is not None and v < minimum:
-                raise OvpoolValueError(f"attribute {name}={value!r}: every entry must be >= {minimum}")
+                raise OvpoolValueError(
+                    f"attribute {name}={value!r}: every entry must be >= {minimum}")
             if abs(v) > MAX_ELEMENTS:
                 raise OvpoolValueError(f"attribute {name}={value!r} is absurdly large")
         return value
@@ -654,7 +655,8 @@ def lookup(type_, version):
         entry = LAYERS.get((type_, OVPOOL_OPSET))
         if entry is None:
             names = sorted(t for t, v in LAYERS if v == OVPOOL_OPSET)
-            raise UnknownLayer(f"ovpool's opset has no layer type {type_!r}; it has {', '.join(names)}")
+            raise UnknownLayer(
+                f"ovpool's opset has no layer type {type_!r}; it has {', '.join(names)}")
         return entry
     match = _OPSET_RE.fullmatch(version or "")
     if not match or not 1 <= int(match.group(1)) <= LAST_OPSET:
@@ -758,7 +760,8 @@ def _infer_convert(layer, types, attrs, values):
     _require(data, NUMERIC_TYPES, "inputs", layer)
     if attrs["destination_type"] not in NUMERIC_TYPES:
         raise UnsupportedLayer(
-            f"Convert: ovpool converts to {'/'.join(NUMERIC_TYPES)}, not {attrs['destination_type']}")
+            f"Convert: ovpool converts to {'/'.join(NUMERIC_TYPES)}, "
+            f"not {attrs['destination_type']}")
     return [TensorType(data.shape, attrs["destination_type"])]
 
 
@@ -818,7 +821,8 @@ def _infer_adaptive(layer, types, attrs, values):
     result = [TensorType(out_shape, data.etype)]
     if layer.type == "AdaptiveMaxPool":
         if attrs["index_element_type"] not in INDEX_TYPES:
-            raise UnsupportedLayer(f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
+            raise UnsupportedLayer(
+                f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
         result.append(TensorType(out_shape, attrs["index_element_type"]))
     return result
 
@@ -1041,8 +1045,10 @@ def _infer_max_unpool(layer, types, attrs, values):
         raise OvpoolValueError(f"I must be an integer tensor, got {indices.etype}")
     n_spatial = len(attrs["kernel_shape"])
     lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
-    if indices.shape is not None and data.shape is not None and len(indices.shape) != len(data.shape):
-        raise OvpoolValueError(f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}")
+    if indices.shape is not None and data.shape is not None \
+            and len(indices.shape) != len(data.shape):
+        raise OvpoolValueError(
+            f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}")
     if len(types) == 3:
         if types[2].etype not in INDEX_TYPES:
             raise OvpoolValueError(f"output_shape must be i32 or i64, got {types[2].etype}")

@@ -92,8 +92,9 @@ class IR:
 
     def xml(self):
         layers = "\n".join(f"    {x}" for _, x in self.layers)
-        edges = "\n".join(f'    <edge from-layer="{a}" from-port="{b}" to-layer="{c}" to-port="{d}" />'
-                          for a, b, c, d in self.edges)
+        edges = "\n".join(
+            f'    <edge from-layer="{a}" from-port="{b}" to-layer="{c}" to-port="{d}" />'
+            for a, b, c, d in self.edges)
         return (f'<?xml version="1.0"?>\n<net name="{self.name}" version="11">\n  <layers>\n'
                 f"{layers}\n  </layers>\n  <edges>\n{edges}\n  </edges>\n</net>\n")
 

@@ -226,10 +226,11 @@ def test_infer_adaptive_without_the_value():
 
 def test_infer_rounding_ceil_and_ceil_torch():
     attrs = dict(kernel=[2, 2], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
-    assert infer(("MaxPool", "opset1"), [(1, 2, 5, 5)], dict(attrs, rounding_type="ceil"))[0]\
-        .shape == (1, 2, 4, 4)
-    assert infer(("MaxPool", "opset14"), [(1, 2, 5, 5)], dict(attrs, rounding_type="ceil_torch"))[0]\
-        .shape == (1, 2, 3, 3)
+    ceil = infer(("MaxPool", "opset1"), [(1, 2, 5, 5)], dict(attrs, rounding_type="ceil"))
+    assert ceil[0].shape == (1, 2, 4, 4)
+    torch_ceil = infer(("MaxPool", "opset14"), [(1, 2, 5, 5)],
+                       dict(attrs, rounding_type="ceil_torch"))
+    assert torch_ceil[0].shape == (1, 2, 3, 3)
 
 
 def test_infer_unsupported_element_types():

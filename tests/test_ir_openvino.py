@@ -78,7 +78,7 @@ def _pool_attrs(rng, spatial, kind, empty_windows):
     if is_avg and exclude_pad and rounding == "ceil" and auto_pad == "explicit" and any(
             -(-(n_in + b + e - ek) // st) * st >= n_in + b
             for n_in, b, e, ek, st in zip(spatial, begins, ends, effective, strides)):
-        rounding = "floor"     # an empty last window: OpenVINO's CPU -0 or NaN, ovpool NaN
+        rounding = "floor"     # an empty last window: 0/0 or 0/negative in OpenVINO's CPU
     if auto_pad == "valid":
         begins, ends = [0] * n, [0] * n
     if any(s + b + e < ek for s, b, e, ek in zip(spatial, begins, ends, effective)) and \

@@ -123,7 +123,8 @@ def test_same_pads_written_as_zeros_are_recomputed(tmp_path, rng):
     """save_model writes pads_begin/pads_end = 0 when auto_pad is not explicit."""
     builder = IR()
     x = builder.parameter((1, 2, 13, 13), name="x")
-    pool = builder.layer("MaxPool", "opset8", [(x, 0)], [("f32", (1, 2, 7, 7)), ("i64", (1, 2, 7, 7))],
+    pool = builder.layer("MaxPool", "opset8", [(x, 0)],
+                         [("f32", (1, 2, 7, 7)), ("i64", (1, 2, 7, 7))],
                          {"kernel": "3, 3", "strides": "2, 2", "pads_begin": "0, 0",
                           "pads_end": "0, 0", "auto_pad": "same_lower", "dilations": "1, 1"})
     builder.result(pool, 0)
@@ -358,7 +359,8 @@ def test_avg_pool_ceil_include_pad_follows_torch(tmp_path, rng, rank, shape, k, 
     builder = IR()
     x = builder.parameter(shape, name="x")
     pool = builder.layer("AvgPool", version, [(x, 0)], [("f32", want.shape)],
-                         {"kernel": ", ".join([str(k)] * rank), "strides": ", ".join([str(s)] * rank),
+                         {"kernel": ", ".join([str(k)] * rank),
+                          "strides": ", ".join([str(s)] * rank),
                           "pads_begin": ", ".join([str(p)] * rank),
                           "pads_end": ", ".join([str(p)] * rank), "exclude-pad": "false",
                           "rounding_type": "ceil_torch"}, name="pool")

@@ -185,7 +185,8 @@ def test_external_dtd(tmp_path):
 
 
 def test_parameter_entity(tmp_path):
-    text = ('<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY % p SYSTEM "file:///etc/passwd"> %p;]>\n'
+    text = ('<?xml version="1.0"?>\n'
+            '<!DOCTYPE net [<!ENTITY % p SYSTEM "file:///etc/passwd"> %p;]>\n'
             '<net version="11"/>\n')
     rejects(write(tmp_path, text), line=2, match="DOCTYPE")
 
@@ -328,7 +329,8 @@ def test_wrong_number_of_ports(tmp_path, base):
 ])
 def test_unknown_type_or_version(tmp_path, base, type_, version, what):
     _, _, text = base
-    bad_text = text.replace('type="MaxPool" version="opset8"', f'type="{type_}" version="{version}"')
+    bad_text = text.replace('type="MaxPool" version="opset8"',
+                            f'type="{type_}" version="{version}"')
     rejects(write(tmp_path, bad_text, stem="bad"), line=line_of(bad_text, 'name="pool"'),
             match=re.escape(what))
 

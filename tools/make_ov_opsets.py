@@ -2,7 +2,7 @@
 
 Run from the repository root after upgrading OpenVINO: ``python tools/make_ov_opsets.py``.
 """
-import os, re, sys, textwrap
+import os, re, sys
 import openvino
 
 # OpenVINO's serializer writes these C++ type names differently in IR
