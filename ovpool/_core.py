@@ -162,6 +162,7 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
+_TAG = object()  # marks frozen non-int values
 _TYPED_SCALARS = frozenset([int, float, bool, np.int64, np.int32, np.float64, np.float32,
                             np.bool_])
 
@@ -174,14 +175,17 @@ def _freeze(value):
     isinstance) keep this cheap: it runs on every call.
     """
     kind = type(value)
-    if kind is tuple or kind is list:
-        return tuple([_freeze(v) for v in value])
-    if kind is str or value is None:
+    if kind is int or kind is str or value is None:
         return value
+    if kind is tuple or kind is list:
+        for v in value:
+            if type(v) is not int:
+                return tuple([_freeze(v) for v in value])
+        return tuple(value)  # the common case: plain ints
     if kind in _TYPED_SCALARS:
-        return (kind, value)
+        return (_TAG, kind, value)  # equal to no argument a caller can write
     if kind is np.ndarray:
-        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+        return (_TAG, value.dtype.str, value.shape, value.tobytes())
     if kind is np.dtype or kind is type:
         return value
     raise TypeError  # not cacheable: the caller builds without the cache
