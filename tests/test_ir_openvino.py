@@ -6,8 +6,7 @@ reader defaults, output order and names must be OpenVINO's.
 
 Configurations where OpenVINO's CPU plugin deviates from its specification
 are not generated here (AvgPool exclude-pad=false with ceil rounding; same_*
-auto_pad with ceil rounding; an exclude-pad ceil window past the pads; In*Out >
-2**24 adaptive bins; NaN in AdaptiveMaxPool; i64 AdaptiveMaxPool indices; f64
+auto_pad with ceil rounding; In*Out > 2**24 adaptive bins; NaN in AdaptiveMaxPool; i64 AdaptiveMaxPool indices; f64
 empty MaxPool windows, -FLT_MAX on OpenVINO's CPU which computes f64 in f32);
 tests/test_ir_reader.py checks those against PyTorch, and
 test_openvino_still_deviates below notices when OpenVINO fixes them.
@@ -75,10 +74,6 @@ def _pool_attrs(rng, spatial, kind, empty_windows):
         rounding = "floor"     # include-pad + ceil: OpenVINO's CPU divides by the full kernel
     if auto_pad in ("same_upper", "same_lower") and rounding == "ceil":
         rounding = "floor"     # OpenVINO's shape inference adds a window beyond ceil(n/s)
-    if is_avg and exclude_pad and rounding == "ceil" and auto_pad == "explicit" and any(
-            -(-(n_in + b + e - ek) // st) * st >= n_in + b
-            for n_in, b, e, ek, st in zip(spatial, begins, ends, effective, strides)):
-        rounding = "floor"     # an empty last window: 0/0 or 0/negative in OpenVINO's CPU
     if auto_pad == "valid":
         begins, ends = [0] * n, [0] * n
     if any(s + b + e < ek for s, b, e, ek in zip(spatial, begins, ends, effective)) and \
