@@ -75,6 +75,20 @@ Using an entry::
     entry.infer([TensorType((None, 3, 13, 13), "f32")], attrs)
     entry.run([x], attrs)              # -> [values, indices]
 
+For an ``openvino.Op`` built from an entry (the OpenVINO extension):
+
+* ``visit_attributes``: start from ``entry.defaults(n_spatial)`` (typed, never
+  an empty list), let the visitor fill it, then ``entry.attributes(**d)``;
+* ``validate_and_infer_types``: ``entry.infer([TensorType(shape, etype)
+  ...], attrs, values)`` with ``shape`` a tuple (None for a dynamic dim, None
+  for a dynamic rank), ``etype`` the IR name (``ov.Type.get_type_name()``) and
+  ``values`` the data of Constant inputs (None otherwise); then
+  ``set_output_type`` per returned :class:`TensorType`;
+* ``evaluate``: ``entry.run([t.data for t in inputs], attrs)`` and copy into
+  the outputs (``set_shape`` first);
+* a conversion extension builds ``entry.attributes(**onnx_or_torch_attrs)``
+  for an entry of ovpool's opset (``get(name, "ovpool")``).
+
 Attribute values are ``int``, ``float``, ``bool``, ``str`` and ``list`` of
 ints. A per-axis list attribute left out of the IR (``pads_begin``,
 ``dilations``, ...) parses to ``[]``, meaning "the fill value on every axis"
