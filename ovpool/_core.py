@@ -250,13 +250,17 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None):
 
 
 def finish(result, result_dtype, out):
-    """Cast back to the caller's dtype (float16, bfloat16) and fill ``out``."""
-    if out is not None:
-        if out is not result:
-            out[...] = result
-        return out
-    if result.dtype != result_dtype:
-        return result.astype(result_dtype)
+    """Cast back to the caller's dtype (float16, bfloat16) and fill ``out``.
+
+    The cast rounds; values beyond float16's range (such as the -FLT_MAX of a
+    max window with no input) become infinities, as OpenVINO's f16 gives."""
+    with np.errstate(over="ignore"):
+        if out is not None:
+            if out is not result:
+                out[...] = result
+            return out
+        if result.dtype != result_dtype:
+            return result.astype(result_dtype)
     return result
 
 
