@@ -620,11 +620,19 @@ class LayerType:
         types = [t if isinstance(t, TensorType) else TensorType(*t) for t in input_types]
         return list(self.infer_fn(self, types, attrs, list(values)))
 
-    def run(self, inputs, attrs):
-        """Run the layer on numpy arrays; returns a list of numpy arrays."""
+    def run(self, inputs, attrs, out=None):
+        """Run the layer on numpy arrays; returns a list of numpy arrays.
+
+        ``out``: per output, an array to write it into (the ops' ``out=`` /
+        ``out_indices=``: right shape and dtype, C-contiguous) or None; the
+        OpenVINO extension passes its output tensors' views here. Only the
+        pool layers take it.
+        """
         if self.run_fn is None:
             raise OvpoolValueError(f"{self.type}-{self.version} is not computed by run()")
-        return list(self.run_fn(list(inputs), attrs))
+        if out is None:
+            return list(self.run_fn(list(inputs), attrs))
+        return list(self.run_fn(list(inputs), attrs, out=list(out)))
 
 
 def _copy(value):
@@ -841,15 +849,16 @@ def _infer_adaptive(layer, types, attrs, values):
     return result
 
 
-def _run_adaptive_avg(inputs, attrs):
+def _run_adaptive_avg(inputs, attrs, out=(None,)):
     x, size = inputs
-    return [ov_ops.adaptive_avg_pool(x, _int_vector(size, None, "output_size"))]
+    return [ov_ops.adaptive_avg_pool(x, _int_vector(size, None, "output_size"), out=out[0])]
 
 
-def _run_adaptive_max(inputs, attrs):
+def _run_adaptive_max(inputs, attrs, out=(None, None)):
     x, size = inputs
     values, indices = ov_ops.adaptive_max_pool(x, _int_vector(size, None, "output_size"),
-                                               index_element_type=attrs["index_element_type"])
+                                               index_element_type=attrs["index_element_type"],
+                                               out=out[0], out_indices=out[1])
     return [values, indices]
 
 
@@ -926,15 +935,15 @@ def _infer_ov_max(layer, types, attrs, values):
     return [out, TensorType(out.shape, attrs["index_element_type"])]
 
 
-def _run_ov_avg(inputs, attrs):
+def _run_ov_avg(inputs, attrs, out=(None,)):
     (x,) = inputs
     return [ov_ops.avg_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
                             _per_axis(attrs["pads_end"]), exclude_pad=attrs["exclude-pad"],
                             rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
-                            dilations=_per_axis(attrs.get("dilations")))]
+                            dilations=_per_axis(attrs.get("dilations")), out=out[0])]
 
 
-def _run_ov_max(inputs, attrs):
+def _run_ov_max(inputs, attrs, out=(None, None)):
     (x,) = inputs
     with_indices = "axis" in attrs
     result = ov_ops.max_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
@@ -943,7 +952,8 @@ def _run_ov_max(inputs, attrs):
                              rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
                              axis=attrs.get("axis", 0),
                              index_element_type=attrs.get("index_element_type", "i64"),
-                             return_indices=with_indices)
+                             return_indices=with_indices, out=out[0],
+                             out_indices=out[1] if with_indices else None)
     return list(result) if with_indices else [result]
 
 
@@ -1080,42 +1090,43 @@ def _infer_max_unpool(layer, types, attrs, values):
     return [TensorType(lead + tuple(out), data.etype)]
 
 
-def _run_onnx_avg(inputs, attrs):
+def _run_onnx_avg(inputs, attrs, out=(None,)):
     (x,) = inputs
     return [ops.avg_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
                          pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
                          auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
-                         count_include_pad=attrs["count_include_pad"])]
+                         count_include_pad=attrs["count_include_pad"], out=out[0])]
 
 
-def _run_onnx_max(inputs, attrs):
+def _run_onnx_max(inputs, attrs, out=(None, None)):
     (x,) = inputs
     values, indices = ops.max_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
                                    pads=_per_axis(attrs["pads"]),
                                    dilations=_per_axis(attrs["dilations"]),
                                    auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
-                                   storage_order=attrs["storage_order"], return_indices=True)
+                                   storage_order=attrs["storage_order"], return_indices=True,
+                                   out=out[0], out_indices=out[1])
     return [values, indices]
 
 
-def _run_lp(inputs, attrs):
+def _run_lp(inputs, attrs, out=(None,)):
     (x,) = inputs
     return [ops.lp_pool(x, attrs["kernel_shape"], p=attrs["p"], strides=_per_axis(attrs["strides"]),
                         pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
-                        auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"])]
+                        auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"], out=out[0])]
 
 
-def _run_global_lp(inputs, attrs):
+def _run_global_lp(inputs, attrs, out=(None,)):
     (x,) = inputs
-    return [ops.global_lp_pool(x, p=attrs["p"])]
+    return [ops.global_lp_pool(x, p=attrs["p"], out=out[0])]
 
 
-def _run_max_unpool(inputs, attrs):
+def _run_max_unpool(inputs, attrs, out=(None,)):
     x, indices = inputs[0], inputs[1]
     output_shape = _int_vector(inputs[2], None, "output_shape") if len(inputs) > 2 else None
     return [ops.max_unpool(x, indices, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
                            pads=_per_axis(attrs["pads"]), output_shape=output_shape,
-                           indices_relative_to=attrs["indices_relative_to"])]
+                           indices_relative_to=attrs["indices_relative_to"], out=out[0])]
 
 
 _P = Attr("p", "float", 2.0, minimum=0, doc="the norm's exponent (ONNX's int p, as a float)")
