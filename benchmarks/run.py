@@ -102,6 +102,8 @@ def build_parser(prog="benchmarks/run.py"):
                    help="force the tqdm progress bar (default: on a terminal, not with --quick)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--report", default=None, metavar="JSON",
+                   help="print the tables of an existing result file (and --plot it); no run")
     p.add_argument("--child-json", default=None, help=argparse.SUPPRESS)
     return p
 
@@ -618,6 +620,7 @@ def aggregate(runs):
                 info["config"] = configs.most_common(1)[0][0]
                 info["configs_by_run"] = [s.get("config") for s in timed]
                 info["run_medians_ms"] = [s["median_ms"] for s in timed]
+                info["median_ms_by_run"] = [s.get("median_ms") for s in per_run]
                 info["median_ms"] = statistics.median(info["run_medians_ms"])
                 info["best_block_ms"] = min(s["best_block_ms"] for s in timed)
                 info["min_ms"] = min(s["min_ms"] for s in timed)
@@ -647,18 +650,51 @@ def aggregate(runs):
         report["model"] = {"results": merged_models}
     else:
         report["model"] = models[0]
-    builds = [(r.get("machine", {}).get("ovpool", {}).get("commit"),
-               r.get("machine", {}).get("ovpool", {}).get("kernels")) for r in runs]
+    ovp_info = [r.get("machine", {}).get("ovpool", {}) for r in runs]
+    report["commits_by_run"] = [o.get("commit") for o in ovp_info]
     warnings = [w for r in runs for w in r.get("warnings", [])]
-    if any(b != builds[0] for b in builds):
-        warnings.append("the runs used different ovpool builds (commit or compiled kernels): "
-                        f"{builds}")
+    if any(o.get("kernels") != ovp_info[0].get("kernels") for o in ovp_info):
+        warnings.append("the runs used different compiled kernels: "
+                        f"{[o.get('kernels') for o in ovp_info]}")
     if warnings:
         report["warnings"] = sorted(set(warnings))
+    add_quiet_stats(report)
     report["noise"] = {"per_run": [r.get("noise") for r in runs],
                        "duration_s_per_run": [r.get("duration_s") for r in runs]}
     report["duration_s"] = round(sum(r.get("duration_s") or 0 for r in runs), 1)
     return report
+
+
+QUIET_LOAD = 0.1
+
+
+def add_quiet_stats(report, threshold=QUIET_LOAD):
+    """Medians and ratios over the runs during which other processes used less
+    than ``threshold`` of the CPUs (``other_load``), where there are such runs.
+
+    On a shared 2-vCPU machine a neighbour on one vCPU turns every 2-thread
+    OpenMP call (ovpool, torch, the roofline) into a multi-ms wait, while ORT
+    and OpenVINO degrade less: runs under load are not comparable.
+    """
+    for entry in report["results"]:
+        loads = entry.get("other_load_by_run") or []
+        quiet = [i for i, load in enumerate(loads) if load is not None and load < threshold]
+        entry["quiet_runs"] = len(quiet)
+        if not quiet:
+            continue
+        systems = {}
+        for name, info in entry["systems"].items():
+            by_run = info.get("median_ms_by_run") or []
+            if not by_run and len(info.get("run_medians_ms", [])) == len(loads):
+                by_run = info["run_medians_ms"]  # every run timed it: aligned
+            values = [by_run[i] for i in quiet if i < len(by_run) and by_run[i] is not None]
+            if values:
+                info["median_ms_quiet"] = statistics.median(values)
+                systems[name] = dict(info, median_ms=info["median_ms_quiet"])
+            else:
+                systems[name] = {k: v for k, v in info.items() if k != "median_ms"}
+        entry["ratios_quiet"] = compute_ratios(systems)
+    report.setdefault("options", {})["quiet_load_threshold"] = threshold
 
 
 # --------------------------------------------------------------------------
@@ -780,7 +816,10 @@ def _ms(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
-def markdown_table(report):
+def markdown_table(report, quiet=False):
+    """The results as Markdown; ``quiet``: medians over the quiet runs only."""
+    if quiet:
+        report = _quiet_copy(report)
     metas = {m["name"]: m for m in report["cases"]}
     lines = ["| case | threads | ovpool | torch | ORT | OpenVINO | roofline | ovpool/best peer "
              "| ovpool/roofline | 1t/nt | call peak MiB (budget) |",
@@ -813,6 +852,18 @@ def markdown_table(report):
     return "\n".join(lines)
 
 
+def _quiet_copy(report):
+    out = dict(report, results=[])
+    for e in report["results"]:
+        if not e.get("quiet_runs"):
+            continue
+        systems = {k: dict(v, median_ms=v["median_ms_quiet"]) if "median_ms_quiet" in v
+                   else {kk: vv for kk, vv in v.items() if kk != "median_ms"}
+                   for k, v in e["systems"].items()}
+        out["results"].append(dict(e, systems=systems, ratios=e.get("ratios_quiet", {})))
+    return out
+
+
 def configs_table(report):
     """Which configuration of each peer won, per case (first thread count)."""
     lines = ["| case | torch | ONNX Runtime | OpenVINO |", "|---|---|---|---|"]
@@ -843,6 +894,21 @@ def main(argv=None, prog="benchmarks/run.py"):
             print(f"{c.name:28s} {c.group:6s} {c.op:18s} {'x'.join(map(str, c.shape)):18s} "
                   f"{c.dtype:8s} {c.params}")
         return 0
+    if args.report:
+        report = json.loads(Path(args.report).read_text())
+        if "other_load_by_run" in (report["results"] or [{}])[0]:
+            add_quiet_stats(report)
+        if args.plot:
+            from benchmarks.plot import plot_ratios
+
+            print("wrote", plot_ratios(report, Path(args.report).with_suffix(".png")))
+        print(markdown_table(report))
+        if any(e.get("quiet_runs") for e in report["results"]):
+            print("\nQuiet runs only:")
+            print(markdown_table(report, quiet=True))
+        print()
+        print(configs_table(report))
+        return 0
     if args.processes > 1:
         report = run_fresh_processes(args)
     else:
@@ -852,6 +918,11 @@ def main(argv=None, prog="benchmarks/run.py"):
         return 0
     paths = write_outputs(report, args)
     print(markdown_table(report))
+    if any(e.get("quiet_runs") for e in report["results"]):
+        print(f"\nQuiet runs only (other processes < {QUIET_LOAD:.0%} of the CPUs); "
+              "quiet runs per case: " + ", ".join(f"{e['case']}={e['quiet_runs']}"
+                                                    for e in report["results"]))
+        print(markdown_table(report, quiet=True))
     print()
     print(configs_table(report))
     for n, s in report["summary"].items():

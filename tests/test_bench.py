@@ -147,7 +147,7 @@ def test_aggregate_takes_the_median_of_run_medians():
     finally:
         sys.path.remove(str(ROOT))
 
-    def fake(ovp, peer, best_block):
+    def fake(ovp, peer, best_block, load=0.0):
         systems = {"ovpool": {"status": "ok", "config": "o", "median_ms": ovp,
                               "best_block_ms": best_block, "min_ms": best_block,
                               "block_medians_ms": [ovp]},
@@ -155,14 +155,20 @@ def test_aggregate_takes_the_median_of_run_medians():
                              "best_block_ms": peer, "min_ms": peer, "block_medians_ms": [peer]}}
         return {"schema": 1, "created": "", "options": {"threads": [2]}, "machine": {},
                 "peers_available": {}, "cases": [{"name": "c"}],
-                "results": [{"case": "c", "threads": 2, "systems": systems}],
+                "results": [{"case": "c", "threads": 2, "systems": systems,
+                             "other_load": load}],
                 "model": {"skipped": "x"}}
 
-    merged = run.aggregate([fake(1.0, 4.0, 0.9), fake(8.0, 4.0, 0.8), fake(2.0, 4.0, 1.5)])
-    ovp = merged["results"][0]["systems"]["ovpool"]
+    merged = run.aggregate([fake(1.0, 4.0, 0.9), fake(8.0, 4.0, 0.8, load=0.5),
+                            fake(2.0, 4.0, 1.5)])
+    entry = merged["results"][0]
+    ovp = entry["systems"]["ovpool"]
     assert ovp["median_ms"] == 2.0 and ovp["best_block_ms"] == 0.8
     assert ovp["run_medians_ms"] == [1.0, 8.0, 2.0]
-    assert merged["results"][0]["ratios"]["ovpool_over_best_peer"] == 0.5
+    assert entry["ratios"]["ovpool_over_best_peer"] == 0.5
+    # the run with a neighbour on the CPUs is left out of the quiet statistics
+    assert entry["quiet_runs"] == 2 and ovp["median_ms_quiet"] == 1.5
+    assert entry["ratios_quiet"]["ovpool_over_best_peer"] == 1.5 / 4.0
 
 
 def test_model_hook_with_a_stand_in_extension(monkeypatch):
