@@ -411,6 +411,7 @@ def bench_models(args, protocol, threads, rng):
     for mc in cases_mod.MODEL_CASES:
         for n in threads:
             entry = {"model": mc.name, "threads": n, "note": mc.note, "systems": {}}
+            before = cpu_snapshot()
             try:
                 x = peers.make_input(mc, args.seed)
                 native = peers.OpenVINORunner(peers.ov_model(mc.layers, mc.shape, mc.dtype), x, n,
@@ -436,6 +437,7 @@ def bench_models(args, protocol, threads, rng):
                                                      / entry["systems"]["openvino_native"]["median_ms"])
             except Exception as exc:
                 entry["error"] = _short(exc)
+            entry["other_load"] = other_load(before, cpu_snapshot())
             results.append(entry)
     return {"results": results}
 
