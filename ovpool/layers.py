@@ -620,19 +620,28 @@ class LayerType:
         types = [t if isinstance(t, TensorType) else TensorType(*t) for t in input_types]
         return list(self.infer_fn(self, types, attrs, list(values)))
 
-    def run(self, inputs, attrs, out=None):
+    def run(self, inputs, attrs, out=None, *, num_threads=None, values_only=False):
         """Run the layer on numpy arrays; returns a list of numpy arrays.
 
-        ``out``: per output, an array to write it into (the ops' ``out=`` /
-        ``out_indices=``: right shape and dtype, C-contiguous) or None; the
-        OpenVINO extension passes its output tensors' views here. Only the
-        pool layers take it.
+        Options of the pool layers (the OpenVINO extension uses them):
+
+        * ``out``: per output, an array to write it into (the ops' ``out=`` /
+          ``out_indices=``: right shape and dtype, C-contiguous) or None;
+        * ``num_threads``: the kernels' thread count (None: ovpool's default);
+        * ``values_only``: the caller does not use the indices of a max pool
+          (MaxPool-8/-14, OnnxMaxPool): they are not computed and None is
+          returned in their place.
         """
         if self.run_fn is None:
             raise OvpoolValueError(f"{self.type}-{self.version} is not computed by run()")
-        if out is None:
-            return list(self.run_fn(list(inputs), attrs))
-        return list(self.run_fn(list(inputs), attrs, out=list(out)))
+        options = {}
+        if out is not None:
+            options["out"] = list(out)
+        if num_threads is not None:
+            options["num_threads"] = num_threads
+        if values_only:
+            options["values_only"] = True
+        return list(self.run_fn(list(inputs), attrs, **options))
 
 
 def _copy(value):
@@ -849,16 +858,18 @@ def _infer_adaptive(layer, types, attrs, values):
     return result
 
 
-def _run_adaptive_avg(inputs, attrs, out=(None,)):
+def _run_adaptive_avg(inputs, attrs, out=(None,), num_threads=None):
     x, size = inputs
-    return [ov_ops.adaptive_avg_pool(x, _int_vector(size, None, "output_size"), out=out[0])]
+    return [ov_ops.adaptive_avg_pool(x, _int_vector(size, None, "output_size"), out=out[0],
+                                     num_threads=num_threads)]
 
 
-def _run_adaptive_max(inputs, attrs, out=(None, None)):
+def _run_adaptive_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     x, size = inputs
     values, indices = ov_ops.adaptive_max_pool(x, _int_vector(size, None, "output_size"),
                                                index_element_type=attrs["index_element_type"],
-                                               out=out[0], out_indices=out[1])
+                                               out=out[0], out_indices=out[1],
+                                               num_threads=num_threads)
     return [values, indices]
 
 
@@ -935,17 +946,18 @@ def _infer_ov_max(layer, types, attrs, values):
     return [out, TensorType(out.shape, attrs["index_element_type"])]
 
 
-def _run_ov_avg(inputs, attrs, out=(None,)):
+def _run_ov_avg(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
     return [ov_ops.avg_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
                             _per_axis(attrs["pads_end"]), exclude_pad=attrs["exclude-pad"],
                             rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
-                            dilations=_per_axis(attrs.get("dilations")), out=out[0])]
+                            dilations=_per_axis(attrs.get("dilations")), out=out[0],
+                            num_threads=num_threads)]
 
 
-def _run_ov_max(inputs, attrs, out=(None, None)):
+def _run_ov_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     (x,) = inputs
-    with_indices = "axis" in attrs
+    with_indices = "axis" in attrs and not values_only
     result = ov_ops.max_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
                              _per_axis(attrs["pads_end"]),
                              dilations=_per_axis(attrs.get("dilations")),
@@ -953,8 +965,11 @@ def _run_ov_max(inputs, attrs, out=(None, None)):
                              axis=attrs.get("axis", 0),
                              index_element_type=attrs.get("index_element_type", "i64"),
                              return_indices=with_indices, out=out[0],
-                             out_indices=out[1] if with_indices else None)
-    return list(result) if with_indices else [result]
+                             out_indices=out[1] if with_indices else None,
+                             num_threads=num_threads)
+    if with_indices:
+        return list(result)
+    return [result, None] if "axis" in attrs else [result]
 
 
 _FLOOR_CEIL = ("floor", "ceil")
@@ -1090,38 +1105,40 @@ def _infer_max_unpool(layer, types, attrs, values):
     return [TensorType(lead + tuple(out), data.etype)]
 
 
-def _run_onnx_avg(inputs, attrs, out=(None,)):
+def _run_onnx_avg(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
     return [ops.avg_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
                          pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
                          auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
-                         count_include_pad=attrs["count_include_pad"], out=out[0])]
+                         count_include_pad=attrs["count_include_pad"], out=out[0],
+                         num_threads=num_threads)]
 
 
-def _run_onnx_max(inputs, attrs, out=(None, None)):
+def _run_onnx_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     (x,) = inputs
-    values, indices = ops.max_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
-                                   pads=_per_axis(attrs["pads"]),
-                                   dilations=_per_axis(attrs["dilations"]),
-                                   auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
-                                   storage_order=attrs["storage_order"], return_indices=True,
-                                   out=out[0], out_indices=out[1])
-    return [values, indices]
+    result = ops.max_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
+                          pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
+                          auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
+                          storage_order=attrs["storage_order"], return_indices=not values_only,
+                          out=out[0], out_indices=None if values_only else out[1],
+                          num_threads=num_threads)
+    return [result, None] if values_only else list(result)
 
 
-def _run_lp(inputs, attrs, out=(None,)):
+def _run_lp(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
     return [ops.lp_pool(x, attrs["kernel_shape"], p=attrs["p"], strides=_per_axis(attrs["strides"]),
                         pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
-                        auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"], out=out[0])]
+                        auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"], out=out[0],
+                        num_threads=num_threads)]
 
 
-def _run_global_lp(inputs, attrs, out=(None,)):
+def _run_global_lp(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [ops.global_lp_pool(x, p=attrs["p"], out=out[0])]
+    return [ops.global_lp_pool(x, p=attrs["p"], out=out[0], num_threads=num_threads)]
 
 
-def _run_max_unpool(inputs, attrs, out=(None,)):
+def _run_max_unpool(inputs, attrs, out=(None,), num_threads=None):   # (not threaded)
     x, indices = inputs[0], inputs[1]
     output_shape = _int_vector(inputs[2], None, "output_shape") if len(inputs) > 2 else None
     return [ops.max_unpool(x, indices, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
