@@ -6,13 +6,17 @@ from __future__ import annotations
 _SHORT = {"onnxruntime": "ORT", "openvino": "OV", "torch": "torch"}
 
 
-def plot_ratios(report, path):
+def plot_ratios(report, path, quiet=False):
+    """Write the PNG; ``quiet``: use the ratios over quiet runs (``ratios_quiet``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator
 
+    if quiet:
+        report = dict(report, results=[dict(e, ratios=e["ratios_quiet"]) for e in report["results"]
+                                       if e.get("ratios_quiet")])
     threads = report["options"]["threads"]
     names = list(dict.fromkeys(e["case"] for e in report["results"]))
     by_key = {(e["case"], e["threads"]): e for e in report["results"]}
@@ -61,7 +65,8 @@ def plot_ratios(report, path):
     machine = report.get("machine", {})
     fig.suptitle(f"ovpool vs PyTorch / ONNX Runtime / OpenVINO: {machine.get('cpu_model', '')}, "
                  f"{machine.get('cpus', '?')} vCPU; median of block medians"
-                 f" ({report['options'].get('processes', 1)} process(es)); lower is better",
+                 f" ({report['options'].get('processes', 1)} process(es)"
+                 + (", quiet runs only" if quiet else "") + "); lower is better",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -807,6 +807,9 @@ def write_outputs(report, args):
 
             paths["png"] = out / f"{stem}.png"
             plot_ratios(report, paths["png"])
+            if any(e.get("ratios_quiet") for e in report["results"]):
+                paths["png_quiet"] = out / f"{stem}-quiet.png"
+                plot_ratios(report, paths["png_quiet"], quiet=True)
         except ImportError as exc:
             print(f"no plot: {exc}", file=sys.stderr)
     return paths
@@ -904,6 +907,9 @@ def main(argv=None, prog="benchmarks/run.py"):
             from benchmarks.plot import plot_ratios
 
             print("wrote", plot_ratios(report, Path(args.report).with_suffix(".png")))
+            if any(e.get("ratios_quiet") for e in report["results"]):
+                quiet_png = Path(args.report).with_name(Path(args.report).stem + "-quiet.png")
+                print("wrote", plot_ratios(report, quiet_png, quiet=True))
         print(markdown_table(report))
         if any(e.get("quiet_runs") for e in report["results"]):
             print("\nQuiet runs only:")
