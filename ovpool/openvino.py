@@ -347,6 +347,19 @@ class PoolOp(ov.Op):
     def has_evaluate(self):
         return True
 
+    def _indices_used(self):
+        """Whether the compiled graph reads output 1 (a max pool's indices).
+
+        Looked up at the first evaluate, when the graph is final, and kept:
+        every caller computes the same answer, so concurrent first calls are
+        harmless. Computing MaxPool indices costs ~20x the values alone.
+        """
+        used = self.__dict__.get("_indices_used_cache")
+        if used is None:
+            used = len(self.output(1).get_target_inputs()) > 0
+            self.__dict__["_indices_used_cache"] = used
+        return used
+
     def evaluate(self, outputs, inputs):
         global _active
         entry, attrs, attrs_key = type(self).entry, self._attrs, self._attrs_key
@@ -373,16 +386,18 @@ class PoolOp(ov.Op):
             bf16 = tensor.get_element_type() == _BF16
             outs.append(None if bf16 or views[k].dtype != _layers.numpy_dtype(t.etype)
                         else views[k])
+        values_only = len(outputs) > 1 and not self._indices_used()
         with _active_lock:
             _active += 1
             concurrent = _active
         try:
-            results = entry.run(arrays, attrs, out=outs)
+            results = entry.run(arrays, attrs, out=outs, num_threads=_call_threads(concurrent),
+                                values_only=values_only)
         finally:
             with _active_lock:
                 _active -= 1
         for k, (tensor, result) in enumerate(zip(outputs, results)):
-            if result is outs[k]:
+            if result is None or result is outs[k]:      # None: indices nobody reads
                 continue
             if tensor.get_element_type() == _BF16:
                 views[k].view(np.uint16)[...] = _f32_to_bf16_bits(result).reshape(views[k].shape)
