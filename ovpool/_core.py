@@ -125,9 +125,12 @@ class Plan:
             needed = (w_axis.n_out - 1) * w_axis.stride + (w_axis.kernel - 1) * w_axis.dilation + 1
             self.buffer_width = max(w_axis.pad_begin + in_w, needed)
             self.w_args = (True, w_axis.kernel, w_axis.stride, w_axis.pad_begin)
+            # a window row can be read in place when no tap falls in padding
+            self.direct_w = w_axis.pad_begin == 0 and needed <= in_w
         else:
             self.buffer_width = in_w
             self.w_args = (False, 1, 1, 0)
+            self.direct_w = True
         self.max_rows = max(1, int(axes[0].table[:, 1].max()) * int(axes[1].table[:, 1].max()))
         # prefetch: the rows a window advances by per output row, so many ahead
         row_step = max(1, self.in_dhw[1] // max(1, self.out_dhw[1]))
@@ -141,7 +144,7 @@ class Plan:
         div_w = self.tables[2][:, 2]
         self.geometry = _kernels.Geometry(
             *self.in_dhw, *self.tables, *self.dilations, *self.w_args, self.buffer_width,
-            self.max_rows, self.prefetch, self.prefetch_block,
+            self.max_rows, self.prefetch, self.prefetch_block, self.direct_w,
             np.ascontiguousarray(div_w, dtype=np.float32),
             np.ascontiguousarray(div_w, dtype=np.float64))
 

@@ -32,8 +32,9 @@ differ from a row-major sum (PyTorch) by an ulp or two. Max is exact.
 
 Parallelism: ``prange`` over work units of ``rows_per_block`` consecutive
 output rows of one plane (a whole plane when there are enough planes, a
-slice of one when planes are few). Every output element is written by exactly
-one thread, so results do not depend on the thread count. Python validates
+slice of one when planes are few), handed out dynamically in chunks. Every
+output element is written by exactly one thread, so results do not depend on
+the thread count or on the schedule. Python validates
 the arguments, allocates every array (outputs and per-thread scratch) and
 chooses the thread count; nothing here allocates or touches a Python object
 inside ``nogil``.
@@ -70,6 +71,7 @@ cdef struct Plan:
     const int64_t* win_h
     const int64_t* win_w
     bint uniform_w              # horizontal pass over a padded buffer, see above
+    bint direct_w               # the W windows stay inside the input (no padding)
     Py_ssize_t kernel_w, stride_w, pad_w
     Py_ssize_t rows_per_block   # output rows per work unit
     Py_ssize_t blocks_per_plane
@@ -119,7 +121,7 @@ cdef class Geometry:
                  Py_ssize_t dil_d, Py_ssize_t dil_h, Py_ssize_t dil_w,
                  bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
                  Py_ssize_t buffer_width, Py_ssize_t max_rows, Py_ssize_t prefetch,
-                 Py_ssize_t prefetch_block,
+                 Py_ssize_t prefetch_block, bint direct_w,
                  const float[::1] div_w_f32, const double[::1] div_w_f64):
         if (win_d.shape[0] < 1 or win_h.shape[0] < 1 or win_w.shape[0] < 1
                 or div_w_f32.shape[0] != win_w.shape[0] or div_w_f64.shape[0] != win_w.shape[0]
@@ -135,6 +137,7 @@ cdef class Geometry:
         self.plan.win_h = &win_h[0, 0]
         self.plan.win_w = &win_w[0, 0]
         self.plan.uniform_w = uniform_w
+        self.plan.direct_w = direct_w
         self.plan.kernel_w, self.plan.stride_w, self.plan.pad_w = kernel_w, stride_w, pad_w
         self.plan.prefetch = prefetch
         self.plan.prefetch_block = prefetch_block
@@ -144,6 +147,15 @@ cdef class Geometry:
         self.max_rows = max_rows
         self.div_w_f32 = &div_w_f32[0]
         self.div_w_f64 = &div_w_f64[0]
+
+
+cdef inline Py_ssize_t _chunk(Py_ssize_t n_units, int n_threads) noexcept nogil:
+    """Work units handed out at a time. Dynamic scheduling in chunks of about
+    1/16 of a thread's share: when a neighbour process takes a core away, the
+    other thread picks up the work instead of waiting for it at the barrier
+    (static halves made a 2-thread call 5-20x slower on a loaded machine).
+    Which thread computes a unit never changes its result."""
+    return max(1, n_units // (16 * n_threads))
 
 
 cdef inline void _set_blocks(Plan* plan, Py_ssize_t rows_per_block) noexcept nogil:
@@ -381,6 +393,67 @@ cdef inline void _vmax(const max_t* plane, const int64_t* offsets, Py_ssize_t n_
 
 
 # --------------------------------------------------------------------------
+# Contiguous spans: one window row of 8 or more taps
+# --------------------------------------------------------------------------
+# A long window row is reduced in 8 independent lanes (a vector register)
+# with a fixed fold: a single running sum or max could not be vectorised.
+
+cdef inline real_t _span_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
+    cdef real_t acc[8]
+    cdef real_t tail = 0
+    cdef Py_ssize_t i = 0, j
+    for j in range(8):
+        acc[j] = 0
+    while i + 8 <= n:
+        for j in range(8):
+            acc[j] = acc[j] + x[i + j]
+        i += 8
+    while i < n:
+        tail = tail + x[i]
+        i += 1
+    for j in range(4):
+        acc[j] = acc[j] + acc[j + 4]
+    return ((acc[0] + acc[2]) + (acc[1] + acc[3])) + tail
+
+
+cdef inline max_t _span_max(const max_t* x, Py_ssize_t n) noexcept nogil:
+    """NaN-propagating maximum of n >= 1 contiguous values."""
+    cdef max_t acc[8]
+    cdef bint nan[8]
+    cdef max_t tail = x[0], value
+    cdef bint tail_nan = x[0] != x[0]
+    cdef Py_ssize_t i = 1, j
+    if n >= 8:
+        for j in range(8):
+            acc[j] = x[j]
+            nan[j] = x[j] != x[j]
+        i = 8
+        while i + 8 <= n:
+            for j in range(8):
+                value = x[i + j]
+                acc[j] = acc[j] if acc[j] > value else value
+                nan[j] = nan[j] | (value != value)
+            i += 8
+        for j in range(4):
+            acc[j] = acc[j] if acc[j] > acc[j + 4] else acc[j + 4]
+            nan[j] = nan[j] | nan[j + 4]
+        for j in range(2):
+            acc[j] = acc[j] if acc[j] > acc[j + 2] else acc[j + 2]
+            nan[j] = nan[j] | nan[j + 2]
+        tail = acc[0] if acc[0] > acc[1] else acc[1]
+        tail_nan = nan[0] | nan[1]
+    while i < n:
+        value = x[i]
+        tail = tail if tail > value else value
+        tail_nan = tail_nan | (value != value)
+        i += 1
+    if max_t is float or max_t is double:
+        if tail_nan:
+            return <max_t>NAN
+    return tail
+
+
+# --------------------------------------------------------------------------
 # Horizontal passes over a padded buffer: out[o] = combine(buf[o*s + t*d], t < k)
 # --------------------------------------------------------------------------
 # The *_k helpers take the kernel size and stride as arguments; called with
@@ -436,13 +509,20 @@ cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssiz
             _hsum_k(buf, out, n_out, 2, 4, div_w, row_div)
         else:
             _hsum_k(buf, out, n_out, 2, k, div_w, row_div)
-    elif dilation == 1 and stride == k:
+    elif dilation == 1 and stride == k and k < 8:
         if k == 3:
             _hsum_k(buf, out, n_out, 3, 3, div_w, row_div)
         elif k == 4:
             _hsum_k(buf, out, n_out, 4, 4, div_w, row_div)
         else:
             _hsum_k(buf, out, n_out, k, k, div_w, row_div)
+    elif dilation == 1 and k >= 8:
+        for o in range(n_out):
+            acc = _span_sum(buf + o * stride, k)
+            if div_w == NULL:
+                out[o] = acc
+            else:
+                out[o] = acc / (row_div * div_w[o])
     else:
         for o in range(n_out):
             acc = buf[o * stride]
@@ -492,13 +572,16 @@ cdef inline void _hmax(const max_t* buf, max_t* out, Py_ssize_t n_out, Py_ssize_
             _hmax_k(buf, out, n_out, 2, 3)
         else:
             _hmax_k(buf, out, n_out, 2, k)
-    elif dilation == 1 and stride == k:
+    elif dilation == 1 and stride == k and k < 8:
         if k == 3:
             _hmax_k(buf, out, n_out, 3, 3)
         elif k == 4:
             _hmax_k(buf, out, n_out, 4, 4)
         else:
             _hmax_k(buf, out, n_out, k, k)
+    elif dilation == 1 and k >= 8:
+        for o in range(n_out):
+            out[o] = _span_max(buf + o * stride, k)
     else:
         for o in range(n_out):
             acc = buf[o * stride]
@@ -516,9 +599,12 @@ cdef inline void _hsum_table(const real_t* col, real_t* out, const Plan* plan,
     for o in range(plan.out_w):
         first = plan.win_w[3 * o]
         n_taps = plan.win_w[3 * o + 1]
-        acc = 0
-        for t in range(n_taps):
-            acc = acc + col[first + t * plan.dil_w]
+        if plan.dil_w == 1 and n_taps >= 8:
+            acc = _span_sum(col + first, n_taps)
+        else:
+            acc = 0
+            for t in range(n_taps):
+                acc = acc + col[first + t * plan.dil_w]
         if div_w == NULL:
             out[o] = acc
         else:
@@ -531,10 +617,15 @@ cdef inline void _hmax_table(const max_t* col, max_t* out, const Plan* plan) noe
     for o in range(plan.out_w):
         first = plan.win_w[3 * o]
         n_taps = plan.win_w[3 * o + 1]
-        acc = _max_identity(<max_t>0)
-        for t in range(n_taps):
-            acc = _mx(acc, col[first + t * plan.dil_w])
-        out[o] = acc
+        if n_taps == 0:
+            out[o] = _max_identity(<max_t>0)
+        elif plan.dil_w == 1:
+            out[o] = _span_max(col + first, n_taps)
+        else:
+            acc = _max_identity(<max_t>0)
+            for t in range(n_taps):
+                acc = _mx(acc, col[first + t * plan.dil_w])
+            out[o] = acc
 
 
 # --------------------------------------------------------------------------
@@ -549,10 +640,15 @@ cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
         _prefetch_ahead(<const char*>plane, offsets, n_rows, plan.win_h[3 * oh + 1],
                         sizeof(real_t), plan)
     cdef real_t* col = buf + plan.pad_w
+    cdef const real_t* src = buf          # what the horizontal pass reads
     cdef Py_ssize_t o
     cdef real_t row_div
     cdef double inv_p
-    if mode == SUM_AVERAGE:
+    if n_rows == 1 and mode == SUM_AVERAGE and plan.direct_w:
+        # one window row that needs no padding: read it in place, no copy
+        src = plane + offsets[0]
+        col = <real_t*>src
+    elif mode == SUM_AVERAGE:
         _vsum(plane, offsets, n_rows, col, plan.in_w)
     else:
         _vsum_lp(plane, offsets, n_rows, col, plan.in_w, mode, p)
@@ -562,7 +658,7 @@ cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
     if mode != SUM_AVERAGE:
         div_w = NULL
     if plan.uniform_w:
-        _hsum(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div)
+        _hsum(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div)
     else:
         _hsum_table(col, out_row, plan, div_w, row_div)
     if mode == SUM_LP_2:
@@ -593,7 +689,7 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
         else:
             for i in range(buffer_width):
                 buf[i] = 0
-        for unit in prange(n_units, schedule="static"):
+        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
             if buf == NULL or offsets == NULL:
                 continue
             plane = unit // plan.blocks_per_plane
@@ -667,6 +763,7 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
     cdef max_t* buf
     cdef int64_t* offsets
     cdef max_t* out_row
+    cdef const max_t* src
     with parallel(num_threads=n_threads):
         # per-thread scratch; its padding (the identity) is never overwritten
         buf = <max_t*>malloc(buffer_width * sizeof(max_t))
@@ -676,7 +773,7 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
         else:
             for i in range(buffer_width):
                 buf[i] = _max_identity(<max_t>0)
-        for unit in prange(n_units, schedule="static"):
+        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
             if buf == NULL or offsets == NULL:
                 continue
             plane = unit // plan.blocks_per_plane
@@ -690,11 +787,19 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
                     _prefetch_ahead(<const char*>(x + plane * in_plane), offsets, n_rows,
                                     plan.win_h[3 * oh + 1], sizeof(max_t), plan)
                 out_row = out + plane * out_plane + row * plan.out_w
-                _vmax(x + plane * in_plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
-                if plan.uniform_w:
-                    _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+                if n_rows == 1 and plan.direct_w:
+                    # one window row that needs no padding: read it in place
+                    src = x + plane * in_plane + offsets[0]
+                    if plan.uniform_w:
+                        _hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+                    else:
+                        _hmax_table(src, out_row, plan)
                 else:
-                    _hmax_table(buf + plan.pad_w, out_row, plan)
+                    _vmax(x + plane * in_plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
+                    if plan.uniform_w:
+                        _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+                    else:
+                        _hmax_table(buf + plan.pad_w, out_row, plan)
                 row = row + 1
                 oh = oh + 1
                 if oh == plan.out_h:
@@ -807,7 +912,8 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef const max_t* x_base = &x[0, 0]
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
-    for unit in prange(n_units, nogil=True, num_threads=n_threads, schedule="static"):
+    for unit in prange(n_units, nogil=True, num_threads=n_threads, schedule="dynamic",
+                       chunksize=_chunk(n_units, n_threads)):
         plane = unit // plan.blocks_per_plane
         row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
         row_end = min(row + plan.rows_per_block, rows_per_plane)
@@ -838,40 +944,66 @@ cdef enum:
     LANES = 16
 
 cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
+    """Sum of n contiguous values: 16 lanes (two vector registers of
+    independent partial sums), a fixed pairwise fold, then the tail."""
     cdef real_t acc[LANES]
-    cdef Py_ssize_t i = 0, j, half
+    cdef real_t tail = 0
+    cdef Py_ssize_t i = 0, j
     for j in range(LANES):
         acc[j] = 0
     while i + LANES <= n:
         for j in range(LANES):
             acc[j] = acc[j] + x[i + j]
         i += LANES
-    for j in range(n - i):
-        acc[j] = acc[j] + x[i + j]
-    half = LANES // 2
-    while half > 0:
-        for j in range(half):
-            acc[j] = acc[j] + acc[j + half]
-        half //= 2
-    return acc[0]
+    while i < n:
+        tail = tail + x[i]
+        i += 1
+    for j in range(8):
+        acc[j] = acc[j] + acc[j + 8]
+    for j in range(4):
+        acc[j] = acc[j] + acc[j + 4]
+    for j in range(2):
+        acc[j] = acc[j] + acc[j + 2]
+    return (acc[0] + acc[1]) + tail
 
 
 cdef inline max_t _plane_max(const max_t* x, Py_ssize_t n) noexcept nogil:
+    """NaN-propagating maximum of n contiguous values, in lanes as above;
+    NaN is tracked per lane as a flag (see _vmax)."""
     cdef max_t acc[LANES]
-    cdef Py_ssize_t i = 0, j, half
+    cdef max_t tail, value
+    cdef bint nan[LANES]
+    cdef bint tail_nan = False
+    cdef Py_ssize_t i = 0, j
     for j in range(LANES):
         acc[j] = _max_identity(<max_t>0)
+        nan[j] = False
+    tail = _max_identity(<max_t>0)
     while i + LANES <= n:
         for j in range(LANES):
-            acc[j] = _mx(acc[j], x[i + j])
+            value = x[i + j]
+            acc[j] = acc[j] if acc[j] > value else value
+            nan[j] = nan[j] | (value != value)
         i += LANES
-    for j in range(n - i):
-        acc[j] = _mx(acc[j], x[i + j])
-    half = LANES // 2
-    while half > 0:
-        for j in range(half):
-            acc[j] = _mx(acc[j], acc[j + half])
-        half //= 2
+    while i < n:
+        value = x[i]
+        tail = tail if tail > value else value
+        tail_nan = tail_nan | (value != value)
+        i += 1
+    for j in range(8):
+        acc[j] = acc[j] if acc[j] > acc[j + 8] else acc[j + 8]
+        nan[j] = nan[j] | nan[j + 8]
+    for j in range(4):
+        acc[j] = acc[j] if acc[j] > acc[j + 4] else acc[j + 4]
+        nan[j] = nan[j] | nan[j + 4]
+    for j in range(2):
+        acc[j] = acc[j] if acc[j] > acc[j + 2] else acc[j + 2]
+        nan[j] = nan[j] | nan[j + 2]
+    acc[0] = acc[0] if acc[0] > acc[1] else acc[1]
+    acc[0] = acc[0] if acc[0] > tail else tail
+    if max_t is float or max_t is double:
+        if nan[0] | nan[1] | tail_nan:
+            return <max_t>NAN
     return acc[0]
 
 
@@ -884,7 +1016,8 @@ def global_sum_pool(const real_t[:, ::1] x,   # IN  (n_planes, plane_size)
     cdef const real_t* row
     if n_planes == 0:
         return
-    for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="static"):
+    for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="dynamic",
+                        chunksize=_chunk(n_planes, n_threads)):
         row = &x[plane, 0]
         if mode == SUM_AVERAGE:
             out[plane] = _plane_sum(row, size) / <real_t>size
@@ -912,7 +1045,8 @@ def global_max_pool(const max_t[:, ::1] x,    # IN  (n_planes, plane_size)
     cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane
     if n_planes == 0:
         return
-    for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="static"):
+    for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="dynamic",
+                        chunksize=_chunk(n_planes, n_threads)):
         out[plane] = _plane_max(&x[plane, 0], size)
 
 
