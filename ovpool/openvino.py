@@ -123,12 +123,16 @@ _active_lock = threading.Lock()
 def set_num_threads(n):
     """Threads of one ovpool kernel call inside OpenVINO (None: automatic).
 
-    Automatic: the CPUs ovpool may use (``ovpool.get_num_threads()``,
-    ``OVPOOL_NUM_THREADS``) divided by the number of ovpool ops that
-    OpenVINO is running at that moment, so that several streams or infer
-    requests running ovpool ops at once do not oversubscribe the cores
-    (each gets its share; one at a time gets them all).
-    ``OVPOOL_OPENVINO_NUM_THREADS`` in the environment sets it too.
+    Automatic: at most the CPUs the calling thread may run on. OpenVINO's
+    CPU plugin pins the thread that runs a stream (and so ``evaluate``) to
+    that stream's cores; an OpenMP team created there inherits the pin, so
+    more threads than those cores share them and spin against each other
+    (measured 4-6x slower, the slowdown that ``OMP_WAIT_POLICY=PASSIVE``
+    only softens). When the thread is not pinned, the CPUs ovpool may use
+    (``ovpool.get_num_threads()``, ``OVPOOL_NUM_THREADS``) are shared
+    between the ovpool ops running at that moment (several streams or
+    infer requests). ``OVPOOL_OPENVINO_NUM_THREADS`` in the environment sets
+    a fixed count too.
     """
     global _num_threads
     if n is not None:
@@ -155,11 +159,28 @@ def get_num_threads():
     return None
 
 
+def _thread_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return None
+
+
+# Read here, outside OpenVINO's pinned threads (ovpool caches its CPU count
+# on first use; a first use inside evaluate would see one pinned core).
+_PROCESS_CPUS = _thread_cpus() or _default_threads()
+_default_threads()
+
+
 def _call_threads(concurrent):
     fixed = get_num_threads()
     if fixed is not None:
         return fixed
-    return max(1, _default_threads() // max(1, concurrent))
+    n = _default_threads()
+    allowed = _thread_cpus()
+    if allowed is not None and allowed < _PROCESS_CPUS:     # pinned by OpenVINO
+        return max(1, min(n, allowed))
+    return max(1, n // max(1, concurrent))
 
 
 # --------------------------------------------------------------------------
