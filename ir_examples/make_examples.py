@@ -19,9 +19,10 @@ a fixed seeded input (``in_0, ...``), the expected outputs (``out_0, ...`` in
 ``ovpool check ir_examples/`` then runs every example on ovpool's runtime and
 compares it with OpenVINO (when installed) or with the .npz.
 
-Room for more: a model in ovpool's own opset ("ovpool") is written by the
-OpenVINO extension (``ovpool.openvino``); add its builder here once that
-exists (see ``build_ovpool_opset`` below).
+The ``ovpool_opset*`` examples are in ovpool's own opset ("ovpool"), written
+after ovpool's OpenVINO extension (``ovpool.openvino``) mapped the pools onto
+it; OpenVINO runs them with the extension registered (``_check.run_openvino``
+does), ovpool's runtime without OpenVINO.
 """
 
 from __future__ import annotations
@@ -371,10 +372,76 @@ def build_cnn():
         [rng_of(21).standard_normal((1, 3, 32, 32)).astype(np.float32)]
 
 
+# --------------------------------------------------------------------------
+# ovpool's own opset ("ovpool"), written by ov.save_model with ovpool's
+# OpenVINO extension (ovpool.openvino); OpenVINO reads it after
+# ovpool.openvino.register(core), ovpool's IR runtime without OpenVINO
+# --------------------------------------------------------------------------
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+@example("ovpool_opset", "ovpool's opset: a stock model (MaxPool-8 axis 0 with both outputs, "
+                         "AvgPool-14 ceil_torch, AdaptiveMaxPool-8 i32, AdaptiveAvgPool-8) "
+                         "after ovpool.openvino.patch_model; outputs equal native OpenVINO's "
+                         "on the stock model")
 def build_ovpool_opset():
-    """Placeholder: a model in ovpool's own opset, written by ``ovpool.openvino``
-    once the OpenVINO extension exists (not generated yet)."""
-    return None
+    import ovpool.openvino as ovp
+
+    x = param([2, 3, 15, 14], "x")
+    m = named(ov8.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "floor", None, "i64", 0),
+              "max")
+    a = named(ov14.avg_pool(m.output(0), [1, 1], [1, 1], [1, 1], [3, 3], True, "ceil_torch"),
+              "avg")
+    b = named(ov8.adaptive_max_pool(a, const(np.array([4, 3], np.int64), "size_b"),
+                                    index_element_type="i32"), "adaptive_max")
+    c = named(ov8.adaptive_avg_pool(b.output(0), const(np.array([2, 2], np.int64), "size_c")),
+              "adaptive_avg")
+    stock = model([result(m.output(1), "max_indices"), result(b.output(1), "adaptive_indices"),
+                   result(c.output(0), "y")], [x], "ovpool_opset")
+    inputs = [rng_of(23).standard_normal((2, 3, 15, 14)).astype(np.float32)]
+    native = ov.Core().compile_model(stock, "CPU", F32)(inputs)
+    assert ovp.patch_model(stock) == 4
+    core = ovp.register(ov.Core())
+    patched = core.compile_model(stock, "CPU", F32)(inputs)
+    for n, p in zip(native.values(), patched.values()):
+        np.testing.assert_allclose(p, n, rtol=1e-6, atol=1e-7)
+    return stock, inputs
+
+
+@example("ovpool_opset_onnx", "ovpool's opset from ONNX (OpenVINO's ONNX frontend with "
+                              "ovpool.openvino.register): MaxPool storage_order=1 with both "
+                              "outputs, LpPool p=3, MaxUnpool; outputs equal ONNX Runtime's")
+def build_ovpool_opset_onnx():
+    from onnx import TensorProto, helper
+
+    import ovpool.openvino as ovp
+
+    nodes = [helper.make_node("MaxPool", ["x"], ["m", "i"], kernel_shape=[2, 2],
+                              strides=[2, 2], storage_order=1),
+             helper.make_node("LpPool", ["x"], ["lp"], kernel_shape=[3, 2], strides=[2, 1],
+                              pads=[1, 0, 1, 1], p=3),
+             helper.make_node("MaxPool", ["x"], ["v", "j"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("MaxUnpool", ["v", "j"], ["u"], kernel_shape=[2, 2],
+                              strides=[2, 2])]
+    value = helper.make_tensor_value_info
+    graph = helper.make_graph(nodes, "ovpool_opset_onnx",
+                              [value("x", TensorProto.FLOAT, [1, 2, 8, 6])],
+                              [value(n, t, None) for n, t in
+                               (("m", TensorProto.FLOAT), ("i", TensorProto.INT64),
+                                ("lp", TensorProto.FLOAT), ("u", TensorProto.FLOAT))])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    core = ovp.register(ov.Core())
+    converted = core.read_model(proto.SerializeToString(), ov.Tensor(np.empty(0, np.uint8)))
+    inputs = [rng_of(24).standard_normal((1, 2, 8, 6)).astype(np.float32)]
+    import onnxruntime
+
+    expected = onnxruntime.InferenceSession(proto.SerializeToString()).run(None,
+                                                                          {"x": inputs[0]})
+    got = core.compile_model(converted, "CPU", F32)(inputs)
+    for g, e in zip(got.values(), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6)
+    return converted, inputs
 
 
 # --------------------------------------------------------------------------

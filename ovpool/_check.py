@@ -127,10 +127,15 @@ def openvino_available():
 def run_openvino(xml_path, inputs, repeat=1):
     """OpenVINO's native CPU result (``INFERENCE_PRECISION_HINT=f32``):
     ``(outputs, best time in seconds)``; bf16 outputs decoded (OpenVINO's
-    ``Tensor.data`` shows them as float16)."""
+    ``Tensor.data`` shows them as float16). A model in ovpool's own opset
+    runs with ovpool's OpenVINO extension registered."""
     import openvino as ov
 
     core = ov.Core()
+    if any(layer.version == "ovpool" for layer in ir.read_model(xml_path).layers):
+        from . import openvino as ovpool_openvino
+
+        ovpool_openvino.register(core)
     compiled = core.compile_model(os.fspath(xml_path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
     best = None

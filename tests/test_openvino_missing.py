@@ -2,6 +2,7 @@
 ovpool never imports openvino. Runs in subprocesses (no importorskip: these
 must run whether or not OpenVINO is installed)."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -50,3 +51,14 @@ def test_the_rest_of_ovpool_never_imports_openvino():
         print(sorted(m for m in sys.modules if m.split(".")[0] == "openvino"))
     """))
     assert out.strip() == "[]"
+
+
+def test_ovpool_check_runs_the_examples_without_openvino():
+    examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ir_examples")
+    out = run_python(BLOCK_OPENVINO + textwrap.dedent(f"""
+        from ovpool import cli
+        status = cli.main(["check", {examples!r}])
+        print("status", status)
+    """))
+    assert "status 0" in out
+    assert "ovpool_opset_onnx.xml" in out and "MISMATCH" not in out
