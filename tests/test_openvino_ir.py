@@ -84,7 +84,10 @@ def test_patch_model_and_save_read_round_trip(core, path, tmp_path):
     if recording.reference == "openvino":
         native = run(core, model, recording.inputs)
     names = [sorted(o.get_names()) for o in model.outputs]
-    assert ovp.patch_model(model) == len(stock) > 0
+    if name_of(path).startswith("ovpool_opset"):    # already ovpool's: nothing to patch
+        assert not stock and ovp.patch_model(model) == 0
+    else:
+        assert ovp.patch_model(model) == len(stock) > 0
     assert not pool_kinds(model) & STOCK
     assert [sorted(o.get_names()) for o in model.outputs] == names
     model.validate_nodes_and_infer_types()
