@@ -127,10 +127,19 @@ class Plan:
             self.w_args = (True, w_axis.kernel, w_axis.stride, w_axis.pad_begin)
             # a window row can be read in place when no tap falls in padding
             self.direct_w = w_axis.pad_begin == 0 and needed <= in_w
+            # outputs whose every tap lies inside the input (vectorised argmax)
+            s, p, reach = w_axis.stride, w_axis.pad_begin, (w_axis.kernel - 1) * w_axis.dilation
+            lo = -(-p // s)
+            hi = (in_w - 1 + p - reach) // s + 1 if in_w - 1 + p - reach >= 0 else 0
+            lo, hi = min(lo, w_axis.n_out), max(0, min(hi, w_axis.n_out))
+            self.interior = (lo, hi) if lo < hi else (0, 0)
         else:
             self.buffer_width = in_w
             self.w_args = (False, 1, 1, 0)
             self.direct_w = True
+            self.interior = (0, 0)
+        if self.in_dhw[0] * self.in_dhw[1] * in_w >= 2 ** 31:
+            self.interior = (0, 0)  # in-plane offsets are int32 in the vectorised argmax
         self.max_rows = max(1, int(axes[0].table[:, 1].max()) * int(axes[1].table[:, 1].max()))
         # prefetch: the rows a window advances by per output row, so many ahead
         row_step = max(1, self.in_dhw[1] // max(1, self.out_dhw[1]))
@@ -144,7 +153,7 @@ class Plan:
         div_w = self.tables[2][:, 2]
         self.geometry = _kernels.Geometry(
             *self.in_dhw, *self.tables, *self.dilations, *self.w_args, self.buffer_width,
-            self.max_rows, self.prefetch, self.prefetch_block, self.direct_w,
+            self.max_rows, self.prefetch, self.prefetch_block, self.direct_w, *self.interior,
             np.ascontiguousarray(div_w, dtype=np.float32),
             np.ascontiguousarray(div_w, dtype=np.float64))
 

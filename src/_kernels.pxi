@@ -72,6 +72,8 @@ cdef struct Plan:
     const int64_t* win_w
     bint uniform_w              # horizontal pass over a padded buffer, see above
     bint direct_w               # the W windows stay inside the input (no padding)
+    Py_ssize_t interior_lo      # outputs interior_lo..interior_hi-1 have every
+    Py_ssize_t interior_hi      # W tap inside the input (uniform windows only)
     Py_ssize_t kernel_w, stride_w, pad_w
     Py_ssize_t rows_per_block   # output rows per work unit
     Py_ssize_t blocks_per_plane
@@ -122,6 +124,7 @@ cdef class Geometry:
                  bint uniform_w, Py_ssize_t kernel_w, Py_ssize_t stride_w, Py_ssize_t pad_w,
                  Py_ssize_t buffer_width, Py_ssize_t max_rows, Py_ssize_t prefetch,
                  Py_ssize_t prefetch_block, bint direct_w,
+                 Py_ssize_t interior_lo, Py_ssize_t interior_hi,
                  const float[::1] div_w_f32, const double[::1] div_w_f64):
         if (win_d.shape[0] < 1 or win_h.shape[0] < 1 or win_w.shape[0] < 1
                 or div_w_f32.shape[0] != win_w.shape[0] or div_w_f64.shape[0] != win_w.shape[0]
@@ -138,6 +141,10 @@ cdef class Geometry:
         self.plan.win_w = &win_w[0, 0]
         self.plan.uniform_w = uniform_w
         self.plan.direct_w = direct_w
+        if not (0 <= interior_lo <= interior_hi <= win_w.shape[0]):
+            raise ValueError("inconsistent interior range")
+        self.plan.interior_lo = interior_lo
+        self.plan.interior_hi = interior_hi
         self.plan.kernel_w, self.plan.stride_w, self.plan.pad_w = kernel_w, stride_w, pad_w
         self.plan.prefetch = prefetch
         self.plan.prefetch_block = prefetch_block
@@ -451,6 +458,22 @@ cdef inline max_t _span_max(const max_t* x, Py_ssize_t n) noexcept nogil:
         if tail_nan:
             return <max_t>NAN
     return tail
+
+
+cdef inline Py_ssize_t _span_argmax(const max_t* x, Py_ssize_t n) noexcept nogil:
+    """Position of the first maximum of n >= 1 contiguous values, or of the
+    last NaN: the vectorised maximum first, then a short scan for it."""
+    cdef max_t best = _span_max(x, n)
+    cdef Py_ssize_t i
+    if best != best:
+        i = n - 1
+        while x[i] == x[i]:
+            i -= 1
+        return i
+    i = 0
+    while not (x[i] == best):
+        i += 1
+    return i
 
 
 # --------------------------------------------------------------------------
@@ -831,16 +854,71 @@ def max_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
         raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
 
-cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
-                                       const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
-                                       int64_t index_base, int64_t stride_d,
-                                       int64_t stride_h, int64_t stride_w) noexcept nogil:
-    """Values and flat indices: horizontal-first, see the NaN and tie rules above.
+cdef inline void _argmax_taps(const max_t* row, max_t* best, int32_t* pos,
+                              Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t stride,
+                              Py_ssize_t start, Py_ssize_t dilation, Py_ssize_t t_begin,
+                              Py_ssize_t k, int32_t row_offset) noexcept nogil:
+    """Fold taps t_begin..k-1 of one window row into the running maximum of
+    outputs lo..hi-1 (all their taps inside the input). Tap t of output o is
+    row[o*stride + start + t*dilation]; the taps arrive in row-major window
+    order, so the strict ">" keeps the first maximum and "!=" the last NaN.
+    Branch-free selects over o vectorise (pos is an in-plane offset)."""
+    cdef Py_ssize_t o, t, i
+    cdef max_t value
+    cdef bint take
+    for t in range(t_begin, k):
+        for o in range(lo, hi):
+            i = o * stride + start + t * dilation
+            value = row[i]
+            take = (value > best[o]) | (value != value)
+            best[o] = value if take else best[o]
+            pos[o] = <int32_t>(row_offset + i) if take else pos[o]
 
-    The index of input element (id, ih, iw) is
-    ``index_base + id*stride_d + ih*stride_h + iw*stride_w``; an empty window
-    gives the lowest value and ``index_base`` (OpenVINO's behaviour).
-    """
+
+cdef inline void _argmax_first_tap(const max_t* row, max_t* best, int32_t* pos,
+                                   Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t stride,
+                                   Py_ssize_t start, int32_t row_offset) noexcept nogil:
+    cdef Py_ssize_t o, i
+    for o in range(lo, hi):
+        i = o * stride + start
+        best[o] = row[i]
+        pos[o] = <int32_t>(row_offset + i)
+
+
+cdef inline void _argmax_row(const max_t* row, max_t* best, int32_t* pos, const Plan* plan,
+                             bint first_row, int32_t row_offset) noexcept nogil:
+    """One window row for the interior outputs; strides 1 and 2 are
+    specialised so that the loads are contiguous or deinterleaved."""
+    cdef Py_ssize_t lo = plan.interior_lo, hi = plan.interior_hi
+    cdef Py_ssize_t start = -plan.pad_w, k = plan.kernel_w, d = plan.dil_w
+    cdef Py_ssize_t t_begin = 1 if first_row else 0
+    if first_row:
+        if plan.stride_w == 1:
+            _argmax_first_tap(row, best, pos, lo, hi, 1, start, row_offset)
+        elif plan.stride_w == 2:
+            _argmax_first_tap(row, best, pos, lo, hi, 2, start, row_offset)
+        else:
+            _argmax_first_tap(row, best, pos, lo, hi, plan.stride_w, start, row_offset)
+    if plan.stride_w == 1 and d == 1:
+        _argmax_taps(row, best, pos, lo, hi, 1, start, 1, t_begin, k, row_offset)
+    elif plan.stride_w == 2 and d == 1:
+        _argmax_taps(row, best, pos, lo, hi, 2, start, 1, t_begin, k, row_offset)
+    elif plan.stride_w == 3 and d == 1:
+        _argmax_taps(row, best, pos, lo, hi, 3, start, 1, t_begin, k, row_offset)
+    elif plan.stride_w == 4 and d == 1:
+        _argmax_taps(row, best, pos, lo, hi, 4, start, 1, t_begin, k, row_offset)
+    else:
+        _argmax_taps(row, best, pos, lo, hi, plan.stride_w, start, d, t_begin, k, row_offset)
+
+
+cdef inline void _max_edges_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
+                                         const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
+                                         Py_ssize_t o_begin, Py_ssize_t o_end,
+                                         int64_t index_base, int64_t stride_d,
+                                         int64_t stride_h, int64_t stride_w) noexcept nogil:
+    """Outputs o_begin..o_end-1 by the window tables (edge windows that meet
+    the padding, or adaptive bins): the leftmost maximum of each window row,
+    then the topmost row, both with the strict comparison (see above)."""
     cdef const int64_t* wd = plan.win_d + 3 * od
     cdef const int64_t* wh = plan.win_h + 3 * oh
     cdef const int64_t* ww
@@ -848,9 +926,9 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
     cdef const max_t* row
     cdef max_t best, value
     cdef int64_t row_base
-    cdef bint first_row = True
+    cdef bint first_row = True, take
 
-    for ow in range(plan.out_w):
+    for ow in range(o_begin, o_end):
         out_row[ow] = _lowest(<max_t>0)
         index_row[ow] = <index_t>index_base
     for td in range(wd[1]):
@@ -859,24 +937,76 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
             in_h_idx = wh[0] + th * plan.dil_h
             row = plane + (in_d_idx * plan.in_h + in_h_idx) * plan.in_w
             row_base = index_base + in_d_idx * stride_d + in_h_idx * stride_h
-            for ow in range(plan.out_w):
+            for ow in range(o_begin, o_end):
                 ww = plan.win_w + 3 * ow
                 first = ww[0]
                 n_taps = ww[1]
                 if n_taps == 0:
                     continue
-                best = row[first]
-                best_tap = first
-                for t in range(1, n_taps):
-                    tap = first + t * plan.dil_w
-                    value = row[tap]
-                    if value > best or value != value:
-                        best = value
-                        best_tap = tap
+                if plan.dil_w == 1 and n_taps >= 8:
+                    best_tap = _span_argmax(row + first, n_taps) + first
+                    best = row[best_tap]
+                else:
+                    best = row[first]
+                    best_tap = first
+                    for t in range(1, n_taps):
+                        tap = first + t * plan.dil_w
+                        value = row[tap]
+                        take = (value > best) | (value != value)
+                        best = value if take else best
+                        best_tap = tap if take else best_tap
                 if first_row or best > out_row[ow] or best != best:
                     out_row[ow] = best
                     index_row[ow] = <index_t>(row_base + best_tap * stride_w)
             first_row = False
+
+
+cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
+                                       int32_t* pos, const Plan* plan, Py_ssize_t od,
+                                       Py_ssize_t oh, int64_t index_base, int64_t stride_d,
+                                       int64_t stride_h, int64_t stride_w) noexcept nogil:
+    """Values and flat indices of one output row, see the NaN and tie rules above.
+
+    The index of input element (id, ih, iw) is
+    ``index_base + id*stride_d + ih*stride_h + iw*stride_w``; an empty window
+    gives the lowest value and ``index_base`` (OpenVINO's behaviour).
+    """
+    cdef const int64_t* wd = plan.win_d + 3 * od
+    cdef const int64_t* wh = plan.win_h + 3 * oh
+    cdef Py_ssize_t lo = plan.interior_lo, hi = plan.interior_hi
+    cdef Py_ssize_t td, th, o, in_d_idx, in_h_idx, plane_hw, rest, ih
+    cdef bint first_row = True
+    cdef int32_t row_offset
+    cdef int64_t p
+    if wd[1] == 0 or wh[1] == 0 or hi <= lo:
+        _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, plan.out_w,
+                                index_base, stride_d, stride_h, stride_w)
+        return
+    if lo > 0:
+        _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, lo,
+                                index_base, stride_d, stride_h, stride_w)
+    if hi < plan.out_w:
+        _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, hi, plan.out_w,
+                                index_base, stride_d, stride_h, stride_w)
+    for td in range(wd[1]):
+        in_d_idx = wd[0] + td * plan.dil_d
+        for th in range(wh[1]):
+            in_h_idx = wh[0] + th * plan.dil_h
+            row_offset = <int32_t>((in_d_idx * plan.in_h + in_h_idx) * plan.in_w)
+            _argmax_row(plane + row_offset, out_row, pos, plan, first_row, row_offset)
+            first_row = False
+    if stride_w == 1 and stride_h == plan.in_w and stride_d == plan.in_h * plan.in_w:
+        for o in range(lo, hi):
+            index_row[o] = <index_t>(index_base + pos[o])
+    else:  # ONNX storage_order=1: renumber the row-major offset column-major
+        plane_hw = plan.in_h * plan.in_w
+        for o in range(lo, hi):
+            p = pos[o]
+            in_d_idx = p // plane_hw
+            rest = p - in_d_idx * plane_hw
+            ih = rest // plan.in_w
+            index_row[o] = <index_t>(index_base + in_d_idx * stride_d + ih * stride_h
+                                     + (rest - ih * plan.in_w) * stride_w)
 
 
 def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_h*in_w)
@@ -912,24 +1042,35 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef const max_t* x_base = &x[0, 0]
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
-    for unit in prange(n_units, nogil=True, num_threads=n_threads, schedule="dynamic",
-                       chunksize=_chunk(n_units, n_threads)):
-        plane = unit // plan.blocks_per_plane
-        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
-        row_end = min(row + plan.rows_per_block, rows_per_plane)
-        od = row // plan.out_h
-        oh = row - od * plan.out_h
-        while row < row_end:
-            out_offset = plane * out_plane + row * plan.out_w
-            _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
-                                  index_base + out_offset, &plan, od, oh,
-                                  <int64_t>((plane % planes_per_index_space) * in_plane),
-                                  stride_d, stride_h, stride_w)
-            row = row + 1
-            oh = oh + 1
-            if oh == plan.out_h:
-                oh = 0
-                od = od + 1
+    cdef int32_t* pos
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel(num_threads=n_threads):
+        pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int32_t))
+        if pos == NULL:
+            failed[0] = 1
+        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
+            if pos == NULL:
+                continue
+            plane = unit // plan.blocks_per_plane
+            row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+            row_end = min(row + plan.rows_per_block, rows_per_plane)
+            od = row // plan.out_h
+            oh = row - od * plan.out_h
+            while row < row_end:
+                out_offset = plane * out_plane + row * plan.out_w
+                _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
+                                      index_base + out_offset, pos, &plan, od, oh,
+                                      <int64_t>((plane % planes_per_index_space) * in_plane),
+                                      stride_d, stride_h, stride_w)
+                row = row + 1
+                oh = oh + 1
+                if oh == plan.out_h:
+                    oh = 0
+                    od = od + 1
+        free(pos)
+    if failed[0]:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
 
 # --------------------------------------------------------------------------
