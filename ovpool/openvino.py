@@ -105,6 +105,7 @@ STOCK_LAYERS = (
 )
 
 _BF16 = ov.Type.bf16
+_F16 = np.dtype(np.float16)
 _OV_TYPES = {name: getattr(ov.Type, name) for name in (
     "boolean", "bf16", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
     "u64")}
@@ -131,8 +132,8 @@ def set_num_threads(n):
     only softens). When the thread is not pinned, the CPUs ovpool may use
     (``ovpool.get_num_threads()``, ``OVPOOL_NUM_THREADS``) are shared
     between the ovpool ops running at that moment (several streams or
-    infer requests). ``OVPOOL_OPENVINO_NUM_THREADS`` in the environment sets
-    a fixed count too.
+    infer requests). ``OVPOOL_OPENVINO_NUM_THREADS`` in the environment
+    (read at import) sets a fixed count too.
     """
     global _num_threads
     if n is not None:
@@ -142,21 +143,24 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    """The fixed thread count set by :func:`set_num_threads` or
-    ``OVPOOL_OPENVINO_NUM_THREADS``, or None (automatic)."""
-    if _num_threads is not None:
-        return _num_threads
+    """The fixed thread count (:func:`set_num_threads`, or
+    ``OVPOOL_OPENVINO_NUM_THREADS`` as read when ``ovpool.openvino`` was
+    imported), or None (automatic)."""
+    return _num_threads
+
+
+def _env_threads():
     env = os.environ.get("OVPOOL_OPENVINO_NUM_THREADS", "").strip()
-    if env:
-        try:
-            value = int(env)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise OvpoolValueError(
-                f"OVPOOL_OPENVINO_NUM_THREADS must be a positive integer, got {env!r}")
-        return value
-    return None
+    if not env:
+        return None
+    try:
+        value = int(env)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise OvpoolValueError(
+            f"OVPOOL_OPENVINO_NUM_THREADS must be a positive integer, got {env!r}")
+    return value
 
 
 def _thread_cpus():
@@ -166,21 +170,36 @@ def _thread_cpus():
         return None
 
 
+_num_threads = _env_threads()
+
 # Read here, outside OpenVINO's pinned threads (ovpool caches its CPU count
 # on first use; a first use inside evaluate would see one pinned core).
 _PROCESS_CPUS = _thread_cpus() or _default_threads()
 _default_threads()
 
 
-def _call_threads(concurrent):
-    fixed = get_num_threads()
-    if fixed is not None:
-        return fixed
-    n = _default_threads()
+def _threads_for_call():
+    """``(threads, counted)`` for one kernel call inside evaluate; ``counted``:
+    the call was counted as running (call :func:`_leave` after it)."""
+    global _active
+    if _num_threads is not None:
+        return _num_threads, False
     allowed = _thread_cpus()
-    if allowed is not None and allowed < _PROCESS_CPUS:     # pinned by OpenVINO
-        return max(1, min(n, allowed))
-    return max(1, n // max(1, concurrent))
+    if allowed == 1:                                 # pinned to one core by OpenVINO
+        return 1, False
+    n = _default_threads()
+    if allowed is not None and allowed < _PROCESS_CPUS:     # pinned to some cores
+        return max(1, min(n, allowed)), False
+    with _active_lock:
+        _active += 1
+        concurrent = _active
+    return max(1, n // concurrent), True
+
+
+def _leave():
+    global _active
+    with _active_lock:
+        _active -= 1
 
 
 # --------------------------------------------------------------------------
@@ -280,15 +299,21 @@ _TYPES_CACHE_SIZE = 512
 
 
 def _output_types(entry, attrs, attrs_key, arrays):
-    """``entry.infer`` for concrete arrays, memoised (evaluate runs per inference)."""
-    values = tuple(tuple(arrays[k].reshape(-1).tolist()) if k < len(arrays) else None
-                   for k in entry.value_inputs)
-    key = (entry.key, attrs_key, tuple((a.shape, a.dtype.str) for a in arrays), values)
+    """``(entry.infer(...), numpy dtypes)`` for concrete arrays, memoised
+    (evaluate runs once per inference)."""
+    key = [entry.key, attrs_key]
+    for k, a in enumerate(arrays):
+        key.append(a.shape)
+        key.append(a.dtype.num)
+        if k in entry.value_inputs:
+            key.append(tuple(a.reshape(-1).tolist()))
+    key = tuple(key)
     types = _types_cache.get(key)
     if types is None:
         tensor_types = [TensorType(a.shape, _layers.element_type_of(a.dtype)) for a in arrays]
         value_list = [arrays[k] if k in entry.value_inputs else None for k in range(len(arrays))]
         types = entry.infer(tensor_types, attrs, value_list)
+        types = [(t, _layers.numpy_dtype(t.etype)) for t in types]
         if len(_types_cache) >= _TYPES_CACHE_SIZE:
             _types_cache.clear()
         _types_cache[key] = types
@@ -382,45 +407,43 @@ class PoolOp(ov.Op):
         return used
 
     def evaluate(self, outputs, inputs):
-        global _active
         entry, attrs, attrs_key = type(self).entry, self._attrs, self._attrs_key
-        arrays = []
-        for tensor in inputs:
-            array = tensor.data
-            if tensor.get_element_type() == _BF16:
-                array = _bf16_to_f32(array)
-            arrays.append(array)
+        arrays = [tensor.data for tensor in inputs]
+        for k, array in enumerate(arrays):
+            # bf16 arrives as its raw bits behind a float16 view (true f16 arrives as f32)
+            if array.dtype == _F16 and inputs[k].get_element_type() == _BF16:
+                arrays[k] = _bf16_to_f32(array)
         views = [tensor.data for tensor in outputs]
-        index_type = attrs.get("index_element_type")
-        if index_type is not None and len(views) > 1:
+        if len(views) > 1 and "index_element_type" in attrs:
             # the indices dtype OpenVINO allocated (it may narrow i64 to i32)
             actual = _INDEX_DTYPES.get(views[1].dtype)
-            if actual is not None and actual != index_type:
+            if actual is not None and actual != attrs["index_element_type"]:
                 attrs = dict(attrs, index_element_type=actual)
                 attrs_key = _freeze(attrs)
-        types = _output_types(entry, attrs, attrs_key, arrays)
-        outs = []
-        for k, (tensor, t) in enumerate(zip(outputs, types)):
-            if t.shape is not None and tuple(views[k].shape) != t.shape:
-                tensor.set_shape(list(t.shape))      # the plugin may pass Shape{0}
-                views[k] = tensor.data
-            bf16 = tensor.get_element_type() == _BF16
-            outs.append(None if bf16 or views[k].dtype != _layers.numpy_dtype(t.etype)
-                        else views[k])
+        outs, bf16 = [], ()
+        for k, (t, dtype) in enumerate(_output_types(entry, attrs, attrs_key, arrays)):
+            view = views[k]
+            if view.shape != t.shape:
+                outputs[k].set_shape(list(t.shape))      # the plugin may pass Shape{0}
+                view = views[k] = outputs[k].data
+            if view.dtype == dtype:
+                outs.append(view)
+            else:
+                outs.append(None)
+                if view.dtype == _F16 and outputs[k].get_element_type() == _BF16:
+                    bf16 += (k,)
         values_only = len(outputs) > 1 and not self._indices_used()
-        with _active_lock:
-            _active += 1
-            concurrent = _active
+        n_threads, counted = _threads_for_call()
         try:
-            results = entry.run(arrays, attrs, out=outs, num_threads=_call_threads(concurrent),
+            results = entry.run(arrays, attrs, out=outs, num_threads=n_threads,
                                 values_only=values_only)
         finally:
-            with _active_lock:
-                _active -= 1
-        for k, (tensor, result) in enumerate(zip(outputs, results)):
+            if counted:
+                _leave()
+        for k, result in enumerate(results):
             if result is None or result is outs[k]:      # None: indices nobody reads
                 continue
-            if tensor.get_element_type() == _BF16:
+            if k in bf16:
                 views[k].view(np.uint16)[...] = _f32_to_bf16_bits(result).reshape(views[k].shape)
             else:
                 views[k][...] = result

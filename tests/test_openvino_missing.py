@@ -21,8 +21,9 @@ BLOCK_OPENVINO = textwrap.dedent("""
 
 
 def run_python(code):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
+                            timeout=120, cwd=root)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -1,6 +1,10 @@
 """ovpool's openvino.Op classes: the Op contract (construction, attributes,
 shape inference, evaluate), round trips, element types, streams."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -300,21 +304,48 @@ def test_async_queue_with_streams_and_96_requests(core):
         np.testing.assert_array_equal(got[1], i)
 
 
-def test_thread_setting(core, monkeypatch):
+def test_thread_setting(core):
     with pytest.raises(ovpool.OvpoolValueError):
         ovp.set_num_threads(0)
     x = param([2, 4, 30, 30])
     model = model_of(ovp.AvgPool([x], kernel=[3, 3], strides=[1, 1]), [x])
     data = np.random.default_rng(8).standard_normal((2, 4, 30, 30)).astype(np.float32)
+    auto = run(core, model, [data])[0]
     try:
-        ovp.set_num_threads(1)
-        assert ovp.get_num_threads() == 1
-        one = run(core, model, [data])[0]
+        for n in (1, 2):
+            ovp.set_num_threads(n)
+            assert ovp.get_num_threads() == n
+            np.testing.assert_array_equal(run(core, model, [data])[0], auto)
     finally:
         ovp.set_num_threads(None)
-    monkeypatch.setenv("OVPOOL_OPENVINO_NUM_THREADS", "2")
-    assert ovp.get_num_threads() == 2
-    np.testing.assert_array_equal(run(core, model, [data])[0], one)
-    monkeypatch.setenv("OVPOOL_OPENVINO_NUM_THREADS", "x")
-    with pytest.raises(ovpool.OvpoolValueError, match="OVPOOL_OPENVINO_NUM_THREADS"):
-        ovp.get_num_threads()
+    assert ovp.get_num_threads() is None
+
+
+def test_threads_inside_evaluate_follow_the_pinned_thread(core, monkeypatch):
+    """OpenVINO pins the thread running evaluate; ovpool uses that many threads."""
+    seen = []
+    original = ovp._threads_for_call
+
+    def spy():
+        seen.append((len(os.sched_getaffinity(0)), original()[0]))
+        return original()
+
+    monkeypatch.setattr(ovp, "_threads_for_call", spy)
+    x = param([1, 4, 30, 30])
+    run(core, model_of(ovp.AvgPool([x], kernel=[3, 3], strides=[1, 1]), [x]),
+        [np.ones((1, 4, 30, 30), np.float32)])
+    ((cpus, threads),) = seen
+    assert threads == min(cpus, ovpool.get_num_threads())
+
+
+def test_thread_environment_variable():
+    code = ("import ovpool.openvino as ovp; print(ovp.get_num_threads())")
+    env = dict(os.environ, OVPOOL_OPENVINO_NUM_THREADS="3")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=root)
+    assert out.stdout.strip() == "3", out.stderr
+    env["OVPOOL_OPENVINO_NUM_THREADS"] = "x"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=root)
+    assert out.returncode != 0 and "OVPOOL_OPENVINO_NUM_THREADS" in out.stderr

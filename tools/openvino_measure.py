@@ -62,15 +62,44 @@ def _child(cfg):
         if kind == "max_pool":
             k, s, p = cfg["kernel"], cfg["stride"], cfg["pad"]
             if cfg.get("native"):
-                return o8.max_pool(source, [s] * 2, [1, 1], [p] * 2, [p] * 2, [k] * 2).output(0)
-            return ovp.MaxPool([source], kernel=[k] * 2, strides=[s] * 2, pads_begin=[p] * 2,
-                               pads_end=[p] * 2).output(0)
+                node = o8.max_pool(source, [s] * 2, [1, 1], [p] * 2, [p] * 2, [k] * 2)
+            else:
+                node = ovp.MaxPool([source], kernel=[k] * 2, strides=[s] * 2, pads_begin=[p] * 2,
+                                   pads_end=[p] * 2)
+            return node.outputs() if cfg.get("indices") else node.output(0)
         raise SystemExit(f"unknown op {kind}")
 
-    y = pool(src)
-    if cfg.get("around"):
-        y = o8.relu(y).output(0)
-    model = ov.Model([o8.result(y)], [x])
+    def build():
+        y = pool(src)
+        extra = []
+        if isinstance(y, list):                 # MaxPool values and indices, both read
+            y, extra = y[0], [o8.result(y[1])]
+        if cfg.get("around"):
+            y = o8.relu(y).output(0)
+        return ov.Model([o8.result(y)] + extra, [x])
+
+    if cfg.get("compare"):                      # native and ovpool, interleaved in blocks
+        requests = {}
+        for variant in ("native", "ovpool"):
+            cfg["native"] = variant == "native"
+            compiled = core.compile_model(build(), "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                                           "PERFORMANCE_HINT": "LATENCY"})
+            requests[variant] = compiled.create_infer_request()
+        samples = {variant: [] for variant in requests}
+        block = max(1, cfg["repeat"] // 20)
+        for variant, request in requests.items():
+            for _ in range(min(block, 20)):
+                request.infer([data], share_inputs=True)
+        for _ in range(20):
+            for variant, request in requests.items():
+                for _ in range(block):
+                    start = time.perf_counter()
+                    request.infer([data], share_inputs=True)
+                    samples[variant].append(time.perf_counter() - start)
+        print(json.dumps({f"{v}_ms": 1000 * sorted(t)[len(t) // 2] for v, t in samples.items()}))
+        return
+
+    model = build()
     config = {"INFERENCE_PRECISION_HINT": "f32"}
     streams = cfg.get("streams", 1)
     if streams > 1:
@@ -99,7 +128,7 @@ def _child(cfg):
             if cfg.get("torch"):
                 torch.relu(torch.from_numpy(data))      # torch's OpenMP team between calls
             start = time.perf_counter()
-            request.infer([data])
+            request.infer([data], share_inputs=True)
             times.append(time.perf_counter() - start)
     busy1, total1 = _busy_jiffies()
     own = time.process_time() - own0
@@ -171,12 +200,24 @@ def overhead(rounds, repeat):
              ("1x64x56x56 maxpool k3s2p1", dict(op="max_pool", shape=[1, 64, 56, 56], kernel=3,
                                                 stride=2, pad=1)),
              ("8x64x56x56 maxpool k3s2p1", OPS["maxpool 8x64x56x56 k3s2p1"]),
-             ("8x512x28x28 adaptive avg -> 7x7", OPS["adaptive 8x512x28x28->7x7"])]
+             ("8x512x28x28 adaptive avg -> 7x7", OPS["adaptive 8x512x28x28->7x7"]),
+             ("8x64x56x56 maxpool k3s2p1 with indices", dict(OPS["maxpool 8x64x56x56 k3s2p1"],
+                                                             indices=True))]
+    print("median ms per inference; native and ovpool interleaved in one process per round")
     for name, op in cases:
-        print(name)
-        n = repeat * (10 if op["shape"] == [1, 1, 1, 1] else 1)
-        _table([("native", dict(op, native=True, repeat=n), {}),
-                ("ovpool", dict(op, repeat=n), {})], rounds)
+        n = repeat * (10 if op["shape"] == [1, 1, 1, 1] else 1) // (10 if op.get("indices")
+                                                                      else 1)
+        native, ovpool = [], []
+        for _ in range(rounds):
+            r = _run(dict(op, compare=True, repeat=n), {})
+            native.append(r["native_ms"])
+            ovpool.append(r["ovpool_ms"])
+        mid = lambda v: sorted(v)[len(v) // 2]      # noqa: E731
+        print(f"  {name:42s} native {mid(native):8.3f}  ovpool {mid(ovpool):8.3f}  "
+              f"(ovpool - native {1000 * (mid(ovpool) - mid(native)):+.0f} us; rounds native "
+              f"{', '.join(f'{v:.3f}' for v in native)}; ovpool "
+              f"{', '.join(f'{v:.3f}' for v in ovpool)})")
+        sys.stdout.flush()
 
 
 def main():
