@@ -66,7 +66,7 @@ import numpy as np
 from . import ir as _ir
 from . import layers as _layers
 from ._threads import get_num_threads as _default_threads
-from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
+from .errors import OvpoolError, OvpoolValueError
 from .layers import OVPOOL_OPSET, TensorType
 
 
@@ -668,8 +668,8 @@ def _onnx_global(adaptive, node):
     x = node.get_input(0)
     shape = _shape_of(x.get_partial_shape())
     if shape is None:
-        raise OvpoolValueError(f"ovpool: Global{'Average' if adaptive == 'AdaptiveAvgPool' else 'Max'}"
-                               "Pool needs an input of known rank")
+        kind = "GlobalAveragePool" if adaptive == "AdaptiveAvgPool" else "GlobalMaxPool"
+        raise OvpoolValueError(f"ovpool: {kind} needs an input of known rank")
     import openvino.opset8 as opset
 
     ones = opset.constant(np.ones(len(shape) - 2, dtype=np.int64))

@@ -151,3 +151,18 @@ def test_max_pool_values_only_skips_the_indices(core):
     both = run(core, ov.Model([o8.result(values), o8.result(indices)], [x]), [data])
     np.testing.assert_array_equal(only, both[0])
     assert both[1].max() > 0 and both[1].min() >= 0
+
+
+def test_read_model_with_a_separate_bin_and_without_one(core, tmp_path):
+    examples = os.path.join(HERE, "..", "ir_examples")
+    recording = expected_outputs(os.path.join(examples, "chain.xml"))
+    xml, weights = tmp_path / "renamed.xml", tmp_path / "weights" / "w.bin"
+    weights.parent.mkdir()
+    xml.write_bytes(open(os.path.join(examples, "chain.xml"), "rb").read())
+    weights.write_bytes(open(os.path.join(examples, "chain.bin"), "rb").read())
+    model = ovp.read_model(core, xml, weights)
+    assert_outputs(os.path.join(examples, "chain.xml"), run(core, model, recording.inputs),
+                   recording)
+    alone = tmp_path / "alone.xml"             # no Const layers: no .bin needed
+    alone.write_bytes(open(os.path.join(examples, "max_pool_1.xml"), "rb").read())
+    assert pool_kinds(ovp.read_model(core, alone)) == {"MaxPool-ovpool"}

@@ -200,7 +200,8 @@ def test_reduced_and_double_precision_models(core, etype):
     else:
         tensor = ov.Tensor(data)
     expected = [ov_ops.avg_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], rounding_type="ceil_torch"),
-                *ov_ops.max_pool(data, [2, 2], [2, 2], axis=2), ovpool.adaptive_avg_pool(data, (5, 4))]
+                *ov_ops.max_pool(data, [2, 2], [2, 2], axis=2),
+                ovpool.adaptive_avg_pool(data, (5, 4))]
     compiled = core.compile_model(model, "CPU", F32)
     result = compiled([tensor])
     for port, e in zip(compiled.outputs, expected):

@@ -196,7 +196,8 @@ def threads(rounds, repeat, ops=tuple(OPS)):
 
 
 def overhead(rounds, repeat):
-    cases = [("1x1x1x1 adaptive avg -> 1", dict(op="adaptive_avg", shape=[1, 1, 1, 1], size=[1, 1])),
+    cases = [("1x1x1x1 adaptive avg -> 1", dict(op="adaptive_avg", shape=[1, 1, 1, 1],
+                                                size=[1, 1])),
              ("1x64x56x56 maxpool k3s2p1", dict(op="max_pool", shape=[1, 64, 56, 56], kernel=3,
                                                 stride=2, pad=1)),
              ("8x64x56x56 maxpool k3s2p1", OPS["maxpool 8x64x56x56 k3s2p1"]),
