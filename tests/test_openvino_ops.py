@@ -350,3 +350,17 @@ def test_thread_environment_variable():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          cwd=root)
     assert out.returncode != 0 and "OVPOOL_OPENVINO_NUM_THREADS" in out.stderr
+
+
+def test_evaluate_reshapes_an_output_passed_as_shape_0():
+    """reference.cpp may hand over outputs of Shape{0} when their shape depends
+    on input values: evaluate sets the shape before writing."""
+    x = param([-1, 3, -1, -1])
+    size = param([2], np.int64, "size")
+    op = ovp.AdaptiveMaxPool([x, size], index_element_type="i32")
+    data = np.random.default_rng(9).standard_normal((2, 3, 9, 7)).astype(np.float32)
+    outputs = [ov.Tensor(ov.Type.f32, ov.Shape([0])), ov.Tensor(ov.Type.i32, ov.Shape([0]))]
+    assert op.evaluate(outputs, [ov.Tensor(data), ov.Tensor(np.array([4, 3], np.int32))])
+    values, indices = ovpool.adaptive_max_pool(data, (4, 3), index_dtype=np.int32)
+    np.testing.assert_array_equal(outputs[0].data, values)
+    np.testing.assert_array_equal(outputs[1].data, indices)
