@@ -138,7 +138,7 @@ def _kernel_extension(name, extra_flags=()):
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=COMMON_FLAGS + list(extra_flags),
         extra_link_args=[],
-        depends=["src/_kernels.pxi", "src/_omp.pxd", "src/_types.pxd"],
+        depends=["src/_kernels.pxi", "src/_omp.pxd", "src/_types.pxd", "src/_simd.h"],
     )
 
 

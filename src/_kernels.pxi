@@ -55,6 +55,12 @@ cdef extern from *:
     """
     void _prefetch "OVPOOL_PREFETCH"(const void* address) noexcept nogil
 
+cdef extern from "_simd.h":
+    float _span_max_f32 "ovpool_span_max_f32"(const float* x, Py_ssize_t n) noexcept nogil
+    double _span_max_f64 "ovpool_span_max_f64"(const double* x, Py_ssize_t n) noexcept nogil
+    Py_ssize_t _span_argmax_f32 "ovpool_span_argmax_f32"(const float* x, Py_ssize_t n) noexcept nogil
+    Py_ssize_t _span_argmax_f64 "ovpool_span_argmax_f64"(const double* x, Py_ssize_t n) noexcept nogil
+
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
     SUM_AVERAGE = 0    # sum / divisor
@@ -424,38 +430,51 @@ cdef inline real_t _span_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline max_t _span_max(const max_t* x, Py_ssize_t n) noexcept nogil:
-    """NaN-propagating maximum of n >= 1 contiguous values."""
+    """NaN-propagating maximum of n >= 1 contiguous values (the float types
+    use the SIMD helpers of _simd.h; the integer lanes vectorise as written)."""
+    if max_t is float:
+        return _span_max_f32(x, n)
+    elif max_t is double:
+        return _span_max_f64(x, n)
+    else:
+        return _span_max_lanes(x, n)
+
+
+cdef inline max_t _span_max_lanes(const max_t* x, Py_ssize_t n) noexcept nogil:
     cdef max_t acc[8]
-    cdef bint nan[8]
+    cdef max_t sticky[8]
     cdef max_t tail = x[0], value
-    cdef bint tail_nan = x[0] != x[0]
     cdef Py_ssize_t i = 1, j
     if n >= 8:
         for j in range(8):
             acc[j] = x[j]
-            nan[j] = x[j] != x[j]
+            sticky[j] = x[j] if x[j] != x[j] else 0
         i = 8
         while i + 8 <= n:
             for j in range(8):
                 value = x[i + j]
                 acc[j] = acc[j] if acc[j] > value else value
-                nan[j] = nan[j] | (value != value)
+                sticky[j] = value if value != value else sticky[j]
             i += 8
         for j in range(4):
             acc[j] = acc[j] if acc[j] > acc[j + 4] else acc[j + 4]
-            nan[j] = nan[j] | nan[j + 4]
+            sticky[j] = sticky[j + 4] if sticky[j + 4] != sticky[j + 4] else sticky[j]
         for j in range(2):
             acc[j] = acc[j] if acc[j] > acc[j + 2] else acc[j + 2]
-            nan[j] = nan[j] | nan[j + 2]
+            sticky[j] = sticky[j + 2] if sticky[j + 2] != sticky[j + 2] else sticky[j]
         tail = acc[0] if acc[0] > acc[1] else acc[1]
-        tail_nan = nan[0] | nan[1]
+        if max_t is float or max_t is double:
+            if sticky[0] != sticky[0] or sticky[1] != sticky[1]:
+                return <max_t>NAN
     while i < n:
         value = x[i]
+        if max_t is float or max_t is double:
+            if value != value:
+                return <max_t>NAN
         tail = tail if tail > value else value
-        tail_nan = tail_nan | (value != value)
         i += 1
     if max_t is float or max_t is double:
-        if tail_nan:
+        if x[0] != x[0]:
             return <max_t>NAN
     return tail
 
@@ -463,6 +482,15 @@ cdef inline max_t _span_max(const max_t* x, Py_ssize_t n) noexcept nogil:
 cdef inline Py_ssize_t _span_argmax(const max_t* x, Py_ssize_t n) noexcept nogil:
     """Position of the first maximum of n >= 1 contiguous values, or of the
     last NaN: the vectorised maximum first, then a short scan for it."""
+    if max_t is float:
+        return _span_argmax_f32(x, n)
+    elif max_t is double:
+        return _span_argmax_f64(x, n)
+    else:
+        return _span_argmax_lanes(x, n)
+
+
+cdef inline Py_ssize_t _span_argmax_lanes(const max_t* x, Py_ssize_t n) noexcept nogil:
     cdef max_t best = _span_max(x, n)
     cdef Py_ssize_t i
     if best != best:
@@ -961,8 +989,93 @@ cdef inline void _max_edges_with_indices(const max_t* plane, max_t* out_row, ind
             first_row = False
 
 
+cdef inline Py_ssize_t _rank_offset(Py_ssize_t width, Py_ssize_t item_size) noexcept nogil:
+    # byte offset of the row ranks after the column maxima in one allocation,
+    # rounded up to 64 so that the int32 ranks stay aligned
+    return ((width * item_size + 63) // 64) * 64
+
+
+cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
+                                         max_t* col, int32_t* col_row, int64_t* offsets,
+                                         const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
+                                         int64_t index_base, int64_t stride_d,
+                                         int64_t stride_h, int64_t stride_w) noexcept nogil:
+    """Values and indices of one output row by the window tables, vertical
+    first (adaptive bins of unequal size).
+
+    The vertical pass keeps, per input column, the maximum over the window
+    rows and the rank of the topmost row holding it (the bottommost for a
+    NaN). The horizontal pass then takes, among the columns of a window, the
+    lexicographically smallest (row, column) holding the maximum, or the
+    largest holding a NaN: that is the first maximum (last NaN) in row-major
+    window order, so the tie and NaN rules hold."""
+    cdef Py_ssize_t n_rows = _row_offsets(plan, od, oh, offsets)
+    cdef Py_ssize_t r, i, o, t, first, n_taps, c, best_c
+    cdef const max_t* row
+    cdef const int64_t* ww
+    cdef max_t value, best
+    cdef int32_t rank, best_r
+    cdef bint take, value_nan, best_nan
+    cdef int64_t p, plane_hw, in_d_idx, rest, ih
+    if n_rows == 0:
+        for o in range(plan.out_w):
+            out_row[o] = _lowest(<max_t>0)
+            index_row[o] = <index_t>index_base
+        return
+    row = plane + offsets[0]
+    for i in range(plan.in_w):
+        col[i] = row[i]
+        col_row[i] = 0
+    for r in range(1, n_rows):
+        row = plane + offsets[r]
+        for i in range(plan.in_w):
+            value = row[i]
+            take = (value > col[i]) | (value != value)
+            col[i] = value if take else col[i]
+            col_row[i] = <int32_t>r if take else col_row[i]
+    plane_hw = plan.in_h * plan.in_w
+    for o in range(plan.out_w):
+        ww = plan.win_w + 3 * o
+        first = ww[0]
+        n_taps = ww[1]
+        if n_taps == 0:
+            out_row[o] = _lowest(<max_t>0)
+            index_row[o] = <index_t>index_base
+            continue
+        best = col[first]
+        best_r = col_row[first]
+        best_c = first
+        for t in range(1, n_taps):
+            c = first + t * plan.dil_w
+            value = col[c]
+            rank = col_row[c]
+            value_nan = value != value
+            best_nan = best != best
+            if best_nan:
+                take = value_nan and rank >= best_r
+            elif value_nan:
+                take = True
+            else:
+                take = value > best or (value == best and rank < best_r)
+            if take:
+                best = value
+                best_r = rank
+                best_c = c
+        out_row[o] = best
+        p = offsets[best_r] + best_c
+        if stride_w == 1 and stride_h == plan.in_w and stride_d == plane_hw:
+            index_row[o] = <index_t>(index_base + p)
+        else:
+            in_d_idx = p // plane_hw
+            rest = p - in_d_idx * plane_hw
+            ih = rest // plan.in_w
+            index_row[o] = <index_t>(index_base + in_d_idx * stride_d + ih * stride_h
+                                     + (rest - ih * plan.in_w) * stride_w)
+
+
 cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
-                                       int32_t* pos, const Plan* plan, Py_ssize_t od,
+                                       int32_t* pos, max_t* col, int64_t* offsets,
+                                       const Plan* plan, Py_ssize_t od,
                                        Py_ssize_t oh, int64_t index_base, int64_t stride_d,
                                        int64_t stride_h, int64_t stride_w) noexcept nogil:
     """Values and flat indices of one output row, see the NaN and tie rules above.
@@ -978,6 +1091,14 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
     cdef bint first_row = True
     cdef int32_t row_offset
     cdef int64_t p
+    # vertical-first by the tables unless enough outputs lie in the interior
+    # to fill vector registers with the taps-outer argmax below
+    if hi - lo < 16 and col != NULL:
+        _max_table_with_indices(plane, out_row, index_row, col,
+                                <int32_t*>(<char*>col + _rank_offset(plan.in_w, sizeof(max_t))),
+                                offsets, plan, od, oh, index_base, stride_d, stride_h,
+                                stride_w)
+        return
     if wd[1] == 0 or wh[1] == 0 or hi <= lo:
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, plan.out_w,
                                 index_base, stride_d, stride_h, stride_w)
@@ -1043,14 +1164,18 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
     cdef int32_t* pos
+    cdef max_t* col          # table mode: column maxima, then their row ranks (int32)
+    cdef int64_t* offsets
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel(num_threads=n_threads):
         pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int32_t))
-        if pos == NULL:
+        col = <max_t*>malloc(_rank_offset(plan.in_w, sizeof(max_t)) + plan.in_w * sizeof(int32_t))
+        offsets = <int64_t*>malloc(geometry.max_rows * sizeof(int64_t))
+        if pos == NULL or col == NULL or offsets == NULL:
             failed[0] = 1
         for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
-            if pos == NULL:
+            if pos == NULL or col == NULL or offsets == NULL:
                 continue
             plane = unit // plan.blocks_per_plane
             row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
@@ -1060,7 +1185,7 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
             while row < row_end:
                 out_offset = plane * out_plane + row * plan.out_w
                 _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
-                                      index_base + out_offset, pos, &plan, od, oh,
+                                      index_base + out_offset, pos, col, offsets, &plan, od, oh,
                                       <int64_t>((plane % planes_per_index_space) * in_plane),
                                       stride_d, stride_h, stride_w)
                 row = row + 1
@@ -1069,6 +1194,8 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                     oh = 0
                     od = od + 1
         free(pos)
+        free(col)
+        free(offsets)
     if failed[0]:
         raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
@@ -1109,43 +1236,51 @@ cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline max_t _plane_max(const max_t* x, Py_ssize_t n) noexcept nogil:
-    """NaN-propagating maximum of n contiguous values, in lanes as above;
-    NaN is tracked per lane as a flag (see _vmax)."""
+    """NaN-propagating maximum of n >= 1 contiguous values (see _span_max)."""
+    if max_t is float:
+        return _span_max_f32(x, n)
+    elif max_t is double:
+        return _span_max_f64(x, n)
+    else:
+        return _plane_max_lanes(x, n)
+
+
+cdef inline max_t _plane_max_lanes(const max_t* x, Py_ssize_t n) noexcept nogil:
     cdef max_t acc[LANES]
+    cdef max_t sticky[LANES]
     cdef max_t tail, value
-    cdef bint nan[LANES]
-    cdef bint tail_nan = False
     cdef Py_ssize_t i = 0, j
     for j in range(LANES):
         acc[j] = _max_identity(<max_t>0)
-        nan[j] = False
+        sticky[j] = 0
     tail = _max_identity(<max_t>0)
     while i + LANES <= n:
         for j in range(LANES):
             value = x[i + j]
             acc[j] = acc[j] if acc[j] > value else value
-            nan[j] = nan[j] | (value != value)
+            sticky[j] = value if value != value else sticky[j]
         i += LANES
-    while i < n:
-        value = x[i]
-        tail = tail if tail > value else value
-        tail_nan = tail_nan | (value != value)
-        i += 1
     for j in range(8):
         acc[j] = acc[j] if acc[j] > acc[j + 8] else acc[j + 8]
-        nan[j] = nan[j] | nan[j + 8]
+        sticky[j] = sticky[j + 8] if sticky[j + 8] != sticky[j + 8] else sticky[j]
     for j in range(4):
         acc[j] = acc[j] if acc[j] > acc[j + 4] else acc[j + 4]
-        nan[j] = nan[j] | nan[j + 4]
+        sticky[j] = sticky[j + 4] if sticky[j + 4] != sticky[j + 4] else sticky[j]
     for j in range(2):
         acc[j] = acc[j] if acc[j] > acc[j + 2] else acc[j + 2]
-        nan[j] = nan[j] | nan[j + 2]
+        sticky[j] = sticky[j + 2] if sticky[j + 2] != sticky[j + 2] else sticky[j]
     acc[0] = acc[0] if acc[0] > acc[1] else acc[1]
-    acc[0] = acc[0] if acc[0] > tail else tail
     if max_t is float or max_t is double:
-        if nan[0] | nan[1] | tail_nan:
+        if sticky[0] != sticky[0] or sticky[1] != sticky[1]:
             return <max_t>NAN
-    return acc[0]
+    while i < n:
+        value = x[i]
+        if max_t is float or max_t is double:
+            if value != value:
+                return <max_t>NAN
+        tail = tail if tail > value else value
+        i += 1
+    return acc[0] if acc[0] > tail else tail
 
 
 def global_sum_pool(const real_t[:, ::1] x,   # IN  (n_planes, plane_size)

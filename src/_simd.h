@@ -1,0 +1,156 @@
+/* Reductions that gcc does not vectorise from portable code.
+ *
+ * A NaN-propagating maximum of a contiguous span: the compare-select chain of
+ * the Cython kernels is vectorised across output elements, but a reduction
+ * of one span needs lanes, and gcc's SLP vectoriser gives up on lane arrays
+ * with selects. These helpers keep maxps lanes plus a sticky "NaN seen" mask
+ * (cmpunordps), with AVX when the build targets it (the x86-64-v3 build),
+ * SSE2 otherwise (every x86-64), and a scalar loop elsewhere.
+ */
+#ifndef OVPOOL_SIMD_H
+#define OVPOOL_SIMD_H
+
+#include <math.h>
+#include <stddef.h>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+static inline float ovpool_scalar_max_f32(const float *x, ptrdiff_t n, float acc, int *nan) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float v = x[i];
+        acc = acc > v ? acc : v;
+        *nan |= (v != v);
+    }
+    return acc;
+}
+
+static inline double ovpool_scalar_max_f64(const double *x, ptrdiff_t n, double acc, int *nan) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double v = x[i];
+        acc = acc > v ? acc : v;
+        *nan |= (v != v);
+    }
+    return acc;
+}
+
+/* NaN-propagating maximum of x[0..n), n >= 1. */
+static inline float ovpool_span_max_f32(const float *x, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    int nan = 0;
+    float acc = -INFINITY;
+#if defined(__AVX__)
+    if (n >= 8) {
+        __m256 a = _mm256_loadu_ps(x);
+        __m256 u = _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
+        for (i = 8; i + 8 <= n; i += 8) {
+            __m256 v = _mm256_loadu_ps(x + i);
+            a = _mm256_max_ps(a, v);
+            u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        }
+        __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        __m128 ub = _mm_or_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+        b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+        b = _mm_max_ss(b, _mm_shuffle_ps(b, b, 1));
+        acc = _mm_cvtss_f32(b);
+        nan = _mm_movemask_ps(ub) != 0;
+    }
+#elif defined(__SSE2__)
+    if (n >= 4) {
+        __m128 a = _mm_loadu_ps(x);
+        __m128 u = _mm_cmpunord_ps(a, a);
+        for (i = 4; i + 4 <= n; i += 4) {
+            __m128 v = _mm_loadu_ps(x + i);
+            a = _mm_max_ps(a, v);
+            u = _mm_or_ps(u, _mm_cmpunord_ps(v, v));
+        }
+        a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+        a = _mm_max_ss(a, _mm_shuffle_ps(a, a, 1));
+        acc = _mm_cvtss_f32(a);
+        nan = _mm_movemask_ps(u) != 0;
+    }
+#endif
+    acc = ovpool_scalar_max_f32(x + i, n - i, acc, &nan);
+    return nan ? NAN : acc;
+}
+
+static inline double ovpool_span_max_f64(const double *x, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    int nan = 0;
+    double acc = -INFINITY;
+#if defined(__AVX__)
+    if (n >= 4) {
+        __m256d a = _mm256_loadu_pd(x);
+        __m256d u = _mm256_cmp_pd(a, a, _CMP_UNORD_Q);
+        for (i = 4; i + 4 <= n; i += 4) {
+            __m256d v = _mm256_loadu_pd(x + i);
+            a = _mm256_max_pd(a, v);
+            u = _mm256_or_pd(u, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+        }
+        __m128d b = _mm_max_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+        __m128d ub = _mm_or_pd(_mm256_castpd256_pd128(u), _mm256_extractf128_pd(u, 1));
+        b = _mm_max_sd(b, _mm_unpackhi_pd(b, b));
+        acc = _mm_cvtsd_f64(b);
+        nan = _mm_movemask_pd(ub) != 0;
+    }
+#elif defined(__SSE2__)
+    if (n >= 2) {
+        __m128d a = _mm_loadu_pd(x);
+        __m128d u = _mm_cmpunord_pd(a, a);
+        for (i = 2; i + 2 <= n; i += 2) {
+            __m128d v = _mm_loadu_pd(x + i);
+            a = _mm_max_pd(a, v);
+            u = _mm_or_pd(u, _mm_cmpunord_pd(v, v));
+        }
+        a = _mm_max_sd(a, _mm_unpackhi_pd(a, a));
+        acc = _mm_cvtsd_f64(a);
+        nan = _mm_movemask_pd(u) != 0;
+    }
+#endif
+    acc = ovpool_scalar_max_f64(x + i, n - i, acc, &nan);
+    return nan ? NAN : acc;
+}
+
+
+/* Position of the first maximum of x[0..n) (n >= 1), or of the last NaN:
+ * the maximum first, then a vector compare for its first occurrence. */
+static inline ptrdiff_t ovpool_span_argmax_f32(const float *x, ptrdiff_t n) {
+    float best = ovpool_span_max_f32(x, n);
+    ptrdiff_t i = 0;
+    if (best != best) {
+        for (i = n - 1; x[i] == x[i]; i--) {}
+        return i;
+    }
+#if defined(__SSE2__)
+    __m128 b = _mm_set1_ps(best);
+    for (; i + 4 <= n; i += 4) {
+        int mask = _mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(x + i), b));
+        if (mask) return i + __builtin_ctz(mask);
+    }
+#endif
+    while (!(x[i] == best)) i++;
+    return i;
+}
+
+static inline ptrdiff_t ovpool_span_argmax_f64(const double *x, ptrdiff_t n) {
+    double best = ovpool_span_max_f64(x, n);
+    ptrdiff_t i = 0;
+    if (best != best) {
+        for (i = n - 1; x[i] == x[i]; i--) {}
+        return i;
+    }
+#if defined(__SSE2__)
+    __m128d b = _mm_set1_pd(best);
+    for (; i + 2 <= n; i += 2) {
+        int mask = _mm_movemask_pd(_mm_cmpeq_pd(_mm_loadu_pd(x + i), b));
+        if (mask) return i + __builtin_ctz(mask);
+    }
+#endif
+    while (!(x[i] == best)) i++;
+    return i;
+}
+
+#endif /* OVPOOL_SIMD_H */
