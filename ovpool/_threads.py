@@ -27,17 +27,20 @@ _process_default = None
 _MIN_ELEMENTS_PER_THREAD = 1 << 14
 
 
-_cpus = None
+def _count_cpus():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# Read once, at import: a syscall per kernel call would cost more than a small
+# pool, and a first call made later from a thread that OpenVINO pinned to one
+# core would see that thread's affinity, not the process's.
+_cpus = _count_cpus()
 
 
 def _available_cpus():
-    # read once: a syscall per kernel call would cost more than a small pool
-    global _cpus
-    if _cpus is None:
-        try:
-            _cpus = max(1, len(os.sched_getaffinity(0)))
-        except (AttributeError, OSError):
-            _cpus = max(1, os.cpu_count() or 1)
     return _cpus
 
 

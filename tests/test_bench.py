@@ -186,6 +186,10 @@ def test_model_hook_with_a_stand_in_extension(monkeypatch):
     stub.register = lambda core: None
     stub.patch_model = lambda model: 0
     monkeypatch.setitem(sys.modules, "ovpool.openvino", stub)
+    # `from ovpool import openvino` reads the package attribute once the real
+    # module has been imported by another test: stub that too
+    import ovpool
+    monkeypatch.setattr(ovpool, "openvino", stub, raising=False)
     monkeypatch.setattr(cases, "MODEL_CASES", [cases.ModelCase("tiny", (1, 4, 8, 8), [
         cases._v("max_pool", 14, kernel_shape=[2, 2], strides=[2, 2], dilations=[1, 1],
                  pads_begin=[0, 0], pads_end=[0, 0])])])
