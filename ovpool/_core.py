@@ -53,10 +53,19 @@ class Planes:
     lead: tuple               # (N, C)
     spatial: tuple            # the spatial shape, 1 to 3 dims
     result_dtype: np.dtype    # dtype of the values returned to the caller
+    half: str = None          # "f16" / "bf16": planes hold the raw bits as uint16
 
     @property
     def n_spatial(self):
         return len(self.spatial)
+
+    def widened(self):
+        """The same planes as float32 (the fallback for 16-bit floats when a
+        kernel's per-thread scratch would be too large)."""
+        if self.half is None:
+            return self
+        values = self.planes.view(self.result_dtype).astype(np.float32)
+        return Planes(values, self.lead, self.spatial, self.result_dtype)
 
 
 def prepare(x, op, *, allow_int8=False, name="x"):
@@ -74,10 +83,12 @@ def prepare(x, op, *, allow_int8=False, name="x"):
         except (TypeError, ValueError) as exc:
             raise OvpoolTypeError(f"{op}: {name} is not a numeric array: {exc}") from None
     dtype = array.dtype
+    half = None
     if dtype in _NATIVE or (allow_int8 and dtype in _INT8):
         kernel_dtype = dtype
     elif dtype == np.float16 or _is_bfloat16(dtype):
-        kernel_dtype = np.dtype(np.float32)
+        kernel_dtype = dtype  # viewed as raw uint16 bits below
+        half = "bf16" if _is_bfloat16(dtype) else "f16"
     else:
         allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
         raise OvpoolTypeError(f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
@@ -92,7 +103,9 @@ def prepare(x, op, *, allow_int8=False, name="x"):
         plane_size *= n
     planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
                                                                      plane_size)
-    return Planes(planes, lead, spatial, dtype)
+    if half is not None:
+        planes = planes.view(np.uint16)
+    return Planes(planes, lead, spatial, dtype, half)
 
 
 # --------------------------------------------------------------------------
@@ -286,8 +299,27 @@ def _sum_mode(p):
     return {1.0: 1, 2.0: 2}.get(float(p), 3)
 
 
+# Per-thread scratch a 16-bit-float kernel may allocate before ovpool widens
+# the whole input to float32 instead.
+_HALF_SCRATCH_LIMIT = 8 << 20
+
+
+def _half_output(plan, out, op, planes):
+    """(array the 16-bit kernel writes as uint16, array returned to the caller)."""
+    if out is not None:
+        _check_out(out, plan.full_shape, planes.result_dtype, op, "out", planes.planes)
+        return out.view(np.uint16), out
+    bits = allocate(plan.full_shape, np.dtype(np.uint16), None, op, "out", None)
+    return bits, bits.view(planes.result_dtype)
+
+
 def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
     """Average pooling (``p is None``) or Lp pooling of ``planes`` by ``plan``."""
+    if planes.half is not None:
+        if 4 * plan.max_rows * plan.in_dhw[2] <= _HALF_SCRATCH_LIMIT:
+            return _run_half(planes, plan, op=op, kind=_sum_mode(p), p=p,
+                             num_threads=num_threads, out=out)
+        planes = planes.widened()
     x = planes.planes
     result = allocate(plan.full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
     if plan.n_planes == 0 or plan.out_plane == 0:
@@ -303,22 +335,43 @@ def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
     return finish(result, planes.result_dtype, out)
 
 
+def _run_half(planes, plan, *, op, kind, p, num_threads, out):
+    """Average, Lp (kind = the sum mode) or max values (kind 4) of float16 /
+    bfloat16 planes, widened row by row inside the kernel."""
+    bits, result = _half_output(plan, out, op, planes)
+    if plan.n_planes == 0 or plan.out_plane == 0:
+        return result
+    n_threads, rows_per_block = plan.threads(num_threads)
+    _kernels.half_pool(planes.planes, bits.reshape(plan.n_planes, plan.out_plane), plan.geometry,
+                       rows_per_block, kind, 1.0 if p is None else float(p),
+                       planes.half == "bf16", n_threads)
+    if kind == _HALF_MAX:
+        _fill_empty_windows(result, plan)
+    return result
+
+
+_HALF_MAX = 4
+
+
 def _lowest(dtype):
-    if dtype.kind == "f":
-        return np.finfo(dtype).min
+    if dtype.kind == "f" or _is_bfloat16(dtype):
+        # float32's lowest, as OpenVINO computes 16-bit floats in float32: it
+        # rounds to -inf in float16 and to bfloat16's own lowest.
+        return np.float32(np.finfo(np.float32).min)
     return np.iinfo(dtype).min
 
 
 def _fill_empty_windows(values, plan):
     """Windows with no element inside the input: the lowest finite value
     (OpenVINO's answer; the kernel's buffer identity is -inf)."""
-    if values.dtype.kind != "f" or not plan.empty_axes:
+    if (values.dtype.kind != "f" and not _is_bfloat16(values.dtype)) or not plan.empty_axes:
         return  # the integer identity already is the lowest value
     lifted = values.reshape((plan.n_planes,) + plan.out_dhw)
     for axis_index, empty in plan.empty_axes:
         index = [slice(None)] * 4
         index[axis_index + 1] = empty
-        lifted[tuple(index)] = _lowest(values.dtype)
+        with np.errstate(over="ignore"):
+            lifted[tuple(index)] = _lowest(values.dtype)
 
 
 def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
@@ -331,8 +384,19 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
     column-major within the spatial dims. ``index_modulo`` then reduces them
     (OpenVINO MaxPool-8 with an axis inside the spatial dims).
     """
+    if planes.half is not None:
+        scratch = 4 * (plan.in_plane if with_indices else plan.max_rows * plan.in_dhw[2])
+        if scratch > _HALF_SCRATCH_LIMIT:
+            planes = planes.widened()
+        elif not with_indices:
+            return _run_half(planes, plan, op=op, kind=_HALF_MAX, p=None,
+                             num_threads=num_threads, out=out)
     x = planes.planes
-    values = allocate(plan.full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
+    if planes.half is not None:
+        values, result = _half_output(plan, out, op, planes)
+    else:
+        values = allocate(plan.full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
+        result = None
     in_d, in_h, in_w = plan.in_dhw
     if with_indices:
         index_dtype = np.dtype(index_dtype)
@@ -346,7 +410,7 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
         else:
             indices = allocate(plan.full_shape, index_dtype, None, op, "indices", None)
     if plan.n_planes == 0 or plan.out_plane == 0:
-        values = finish(values, planes.result_dtype, out)
+        values = result if result is not None else finish(values, planes.result_dtype, out)
         return (values, indices) if with_indices else values
     n_threads, rows_per_block = plan.threads(num_threads)
     flat_values = values.reshape(plan.n_planes, plan.out_plane)
@@ -362,13 +426,21 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
         strides = (1, in_d, in_d * in_h)
     else:
         strides = (in_h * in_w, in_w, 1)
-    _kernels.max_pool_with_indices(x, flat_values, indices.reshape(plan.n_planes, plan.out_plane),
-                                   plan.geometry, *strides, max(1, planes_per_index_space),
-                                   rows_per_block, n_threads)
+    if planes.half is not None:
+        _kernels.half_max_pool_with_indices(
+            x, flat_values, indices.reshape(plan.n_planes, plan.out_plane), plan.geometry,
+            *strides, max(1, planes_per_index_space), rows_per_block, planes.half == "bf16",
+            n_threads)
+    else:
+        _kernels.max_pool_with_indices(
+            x, flat_values, indices.reshape(plan.n_planes, plan.out_plane), plan.geometry,
+            *strides, max(1, planes_per_index_space), rows_per_block, n_threads)
     if index_modulo is not None:
         np.remainder(indices, index_modulo, out=indices)
         if out_indices is not None:
             _check_out(out_indices, plan.full_shape, index_dtype, op, "out_indices", x)
             out_indices[...] = indices
             indices = out_indices
+    if result is not None:
+        return result, indices
     return finish(values, planes.result_dtype, out), indices

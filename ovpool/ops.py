@@ -344,7 +344,7 @@ def max_unpool(x, indices, kernel_shape, *, strides=None, pads=None, output_shap
     tensor raises :class:`~ovpool.OvpoolValueError`.
     """
     op = "max_unpool"
-    planes = _core.prepare(x, op, allow_int8=True)
+    planes = _core.prepare(x, op, allow_int8=True).widened()  # 16-bit floats scatter as float32
     n = planes.n_spatial
     try:
         index_array = np.asarray(indices)

@@ -43,7 +43,7 @@ inside ``nogil``.
 from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport INFINITY, NAN, fabs, pow, sqrt
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t
 from libc.stdlib cimport free, malloc
 
 from _omp cimport OVPOOL_OPENMP, omp_get_num_threads, omp_get_thread_num
@@ -60,6 +60,8 @@ cdef extern from "_simd.h":
     double _span_max_f64 "ovpool_span_max_f64"(const double* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_argmax_f32 "ovpool_span_argmax_f32"(const float* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_argmax_f64 "ovpool_span_argmax_f64"(const double* x, Py_ssize_t n) noexcept nogil
+    void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
+    void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
@@ -690,6 +692,14 @@ cdef inline void _sum_row(const real_t* plane, real_t* out_row, real_t* buf,
     if plan.prefetch > 0 and n_rows > 0:
         _prefetch_ahead(<const char*>plane, offsets, n_rows, plan.win_h[3 * oh + 1],
                         sizeof(real_t), plan)
+    _sum_row_from(plane, offsets, n_rows, out_row, buf, div_w, plan, od, oh, mode, p)
+
+
+cdef inline void _sum_row_from(const real_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                               real_t* out_row, real_t* buf, const real_t* div_w,
+                               const Plan* plan, Py_ssize_t od, Py_ssize_t oh, int mode,
+                               double p) noexcept nogil:
+    """One output row from its window rows ``plane + offsets[r]``."""
     cdef real_t* col = buf + plan.pad_w
     cdef const real_t* src = buf          # what the horizontal pass reads
     cdef Py_ssize_t o
@@ -803,6 +813,25 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
 # scan: the leftmost maximum of each window row, then the topmost row with
 # the strict comparison.
 
+cdef inline void _max_row_from(const max_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                               max_t* buf, max_t* out_row, const Plan* plan) noexcept nogil:
+    """One output row of max values from its window rows ``plane + offsets[r]``."""
+    cdef const max_t* src
+    if n_rows == 1 and plan.direct_w:
+        # one window row that needs no padding: read it in place
+        src = plane + offsets[0]
+        if plan.uniform_w:
+            _hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+        else:
+            _hmax_table(src, out_row, plan)
+    else:
+        _vmax(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
+        if plan.uniform_w:
+            _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+        else:
+            _hmax_table(buf + plan.pad_w, out_row, plan)
+
+
 cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan* plan,
                     Py_ssize_t buffer_width, Py_ssize_t max_rows, int n_threads,
                     int* failed) noexcept nogil:
@@ -814,7 +843,6 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
     cdef max_t* buf
     cdef int64_t* offsets
     cdef max_t* out_row
-    cdef const max_t* src
     with parallel(num_threads=n_threads):
         # per-thread scratch; its padding (the identity) is never overwritten
         buf = <max_t*>malloc(buffer_width * sizeof(max_t))
@@ -838,19 +866,7 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
                     _prefetch_ahead(<const char*>(x + plane * in_plane), offsets, n_rows,
                                     plan.win_h[3 * oh + 1], sizeof(max_t), plan)
                 out_row = out + plane * out_plane + row * plan.out_w
-                if n_rows == 1 and plan.direct_w:
-                    # one window row that needs no padding: read it in place
-                    src = x + plane * in_plane + offsets[0]
-                    if plan.uniform_w:
-                        _hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
-                    else:
-                        _hmax_table(src, out_row, plan)
-                else:
-                    _vmax(x + plane * in_plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
-                    if plan.uniform_w:
-                        _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
-                    else:
-                        _hmax_table(buf + plan.pad_w, out_row, plan)
+                _max_row_from(x + plane * in_plane, offsets, n_rows, buf, out_row, plan)
                 row = row + 1
                 oh = oh + 1
                 if oh == plan.out_h:
@@ -1324,6 +1340,183 @@ def global_max_pool(const max_t[:, ::1] x,    # IN  (n_planes, plane_size)
     for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="dynamic",
                         chunksize=_chunk(n_planes, n_threads)):
         out[plane] = _plane_max(&x[plane, 0], size)
+
+
+# --------------------------------------------------------------------------
+# float16 and bfloat16
+# --------------------------------------------------------------------------
+# 16-bit floats arrive as their raw bits (uint16). Each window row is widened
+# to float32 in per-thread scratch (F16C in the x86-64-v3 build), pooled by
+# the float32 row code above, and the output row narrowed back with rounding
+# to nearest even: no float32 copy of the whole input is ever made.
+
+cdef inline void _widen_window_rows(const uint16_t* plane, const int64_t* offsets,
+                                    Py_ssize_t n_rows, Py_ssize_t width, float* rows,
+                                    int64_t* local, bint bf16) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(n_rows):
+        _widen(plane + offsets[r], rows + r * width, width, bf16)
+        local[r] = r * width
+
+
+def half_pool(const uint16_t[:, ::1] x,        # IN  raw float16 / bfloat16 bits
+              uint16_t[:, ::1] out,            # OUT same encoding
+              Geometry geometry not None,
+              Py_ssize_t rows_per_block, int kind, double p, bint bf16, int n_threads):
+    """Average (kind 0), Lp (kinds 1-3, as sum_pool's modes) or max values
+    (kind 4) pooling of float16 / bfloat16 planes, computed in float32."""
+    cdef Plan plan = geometry.plan
+    cdef int failed[1]
+    failed[0] = 0
+    if x.shape[0] == 0 or out.shape[1] == 0:
+        return
+    if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
+            or out.shape[1] != plan.out_d * plan.out_h * plan.out_w or not 0 <= kind <= 4):
+        raise ValueError("array shapes do not match the geometry")
+    _set_blocks(&plan, rows_per_block)
+    with nogil:
+        _half_pool(&x[0, 0], &out[0, 0], x.shape[0], geometry.div_w_f32, &plan,
+                   geometry.buffer_width, geometry.max_rows, kind, p, bf16, n_threads, failed)
+    if failed[0]:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
+
+
+cdef void _half_pool(const uint16_t* x, uint16_t* out, Py_ssize_t n_planes, const float* div_w,
+                     const Plan* plan, Py_ssize_t buffer_width, Py_ssize_t max_rows, int kind,
+                     double p, bint bf16, int n_threads, int* failed) noexcept nogil:
+    cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
+    cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
+    cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, i, n_rows
+    cdef float* buf
+    cdef float* rows
+    cdef float* out_row
+    cdef int64_t* offsets
+    cdef int64_t* local
+    cdef const uint16_t* x_plane
+    with parallel(num_threads=n_threads):
+        buf = <float*>malloc(buffer_width * sizeof(float))
+        rows = <float*>malloc(max_rows * plan.in_w * sizeof(float))
+        out_row = <float*>malloc(plan.out_w * sizeof(float))
+        offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
+        local = <int64_t*>malloc(max_rows * sizeof(int64_t))
+        if buf == NULL or rows == NULL or out_row == NULL or offsets == NULL or local == NULL:
+            failed[0] = 1
+        else:
+            for i in range(buffer_width):
+                buf[i] = -INFINITY if kind == 4 else 0
+        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
+            if buf == NULL or rows == NULL or out_row == NULL or offsets == NULL or local == NULL:
+                continue
+            plane = unit // plan.blocks_per_plane
+            row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+            row_end = min(row + plan.rows_per_block, rows_per_plane)
+            od = row // plan.out_h
+            oh = row - od * plan.out_h
+            x_plane = x + plane * in_plane
+            while row < row_end:
+                n_rows = _row_offsets(plan, od, oh, offsets)
+                if plan.prefetch > 0 and n_rows > 0:
+                    _prefetch_ahead(<const char*>x_plane, offsets, n_rows,
+                                    plan.win_h[3 * oh + 1], sizeof(uint16_t), plan)
+                _widen_window_rows(x_plane, offsets, n_rows, plan.in_w, rows, local, bf16)
+                if kind == 4:
+                    _max_row_from(rows, local, n_rows, buf, out_row, plan)
+                else:
+                    _sum_row_from(rows, local, n_rows, out_row, buf, div_w, plan, od, oh,
+                                  kind, p)
+                _narrow(out_row, out + plane * out_plane + row * plan.out_w, plan.out_w, bf16)
+                row = row + 1
+                oh = oh + 1
+                if oh == plan.out_h:
+                    oh = 0
+                    od = od + 1
+        free(buf)
+        free(rows)
+        free(out_row)
+        free(offsets)
+        free(local)
+
+
+def half_max_pool_with_indices(const uint16_t[:, ::1] x,   # IN  raw float16 / bfloat16 bits
+                               uint16_t[:, ::1] out,       # OUT same encoding
+                               index_t[:, ::1] indices,    # OUT
+                               Geometry geometry not None,
+                               int64_t stride_d, int64_t stride_h, int64_t stride_w,
+                               Py_ssize_t planes_per_index_space, Py_ssize_t rows_per_block,
+                               bint bf16, int n_threads):
+    """max_pool_with_indices for float16 / bfloat16 planes: each plane is
+    widened once into per-thread float32 scratch (one plane per thread)."""
+    cdef Plan plan = geometry.plan
+    cdef int failed[1]
+    failed[0] = 0
+    if x.shape[0] == 0 or out.shape[1] == 0:
+        return
+    if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
+            or out.shape[1] != plan.out_d * plan.out_h * plan.out_w
+            or indices.shape[0] != out.shape[0] or indices.shape[1] != out.shape[1]
+            or planes_per_index_space < 1):
+        raise ValueError("array shapes do not match the geometry")
+    _set_blocks(&plan, rows_per_block)
+    cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
+    cdef Py_ssize_t out_plane = out.shape[1]
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
+    cdef Py_ssize_t n_units = x.shape[0] * plan.blocks_per_plane
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, out_offset
+    cdef Py_ssize_t* widened      # the plane now in plane_f (written inside prange)
+    cdef const uint16_t* x_base = &x[0, 0]
+    cdef uint16_t* out_base = &out[0, 0]
+    cdef index_t* index_base = &indices[0, 0]
+    cdef float* plane_f
+    cdef float* out_row
+    cdef int32_t* pos
+    cdef float* col
+    cdef int64_t* offsets
+    with nogil, parallel(num_threads=n_threads):
+        plane_f = <float*>malloc(in_plane * sizeof(float))
+        out_row = <float*>malloc(plan.out_w * sizeof(float))
+        pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int32_t))
+        col = <float*>malloc(_rank_offset(plan.in_w, sizeof(float)) + plan.in_w * sizeof(int32_t))
+        offsets = <int64_t*>malloc(geometry.max_rows * sizeof(int64_t))
+        widened = <Py_ssize_t*>malloc(sizeof(Py_ssize_t))
+        if (plane_f == NULL or out_row == NULL or pos == NULL or col == NULL
+                or offsets == NULL or widened == NULL):
+            failed[0] = 1
+        else:
+            widened[0] = -1
+        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
+            if (plane_f == NULL or out_row == NULL or pos == NULL or col == NULL
+                    or offsets == NULL or widened == NULL):
+                continue
+            plane = unit // plan.blocks_per_plane
+            if plane != widened[0]:
+                _widen(x_base + plane * in_plane, plane_f, in_plane, bf16)
+                widened[0] = plane
+            row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+            row_end = min(row + plan.rows_per_block, rows_per_plane)
+            od = row // plan.out_h
+            oh = row - od * plan.out_h
+            while row < row_end:
+                out_offset = plane * out_plane + row * plan.out_w
+                _max_row_with_indices(plane_f, out_row, index_base + out_offset, pos, col,
+                                      offsets, &plan, od, oh,
+                                      <int64_t>((plane % planes_per_index_space) * in_plane),
+                                      stride_d, stride_h, stride_w)
+                _narrow(out_row, out_base + out_offset, plan.out_w, bf16)
+                row = row + 1
+                oh = oh + 1
+                if oh == plan.out_h:
+                    oh = 0
+                    od = od + 1
+        free(plane_f)
+        free(out_row)
+        free(pos)
+        free(col)
+        free(offsets)
+        free(widened)
+    if failed[0]:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
 
 # --------------------------------------------------------------------------

@@ -153,4 +153,113 @@ static inline ptrdiff_t ovpool_span_argmax_f64(const double *x, ptrdiff_t n) {
     return i;
 }
 
+
+/* float16 and bfloat16 rows, converted to and from float32 in scratch.
+ *
+ * float16: F16C (vcvtph2ps / vcvtps2ph, round to nearest even) in the
+ * x86-64-v3 build; elsewhere the exact scalar conversions of F. Giesen's
+ * public-domain half.c (half_to_float_fast5, float_to_half_fast3_rtne).
+ * bfloat16: the upper 16 bits of a float32, rounded to nearest even; a NaN
+ * stays a quiet NaN. Both match numpy's and ml_dtypes' casts. */
+#include <stdint.h>
+#include <string.h>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+static inline float ovpool_half_to_float(uint16_t h) {
+    const uint32_t shifted_exp = 0x7c00u << 13;
+    uint32_t bits = (uint32_t)(h & 0x7fffu) << 13, exp = shifted_exp & bits;
+    float out, magic;
+    uint32_t magic_bits = 113u << 23;
+    memcpy(&magic, &magic_bits, 4);
+    bits += (127u - 15u) << 23;
+    if (exp == shifted_exp) {
+        bits += (128u - 16u) << 23;               /* Inf / NaN */
+        memcpy(&out, &bits, 4);
+    } else if (exp == 0) {
+        bits += 1u << 23;                         /* zero / subnormal */
+        memcpy(&out, &bits, 4);
+        out -= magic;
+    } else {
+        memcpy(&out, &bits, 4);
+    }
+    memcpy(&bits, &out, 4);
+    bits |= (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&out, &bits, 4);
+    return out;
+}
+
+static inline uint16_t ovpool_float_to_half(float value) {
+    const uint32_t f32_infinity = 255u << 23, f16_max = (127u + 16u) << 23;
+    const uint32_t denorm_magic_bits = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+    uint32_t bits, sign;
+    uint16_t out;
+    float denorm_magic;
+    memcpy(&denorm_magic, &denorm_magic_bits, 4);
+    memcpy(&bits, &value, 4);
+    sign = bits & 0x80000000u;
+    bits ^= sign;
+    if (bits >= f16_max) {
+        out = bits > f32_infinity ? 0x7e00u : 0x7c00u;   /* NaN -> quiet NaN, Inf/overflow -> Inf */
+    } else if (bits < (113u << 23)) {                  /* subnormal or zero */
+        float f;
+        memcpy(&f, &bits, 4);
+        f += denorm_magic;
+        memcpy(&bits, &f, 4);
+        out = (uint16_t)(bits - denorm_magic_bits);
+    } else {
+        uint32_t mantissa_odd = (bits >> 13) & 1u;
+        bits += ((uint32_t)(15 - 127) << 23) + 0xfffu;
+        bits += mantissa_odd;
+        out = (uint16_t)(bits >> 13);
+    }
+    return (uint16_t)(out | (sign >> 16));
+}
+
+static inline void ovpool_widen_f16(const uint16_t *src, float *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = ovpool_half_to_float(src[i]);
+}
+
+static inline void ovpool_narrow_f16(const float *src, uint16_t *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+    for (; i < n; i++) dst[i] = ovpool_float_to_half(src[i]);
+}
+
+static inline void ovpool_widen_bf16(const uint16_t *src, float *dst, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)src[i] << 16;
+        memcpy(dst + i, &bits, 4);
+    }
+}
+
+static inline void ovpool_narrow_bf16(const float *src, uint16_t *dst, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, src + i, 4);
+        if ((bits & 0x7fffffffu) > 0x7f800000u)
+            dst[i] = (uint16_t)((bits >> 16) | 0x40u);               /* quiet NaN */
+        else
+            dst[i] = (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    }
+}
+
+static inline void ovpool_widen(const uint16_t *src, float *dst, ptrdiff_t n, int bf16) {
+    if (bf16) ovpool_widen_bf16(src, dst, n); else ovpool_widen_f16(src, dst, n);
+}
+
+static inline void ovpool_narrow(const float *src, uint16_t *dst, ptrdiff_t n, int bf16) {
+    if (bf16) ovpool_narrow_bf16(src, dst, n); else ovpool_narrow_f16(src, dst, n);
+}
+
 #endif /* OVPOOL_SIMD_H */
