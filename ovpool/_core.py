@@ -342,6 +342,11 @@ def _run_half(planes, plan, *, op, kind, p, num_threads, out):
     if plan.n_planes == 0 or plan.out_plane == 0:
         return result
     n_threads, rows_per_block = plan.threads(num_threads)
+    if plan.is_global:
+        _kernels.half_global_pool(planes.planes, bits.reshape(-1), kind,
+                                  1.0 if p is None else float(p), planes.half == "bf16",
+                                  n_threads)
+        return result
     _kernels.half_pool(planes.planes, bits.reshape(plan.n_planes, plan.out_plane), plan.geometry,
                        rows_per_block, kind, 1.0 if p is None else float(p),
                        planes.half == "bf16", n_threads)

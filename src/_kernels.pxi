@@ -1226,6 +1226,7 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
 
 cdef enum:
     LANES = 16
+    HALF_CHUNK = 4096     # float16 / bfloat16 elements widened at a time
 
 cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
     """Sum of n contiguous values: 16 lanes (two vector registers of
@@ -1515,6 +1516,61 @@ def half_max_pool_with_indices(const uint16_t[:, ::1] x,   # IN  raw float16 / b
         free(col)
         free(offsets)
         free(widened)
+    if failed[0]:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
+
+
+def half_global_pool(const uint16_t[:, ::1] x,   # IN  raw float16 / bfloat16 bits
+                     uint16_t[::1] out,            # OUT (n_planes,)
+                     int kind, double p, bint bf16, int n_threads):
+    """Global average (kind 0), Lp (1-3) or max (4) of float16 / bfloat16
+    planes, widened in chunks of per-thread scratch."""
+    cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane, start, m, i
+    cdef float* chunk
+    cdef float total, value, part
+    cdef int failed[1]
+    failed[0] = 0
+    if n_planes == 0:
+        return
+    if out.shape[0] != n_planes or size < 1 or not 0 <= kind <= 4:
+        raise ValueError("array shapes do not match")
+    with nogil, parallel(num_threads=n_threads):
+        chunk = <float*>malloc(HALF_CHUNK * sizeof(float))
+        if chunk == NULL:
+            failed[0] = 1
+        for plane in prange(n_planes, schedule="dynamic", chunksize=_chunk(n_planes, n_threads)):
+            if chunk == NULL:
+                continue
+            total = -INFINITY if kind == 4 else 0
+            start = 0
+            while start < size:
+                m = min(HALF_CHUNK, size - start)
+                _widen(&x[plane, start], chunk, m, bf16)
+                if kind == SUM_AVERAGE:
+                    total = total + _plane_sum(chunk, m)
+                elif kind == 4:
+                    part = _plane_max(chunk, m)
+                    if part != part or part > total:  # a NaN sticks: NaN > x is false
+                        total = part
+                else:
+                    for i in range(m):
+                        if kind == SUM_LP_1:
+                            total = total + fabs(chunk[i])
+                        elif kind == SUM_LP_2:
+                            total = total + chunk[i] * chunk[i]
+                        else:
+                            total = total + <float>pow(fabs(chunk[i]), p)
+                start = start + m
+            if kind == SUM_AVERAGE:
+                value = total / <float>size
+            elif kind == SUM_LP_2:
+                value = sqrt(total)
+            elif kind == SUM_LP_P:
+                value = <float>pow(total, 1.0 / p)
+            else:
+                value = total
+            _narrow(&value, &out[plane], 1, bf16)
+        free(chunk)
     if failed[0]:
         raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
