@@ -154,10 +154,15 @@ class Plan:
         if self.in_dhw[0] * self.in_dhw[1] * in_w >= 2 ** 31:
             self.interior = (0, 0)  # in-plane offsets are int32 in the vectorised argmax
         self.max_rows = max(1, int(axes[0].table[:, 1].max()) * int(axes[1].table[:, 1].max()))
-        # prefetch: the rows a window advances by per output row, so many ahead
+        # prefetch: the rows a window advances by per output row, so many ahead.
+        # Only when consecutive output rows share input rows (overlapping
+        # windows read several streams at once); tiling windows and 1D pools
+        # stream through the input, which the hardware prefetcher follows
+        # better on its own (measured: aap1d 4.5 -> 3.3 ms, aap3d 4.7 -> 3.5 ms).
         row_step = max(1, self.in_dhw[1] // max(1, self.out_dhw[1]))
+        overlapping = int(axes[1].table[:, 1].max()) > row_step
         self.prefetch_block = row_step * in_w
-        self.prefetch = _PREFETCH_ROWS * self.prefetch_block
+        self.prefetch = _PREFETCH_ROWS * self.prefetch_block if overlapping else 0
         self.is_global = all(
             a.n_out == 1 and tuple(a.table[0]) == (0, n_in, n_in) and (n_in == 1 or a.dilation == 1)
             for a, n_in in zip(axes, self.in_dhw))

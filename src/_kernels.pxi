@@ -60,6 +60,8 @@ cdef extern from "_simd.h":
     double _span_max_f64 "ovpool_span_max_f64"(const double* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_argmax_f32 "ovpool_span_argmax_f32"(const float* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_argmax_f64 "ovpool_span_argmax_f64"(const double* x, Py_ssize_t n) noexcept nogil
+    float _plane_sum_f32 "ovpool_plane_sum_f32"(const float* x, Py_ssize_t n) noexcept nogil
+    double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
 
@@ -1230,7 +1232,15 @@ cdef enum:
 
 cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
     """Sum of n contiguous values: 16 lanes (two vector registers of
-    independent partial sums), a fixed pairwise fold, then the tail."""
+    independent partial sums), a fixed pairwise fold, then the tail (the
+    SIMD helpers of _simd.h compute exactly this order)."""
+    if real_t is float:
+        return _plane_sum_f32(x, n)
+    else:
+        return _plane_sum_f64(x, n)
+
+
+cdef inline real_t _plane_sum_lanes(const real_t* x, Py_ssize_t n) noexcept nogil:
     cdef real_t acc[LANES]
     cdef real_t tail = 0
     cdef Py_ssize_t i = 0, j

@@ -262,4 +262,83 @@ static inline void ovpool_narrow(const float *src, uint16_t *dst, ptrdiff_t n, i
     if (bf16) ovpool_narrow_bf16(src, dst, n); else ovpool_narrow_f16(src, dst, n);
 }
 
+
+/* Sum of x[0..n) in 16 lanes: lane j adds x[j], x[j+16], ... in order; then
+ * the fold lanes j+8 -> j, j+4 -> j, j+2 -> j, lane 1 -> 0, and the tail
+ * (n % 16 values) added in order. Every build computes exactly this order. */
+static inline float ovpool_plane_sum_f32(const float *x, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    float total, tail = 0.0f;
+#if defined(__AVX__)
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+    }
+    a0 = _mm256_add_ps(a0, a1);
+    __m128 c = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+#elif defined(__SSE2__)
+    __m128 q0 = _mm_setzero_ps(), q1 = _mm_setzero_ps(), q2 = _mm_setzero_ps(), q3 = _mm_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        q0 = _mm_add_ps(q0, _mm_loadu_ps(x + i));
+        q1 = _mm_add_ps(q1, _mm_loadu_ps(x + i + 4));
+        q2 = _mm_add_ps(q2, _mm_loadu_ps(x + i + 8));
+        q3 = _mm_add_ps(q3, _mm_loadu_ps(x + i + 12));
+    }
+    __m128 c = _mm_add_ps(_mm_add_ps(q0, q2), _mm_add_ps(q1, q3));
+#endif
+#if defined(__AVX__) || defined(__SSE2__)
+    c = _mm_add_ps(c, _mm_movehl_ps(c, c));
+    total = _mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1));
+#else
+    float acc[16] = {0};
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] += x[i + j];
+    for (int j = 0; j < 8; j++) acc[j] += acc[j + 8];
+    for (int j = 0; j < 4; j++) acc[j] += acc[j + 4];
+    for (int j = 0; j < 2; j++) acc[j] += acc[j + 2];
+    total = acc[0] + acc[1];
+#endif
+    for (; i < n; i++) tail += x[i];
+    return total + tail;
+}
+
+static inline double ovpool_plane_sum_f64(const double *x, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    double total, tail = 0.0;
+#if defined(__AVX__)
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    __m256d a2 = _mm256_setzero_pd(), a3 = _mm256_setzero_pd();
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
+        a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
+        a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
+        a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
+    }
+    __m256d b = _mm256_add_pd(_mm256_add_pd(a0, a2), _mm256_add_pd(a1, a3));  /* lanes 0-3 */
+    __m128d c = _mm_add_pd(_mm256_castpd256_pd128(b), _mm256_extractf128_pd(b, 1));
+    total = _mm_cvtsd_f64(c) + _mm_cvtsd_f64(_mm_unpackhi_pd(c, c));
+#elif defined(__SSE2__)
+    __m128d q[8];
+    for (int j = 0; j < 8; j++) q[j] = _mm_setzero_pd();
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 8; j++) q[j] = _mm_add_pd(q[j], _mm_loadu_pd(x + i + 2 * j));
+    for (int j = 0; j < 4; j++) q[j] = _mm_add_pd(q[j], q[j + 4]);   /* lanes j+8 -> j */
+    q[0] = _mm_add_pd(q[0], q[2]);                                   /* j+4 -> j */
+    q[1] = _mm_add_pd(q[1], q[3]);
+    __m128d c = _mm_add_pd(q[0], q[1]);                              /* j+2 -> j */
+    total = _mm_cvtsd_f64(c) + _mm_cvtsd_f64(_mm_unpackhi_pd(c, c));
+#else
+    double acc[16] = {0};
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] += x[i + j];
+    for (int j = 0; j < 8; j++) acc[j] += acc[j + 8];
+    for (int j = 0; j < 4; j++) acc[j] += acc[j + 4];
+    for (int j = 0; j < 2; j++) acc[j] += acc[j + 2];
+    total = acc[0] + acc[1];
+#endif
+    for (; i < n; i++) tail += x[i];
+    return total + tail;
+}
+
 #endif /* OVPOOL_SIMD_H */
