@@ -166,6 +166,7 @@ class Plan:
         self.is_global = all(
             a.n_out == 1 and tuple(a.table[0]) == (0, n_in, n_in) and (n_in == 1 or a.dilation == 1)
             for a, n_in in zip(axes, self.in_dhw))
+        self.tiling = self._tiling()
         self.empty_axes = tuple((i, np.flatnonzero(a.table[:, 1] == 0))
                                 for i, a in enumerate(axes) if (a.table[:, 1] == 0).any())
         div_w = self.tables[2][:, 2]
@@ -174,6 +175,24 @@ class Plan:
             self.max_rows, self.prefetch, self.prefetch_block, self.direct_w, *self.interior,
             np.ascontiguousarray(div_w, dtype=np.float32),
             np.ascontiguousarray(div_w, dtype=np.float64))
+
+    def _tiling(self):
+        """(kh, kw) when every window is a full kh x kw tile at stride (kh, kw)
+        with no padding and no pooling along D (kernels.tile_pool), else None."""
+        d_axis, h_axis, w_axis = self.axes
+        if d_axis.n_out != self.in_dhw[0] or (d_axis.table[:, 1] != 1).any() or \
+                (d_axis.table[:, 0] != np.arange(d_axis.n_out)).any():
+            return None
+        sizes = []
+        for axis in (h_axis, w_axis):
+            k = axis.kernel
+            if not (axis.uniform and axis.stride == k and axis.pad_begin == 0
+                    and axis.dilation == 1 and 1 <= k <= 4):
+                return None
+            if (axis.table[:, 1] != k).any() or (axis.table[:, 2] != k).any():
+                return None
+            sizes.append(k)
+        return tuple(sizes) if sizes != [1, 1] else None
 
     def threads(self, num_threads):
         """(n_threads, rows_per_block) for a call."""
@@ -335,6 +354,9 @@ def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
     flat_out = result.reshape(plan.n_planes, plan.out_plane)
     if plan.is_global:
         _kernels.global_sum_pool(x, flat_out.reshape(-1), mode, p_value, n_threads)
+    elif plan.tiling is not None and p is None:
+        _kernels.tile_pool(x, flat_out, plan.geometry, *plan.tiling, False, rows_per_block,
+                           n_threads)
     else:
         _kernels.sum_pool(x, flat_out, plan.geometry, rows_per_block, mode, p_value, n_threads)
     return finish(result, planes.result_dtype, out)
@@ -427,6 +449,9 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
     if not with_indices:
         if plan.is_global:
             _kernels.global_max_pool(x, flat_values.reshape(-1), n_threads)
+        elif plan.tiling is not None:
+            _kernels.tile_pool(x, flat_values, plan.geometry, *plan.tiling, True,
+                               rows_per_block, n_threads)
         else:
             _kernels.max_pool(x, flat_values, plan.geometry, rows_per_block, n_threads)
             _fill_empty_windows(values, plan)

@@ -1219,6 +1219,157 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
 
 
 # --------------------------------------------------------------------------
+# Tiling windows: kernel == stride <= 4 on H and W, no padding, no depth pooling
+# --------------------------------------------------------------------------
+# Each input element belongs to at most one window, so the separable passes'
+# column buffer only adds work; on short rows (14 wide and less) their loop
+# overhead dominated. Here each output row is accumulated straight from its
+# kh input rows, taps in row-major order (the same order as PyTorch's sums).
+
+cdef inline void _tile_sum_pass(const real_t* row, real_t* out, Py_ssize_t n_out,
+                                Py_ssize_t kw, bint first) noexcept nogil:
+    cdef Py_ssize_t o, t
+    cdef real_t acc
+    if first:
+        for o in range(n_out):
+            acc = row[o * kw]
+            for t in range(1, kw):
+                acc = acc + row[o * kw + t]
+            out[o] = acc
+    else:
+        for o in range(n_out):
+            acc = out[o]
+            for t in range(kw):
+                acc = acc + row[o * kw + t]
+            out[o] = acc
+
+
+cdef inline void _tile_max_pass(const max_t* row, max_t* out, Py_ssize_t n_out,
+                                Py_ssize_t kw, bint first) noexcept nogil:
+    cdef Py_ssize_t o, t
+    cdef max_t acc, value
+    cdef bint nan
+    if first:
+        for o in range(n_out):
+            acc = row[o * kw]
+            nan = acc != acc
+            for t in range(1, kw):
+                value = row[o * kw + t]
+                acc = acc if acc > value else value
+                nan = nan | (value != value)
+            if max_t is float or max_t is double:
+                out[o] = <max_t>NAN if nan else acc
+            else:
+                out[o] = acc
+    else:
+        for o in range(n_out):
+            acc = out[o]
+            nan = acc != acc
+            for t in range(kw):
+                value = row[o * kw + t]
+                acc = acc if acc > value else value
+                nan = nan | (value != value)
+            if max_t is float or max_t is double:
+                out[o] = <max_t>NAN if nan else acc
+            else:
+                out[o] = acc
+
+
+cdef inline void _tile_sum_k(const real_t* row0, real_t* out, const Plan* plan,
+                             Py_ssize_t kh, Py_ssize_t kw) noexcept nogil:
+    # first row initialises, later rows accumulate: literal flags, so that each
+    # pass inlines into one unrolled, vectorised loop
+    cdef Py_ssize_t th
+    _tile_sum_pass(row0, out, plan.out_w, kw, True)
+    for th in range(1, kh):
+        _tile_sum_pass(row0 + th * plan.in_w, out, plan.out_w, kw, False)
+
+
+cdef inline void _tile_sum_row(const real_t* row0, real_t* out, const Plan* plan,
+                               Py_ssize_t kh, Py_ssize_t kw, real_t divisor) noexcept nogil:
+    cdef Py_ssize_t o
+    if kw == 2:
+        _tile_sum_k(row0, out, plan, kh, 2)
+    elif kw == 3:
+        _tile_sum_k(row0, out, plan, kh, 3)
+    elif kw == 4:
+        _tile_sum_k(row0, out, plan, kh, 4)
+    else:
+        _tile_sum_k(row0, out, plan, kh, 1)
+    for o in range(plan.out_w):
+        out[o] = out[o] / divisor
+
+
+cdef inline void _tile_max_k(const max_t* row0, max_t* out, const Plan* plan,
+                             Py_ssize_t kh, Py_ssize_t kw) noexcept nogil:
+    cdef Py_ssize_t th
+    _tile_max_pass(row0, out, plan.out_w, kw, True)
+    for th in range(1, kh):
+        _tile_max_pass(row0 + th * plan.in_w, out, plan.out_w, kw, False)
+
+
+cdef inline void _tile_max_row(const max_t* row0, max_t* out, const Plan* plan,
+                               Py_ssize_t kh, Py_ssize_t kw) noexcept nogil:
+    if kw == 2:
+        _tile_max_k(row0, out, plan, kh, 2)
+    elif kw == 3:
+        _tile_max_k(row0, out, plan, kh, 3)
+    elif kw == 4:
+        _tile_max_k(row0, out, plan, kh, 4)
+    else:
+        _tile_max_k(row0, out, plan, kh, 1)
+
+
+def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
+              max_t[:, ::1] out,                # OUT (n_planes, in_d*out_h*out_w)
+              Geometry geometry not None,
+              Py_ssize_t kh, Py_ssize_t kw, bint is_max,
+              Py_ssize_t rows_per_block, int n_threads):
+    """Average (float types) or max pooling of tiling windows: windows of kh x kw
+    taps at stride (kh, kw), no padding, no pooling along D. The caller checks
+    those conditions (ovpool._core.Plan.tiling)."""
+    cdef Plan plan = geometry.plan
+    if x.shape[0] == 0 or out.shape[1] == 0:
+        return
+    if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
+            or out.shape[1] != plan.out_d * plan.out_h * plan.out_w
+            or plan.out_d != plan.in_d or not 1 <= kh <= 4 or not 1 <= kw <= 4
+            or plan.out_h * kh > plan.in_h or plan.out_w * kw > plan.in_w):
+        raise ValueError("array shapes do not match a tiling geometry")
+    if not is_max and not (max_t is float or max_t is double):
+        raise ValueError("average pooling needs a float type")
+    _set_blocks(&plan, rows_per_block)
+    cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
+    cdef Py_ssize_t out_plane = out.shape[1]
+    cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
+    cdef Py_ssize_t n_units = x.shape[0] * plan.blocks_per_plane
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh
+    cdef const max_t* x_base = &x[0, 0]
+    cdef max_t* out_base = &out[0, 0]
+    cdef const max_t* row0
+    cdef max_t divisor = <max_t>(kh * kw)
+    for unit in prange(n_units, nogil=True, num_threads=n_threads, schedule="dynamic",
+                       chunksize=_chunk(n_units, n_threads)):
+        plane = unit // plan.blocks_per_plane
+        row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
+        row_end = min(row + plan.rows_per_block, rows_per_plane)
+        od = row // plan.out_h
+        oh = row - od * plan.out_h
+        while row < row_end:
+            row0 = x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w
+            if is_max:
+                _tile_max_row(row0, out_base + plane * out_plane + row * plan.out_w, &plan, kh, kw)
+            elif max_t is float or max_t is double:
+                _tile_sum_row(row0, out_base + plane * out_plane + row * plan.out_w, &plan, kh, kw,
+                              divisor)
+            row = row + 1
+            oh = oh + 1
+            if oh == plan.out_h:
+                oh = 0
+                od = od + 1
+
+
+# --------------------------------------------------------------------------
 # Global reductions: the window is the whole plane
 # --------------------------------------------------------------------------
 # A plane is contiguous, so a global pool is a reduction of each plane. The

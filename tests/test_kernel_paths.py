@@ -1,0 +1,177 @@
+"""Each specialised kernel path against an independent reference.
+
+The kernels pick a path by the geometry of a call: tiling windows (kernel ==
+stride <= 4, no padding, no depth pooling), global reductions, long window
+rows (8+ taps: lane reductions), the vectorised interior argmax, the
+vertical-first argmax of adaptive bins and narrow rows, float16 / bfloat16
+widened row by row. The other test files reach them through random cases;
+here every path is pinned with shapes chosen to select it, in every dtype,
+with and without NaN, against PyTorch or numpy.
+"""
+
+import numpy as np
+import pytest
+
+import ovpool
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+RNG = np.random.default_rng(20261122)
+
+
+def _t(x):
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+def _with_nans(x, count=5):
+    x = x.copy()
+    flat = x.reshape(-1)
+    flat[RNG.choice(flat.size, count, replace=False)] = np.nan
+    return x
+
+
+# -- tiling windows -----------------------------------------------------------
+
+TILES = [(kh, kw) for kh in (1, 2, 3, 4) for kw in (1, 2, 3, 4) if (kh, kw) != (1, 1)]
+
+
+@pytest.mark.parametrize("kh, kw", TILES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiling_average_matches_torch_bit_for_bit(kh, kw, dtype):
+    """2D tiles, odd trailing rows/columns dropped by floor rounding; the taps
+    are summed in row-major order, as PyTorch does, so the bits agree."""
+    x = RNG.standard_normal((2, 5, 4 * kh + 1, 5 * kw + 2)).astype(dtype)
+    got = ovpool.avg_pool(x, (kh, kw), strides=(kh, kw))
+    want = F.avg_pool2d(_t(x), (kh, kw), (kh, kw)).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kh, kw", TILES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8])
+def test_tiling_max_matches_numpy(kh, kw, dtype):
+    if np.dtype(dtype).kind == "f":
+        x = _with_nans(RNG.standard_normal((2, 3, 4 * kh, 3 * kw + 1)).astype(dtype))
+    else:
+        info = np.iinfo(dtype)
+        x = RNG.integers(info.min, info.max, (2, 3, 4 * kh, 3 * kw + 1), endpoint=True).astype(dtype)
+    got = ovpool.max_pool(x, (kh, kw), strides=(kh, kw))
+    oh, ow = x.shape[2] // kh, x.shape[3] // kw
+    blocks = x[:, :, :oh * kh, :ow * kw].reshape(2, 3, oh, kh, ow, kw)
+    want = blocks.max(axis=(3, 5))  # numpy's max propagates NaN
+    np.testing.assert_array_equal(got, want)
+
+
+def test_tiling_3d_without_depth_pooling_and_1d():
+    x = RNG.standard_normal((2, 3, 4, 8, 12)).astype(np.float32)
+    np.testing.assert_array_equal(
+        ovpool.avg_pool(x, (1, 2, 3), strides=(1, 2, 3)),
+        F.avg_pool3d(_t(x), (1, 2, 3), (1, 2, 3)).numpy())
+    np.testing.assert_array_equal(
+        ovpool.max_pool(x, (1, 4, 4), strides=(1, 4, 4)),
+        F.max_pool3d(_t(x), (1, 4, 4), (1, 4, 4)).numpy())
+    x1 = RNG.standard_normal((3, 4, 37)).astype(np.float32)
+    np.testing.assert_array_equal(ovpool.avg_pool(x1, (3,), strides=(3,)),
+                                  F.avg_pool1d(_t(x1), 3, 3).numpy())
+    np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x1[..., :36], 9),
+                                  F.adaptive_avg_pool1d(_t(x1[..., :36]), 9).numpy())
+
+
+def test_tiling_adaptive_divisible_matches_torch():
+    x = RNG.standard_normal((2, 6, 28, 28)).astype(np.float32)
+    got = ovpool.adaptive_avg_pool(x, 7)
+    want = F.adaptive_avg_pool2d(_t(x), 7).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-7, atol=1e-7)  # torch divides by kh then kw
+    values, indices = ovpool.adaptive_max_pool(x, 14)
+    tv, ti = F.adaptive_max_pool2d(_t(x), 14, return_indices=True)
+    np.testing.assert_array_equal(values, tv.numpy())
+    np.testing.assert_array_equal(indices, ti.numpy())
+
+
+# -- long window rows and global reductions ------------------------------------
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 49, 100, 1000])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_global_max_and_mean_against_numpy(n, dtype):
+    x = RNG.standard_normal((3, 4, n)).astype(dtype)
+    np.testing.assert_array_equal(ovpool.global_max_pool(x)[..., 0], x.max(axis=2))
+    np.testing.assert_allclose(ovpool.global_avg_pool(x)[..., 0], x.mean(axis=2),
+                               rtol=1e-6 if dtype == np.float32 else 1e-14,
+                               atol=1e-7 if dtype == np.float32 else 1e-15)
+    if n > 1:
+        x[1, 2, n // 2] = np.nan
+        got = ovpool.global_max_pool(x)[..., 0]
+        assert np.isnan(got[1, 2]) and not np.isnan(np.delete(got.reshape(-1), 6)).any()
+
+
+@pytest.mark.parametrize("k", [8, 9, 12, 17])
+def test_long_window_rows_against_torch(k):
+    x = _with_nans(RNG.standard_normal((2, 3, 2 * k + 5)).astype(np.float32), 2)
+    got, gi = ovpool.max_pool(x, (k,), strides=(3,), return_indices=True)
+    tv, ti = F.max_pool1d(_t(x), k, 3, return_indices=True)
+    np.testing.assert_array_equal(got, tv.numpy())
+    np.testing.assert_array_equal(gi % x.shape[2], ti.numpy())
+    y = RNG.standard_normal((2, 3, 5 * k + 1)).astype(np.float32)
+    np.testing.assert_allclose(ovpool.avg_pool(y, (k,), strides=(k,)),
+                               F.avg_pool1d(_t(y), k, k).numpy(), rtol=1e-6, atol=1e-7)
+
+
+# -- argmax paths ---------------------------------------------------------------
+
+@pytest.mark.parametrize("shape, output", [((2, 4, 50, 50), 7), ((2, 4, 28, 28), 7),
+                                           ((1, 3, 9, 300), (4, 17)), ((2, 2, 5, 8), (8, 5))])
+def test_adaptive_max_indices_with_ties_and_nans(shape, output):
+    """Vertical-first argmax: quantised values give many ties, NaNs test the
+    last-NaN rule; indices must equal PyTorch's."""
+    x = np.round(RNG.standard_normal(shape) * 2).astype(np.float32)
+    x = _with_nans(x, 7)
+    values, indices = ovpool.adaptive_max_pool(x, output)
+    tv, ti = F.adaptive_max_pool2d(_t(x), output, return_indices=True)
+    np.testing.assert_array_equal(values, tv.numpy())
+    np.testing.assert_array_equal(indices, ti.numpy())
+
+
+@pytest.mark.parametrize("k, s, p", [(3, 2, 1), (2, 1, 0), (3, 1, 1), (5, 2, 2)])
+def test_interior_argmax_with_ties_against_torch(k, s, p):
+    """Wide rows (40+ interior outputs) take the vectorised argmax."""
+    x = np.round(RNG.standard_normal((2, 3, 11, 90))).astype(np.float32)
+    values, indices = ovpool.max_pool(x, (k, k), strides=(s, s), pads=(p,) * 4,
+                                      return_indices=True)
+    tv, ti = F.max_pool2d(_t(x), k, s, p, return_indices=True)
+    np.testing.assert_array_equal(values, tv.numpy())
+    plane = x.shape[2] * x.shape[3]
+    np.testing.assert_array_equal(indices % plane, ti.numpy())
+
+
+# -- 16-bit floats -----------------------------------------------------------------
+
+def _bfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    return ml_dtypes.bfloat16
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+@pytest.mark.parametrize("call", [
+    lambda x: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+    lambda x: ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+    lambda x: ovpool.lp_pool(x, (2, 2), p=3),
+    lambda x: ovpool.adaptive_avg_pool(x, (5, 3)),
+    lambda x: ovpool.global_avg_pool(x),
+    lambda x: ovpool.global_max_pool(x),
+    lambda x: ovpool.max_pool(x, (2, 2), strides=(2, 2), return_indices=True),
+    lambda x: ovpool.adaptive_max_pool(x, (4, 4)),
+], ids=["avg", "max", "lp3", "adaptive_avg", "global_avg", "global_max", "max_indices",
+        "adaptive_max"])
+def test_sixteen_bit_floats_equal_the_float32_result_rounded(half, call):
+    """Widened per row, pooled in float32, rounded to nearest even: exactly the
+    float32 result cast to the 16-bit type (numpy / ml_dtypes casts)."""
+    dtype = np.float16 if half == "float16" else _bfloat16()
+    x = _with_nans(RNG.standard_normal((2, 3, 13, 10)), 2).astype(dtype)
+    got = call(x)
+    want = call(x.astype(np.float32))
+    if isinstance(got, tuple):
+        np.testing.assert_array_equal(got[1], want[1])
+        got, want = got[0], want[0]
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.astype(np.float32),
+                                  want.astype(dtype).astype(np.float32))
