@@ -445,42 +445,26 @@ cdef inline max_t _span_max(const max_t* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline max_t _span_max_lanes(const max_t* x, Py_ssize_t n) noexcept nogil:
+    # integer types only (no NaN): 8 lanes, then the tail
     cdef max_t acc[8]
-    cdef max_t sticky[8]
-    cdef max_t tail = x[0], value
+    cdef max_t best = x[0], value
     cdef Py_ssize_t i = 1, j
     if n >= 8:
         for j in range(8):
             acc[j] = x[j]
-            sticky[j] = x[j] if x[j] != x[j] else 0
         i = 8
         while i + 8 <= n:
             for j in range(8):
                 value = x[i + j]
                 acc[j] = acc[j] if acc[j] > value else value
-                sticky[j] = value if value != value else sticky[j]
             i += 8
-        for j in range(4):
-            acc[j] = acc[j] if acc[j] > acc[j + 4] else acc[j + 4]
-            sticky[j] = sticky[j + 4] if sticky[j + 4] != sticky[j + 4] else sticky[j]
-        for j in range(2):
-            acc[j] = acc[j] if acc[j] > acc[j + 2] else acc[j + 2]
-            sticky[j] = sticky[j + 2] if sticky[j + 2] != sticky[j + 2] else sticky[j]
-        tail = acc[0] if acc[0] > acc[1] else acc[1]
-        if max_t is float or max_t is double:
-            if sticky[0] != sticky[0] or sticky[1] != sticky[1]:
-                return <max_t>NAN
+        for j in range(8):
+            best = best if best > acc[j] else acc[j]
     while i < n:
         value = x[i]
-        if max_t is float or max_t is double:
-            if value != value:
-                return <max_t>NAN
-        tail = tail if tail > value else value
+        best = best if best > value else value
         i += 1
-    if max_t is float or max_t is double:
-        if x[0] != x[0]:
-            return <max_t>NAN
-    return tail
+    return best
 
 
 cdef inline Py_ssize_t _span_argmax(const max_t* x, Py_ssize_t n) noexcept nogil:
@@ -1372,13 +1356,12 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
 # --------------------------------------------------------------------------
 # Global reductions: the window is the whole plane
 # --------------------------------------------------------------------------
-# A plane is contiguous, so a global pool is a reduction of each plane. The
-# reduction runs over 16 independent lanes (the compiler keeps them in vector
-# registers; a single running sum could not be vectorised without
-# reassociating it) and folds them pairwise at the end.
+# A plane is contiguous, so a global pool is a reduction of each plane: the
+# sum runs over 16 independent lanes folded pairwise at the end (a single
+# running sum could not be vectorised without reassociating it), the maximum
+# is _span_max.
 
 cdef enum:
-    LANES = 16
     HALF_CHUNK = 4096     # float16 / bfloat16 elements widened at a time
 
 cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
@@ -1389,76 +1372,6 @@ cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
         return _plane_sum_f32(x, n)
     else:
         return _plane_sum_f64(x, n)
-
-
-cdef inline real_t _plane_sum_lanes(const real_t* x, Py_ssize_t n) noexcept nogil:
-    cdef real_t acc[LANES]
-    cdef real_t tail = 0
-    cdef Py_ssize_t i = 0, j
-    for j in range(LANES):
-        acc[j] = 0
-    while i + LANES <= n:
-        for j in range(LANES):
-            acc[j] = acc[j] + x[i + j]
-        i += LANES
-    while i < n:
-        tail = tail + x[i]
-        i += 1
-    for j in range(8):
-        acc[j] = acc[j] + acc[j + 8]
-    for j in range(4):
-        acc[j] = acc[j] + acc[j + 4]
-    for j in range(2):
-        acc[j] = acc[j] + acc[j + 2]
-    return (acc[0] + acc[1]) + tail
-
-
-cdef inline max_t _plane_max(const max_t* x, Py_ssize_t n) noexcept nogil:
-    """NaN-propagating maximum of n >= 1 contiguous values (see _span_max)."""
-    if max_t is float:
-        return _span_max_f32(x, n)
-    elif max_t is double:
-        return _span_max_f64(x, n)
-    else:
-        return _plane_max_lanes(x, n)
-
-
-cdef inline max_t _plane_max_lanes(const max_t* x, Py_ssize_t n) noexcept nogil:
-    cdef max_t acc[LANES]
-    cdef max_t sticky[LANES]
-    cdef max_t tail, value
-    cdef Py_ssize_t i = 0, j
-    for j in range(LANES):
-        acc[j] = _max_identity(<max_t>0)
-        sticky[j] = 0
-    tail = _max_identity(<max_t>0)
-    while i + LANES <= n:
-        for j in range(LANES):
-            value = x[i + j]
-            acc[j] = acc[j] if acc[j] > value else value
-            sticky[j] = value if value != value else sticky[j]
-        i += LANES
-    for j in range(8):
-        acc[j] = acc[j] if acc[j] > acc[j + 8] else acc[j + 8]
-        sticky[j] = sticky[j + 8] if sticky[j + 8] != sticky[j + 8] else sticky[j]
-    for j in range(4):
-        acc[j] = acc[j] if acc[j] > acc[j + 4] else acc[j + 4]
-        sticky[j] = sticky[j + 4] if sticky[j + 4] != sticky[j + 4] else sticky[j]
-    for j in range(2):
-        acc[j] = acc[j] if acc[j] > acc[j + 2] else acc[j + 2]
-        sticky[j] = sticky[j + 2] if sticky[j + 2] != sticky[j + 2] else sticky[j]
-    acc[0] = acc[0] if acc[0] > acc[1] else acc[1]
-    if max_t is float or max_t is double:
-        if sticky[0] != sticky[0] or sticky[1] != sticky[1]:
-            return <max_t>NAN
-    while i < n:
-        value = x[i]
-        if max_t is float or max_t is double:
-            if value != value:
-                return <max_t>NAN
-        tail = tail if tail > value else value
-        i += 1
-    return acc[0] if acc[0] > tail else tail
 
 
 def global_sum_pool(const real_t[:, ::1] x,   # IN  (n_planes, plane_size)
@@ -1501,7 +1414,7 @@ def global_max_pool(const max_t[:, ::1] x,    # IN  (n_planes, plane_size)
         return
     for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="dynamic",
                         chunksize=_chunk(n_planes, n_threads)):
-        out[plane] = _plane_max(&x[plane, 0], size)
+        out[plane] = _span_max(&x[plane, 0], size)
 
 
 # --------------------------------------------------------------------------
@@ -1710,7 +1623,7 @@ def half_global_pool(const uint16_t[:, ::1] x,   # IN  raw float16 / bfloat16 bi
                 if kind == SUM_AVERAGE:
                     total = total + _plane_sum(chunk, m)
                 elif kind == 4:
-                    part = _plane_max(chunk, m)
+                    part = _span_max(chunk, m)
                     if part != part or part > total:  # a NaN sticks: NaN > x is false
                         total = part
                 else:

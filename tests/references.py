@@ -241,3 +241,19 @@ def ov_adaptive_max_pool(x, output_size, index_element_type="i32"):
         return ops.adaptive_max_pool(p, ops.constant(np.asarray(output_size, np.int64)),
                                      index_element_type)
     return ov_run(build, [x])
+
+
+# ONNX backend node test cases of the pooling ops (onnx.backend.test.case.node)
+ONNX_POOL_OPS = {"AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool", "LpPool",
+                 "GlobalLpPool", "MaxUnpool"}
+
+
+def onnx_pool_cases():
+    """The pooling cases of the ONNX backend node test suite shipped in onnx."""
+    import warnings
+
+    from onnx.backend.test.case.node import collect_testcases
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases(None)
+    return [c for c in cases if {n.op_type for n in c.model.graph.node} & ONNX_POOL_OPS]

@@ -1,8 +1,6 @@
 """Every pooling case of the ONNX backend node test suite shipped in `onnx`,
 run through ovpool's numpy API against the case's expected outputs."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -10,20 +8,9 @@ import ovpool
 
 onnx = pytest.importorskip("onnx")
 from onnx import helper  # noqa: E402
+from references import onnx_pool_cases  # noqa: E402
 
-POOL_OPS = {"AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool", "LpPool",
-            "GlobalLpPool", "MaxUnpool"}
-
-
-def _pool_cases():
-    from onnx.backend.test.case.node import collect_testcases
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases(None)
-    return [c for c in cases if {n.op_type for n in c.model.graph.node} & POOL_OPS]
-
-
-CASES = _pool_cases()
+CASES = onnx_pool_cases()
 
 
 def run_node(node, inputs):

@@ -2,8 +2,6 @@
 extensions (``ovpool.openvino.register``): every pool case of the ONNX backend
 suite, and the places where the frontend alone is wrong."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -13,21 +11,12 @@ onnx = pytest.importorskip("onnx")
 import ovpool  # noqa: E402
 import ovpool.openvino as ovp  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
+from references import onnx_pool_cases  # noqa: E402
 
-POOL_OPS = {"AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool", "LpPool",
-            "GlobalLpPool", "MaxUnpool"}
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
-def _pool_cases():
-    from onnx.backend.test.case.node import collect_testcases
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases(None)
-    return [c for c in cases if {n.op_type for n in c.model.graph.node} & POOL_OPS]
-
-
-CASES = _pool_cases()
+CASES = onnx_pool_cases()
 
 
 @pytest.fixture(scope="module")
