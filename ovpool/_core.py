@@ -40,6 +40,10 @@ _SUM_MODE_AVERAGE = 0
 # Input rows the kernels prefetch ahead of the row they compute.
 _PREFETCH_ROWS = 2
 
+# Elements of per-thread scratch for the column sums of a group of output rows
+# when pooling along D (kernels._sum_slices).
+_SLICE_SCRATCH = 8192
+
 
 def _is_bfloat16(dtype):
     return dtype.name == "bfloat16"  # ml_dtypes.bfloat16, without importing it
@@ -169,12 +173,17 @@ class Plan:
         self.tiling = self._tiling()
         self.empty_axes = tuple((i, np.flatnonzero(a.table[:, 1] == 0))
                                 for i, a in enumerate(axes) if (a.table[:, 1] == 0).any())
+        # pooling along D: the kernels read one depth slice at a time for groups
+        # of output rows whose column sums fit in 32 KiB of scratch (f32)
+        pools_depth = int(axes[0].table[:, 1].max()) > 1
+        self.slice_rows = (min(self.out_dhw[1], max(1, _SLICE_SCRATCH // self.buffer_width))
+                           if pools_depth else 0)
         div_w = self.tables[2][:, 2]
         self.geometry = _kernels.Geometry(
             *self.in_dhw, *self.tables, *self.dilations, *self.w_args, self.buffer_width,
             self.max_rows, self.prefetch, self.prefetch_block, self.direct_w, *self.interior,
             np.ascontiguousarray(div_w, dtype=np.float32),
-            np.ascontiguousarray(div_w, dtype=np.float64))
+            np.ascontiguousarray(div_w, dtype=np.float64), self.slice_rows)
 
     def _tiling(self):
         """(kh, kw) when every window is a full kh x kw tile at stride (kh, kw)

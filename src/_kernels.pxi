@@ -89,6 +89,8 @@ cdef struct Plan:
     Py_ssize_t blocks_per_plane
     Py_ssize_t prefetch         # elements ahead of a window row to prefetch (0: none)
     Py_ssize_t prefetch_block   # elements a window advances by per output row
+    Py_ssize_t slice_rows       # > 0: pool along D one depth slice at a time, for
+                                # up to this many output rows per scratch group
 
 
 def openmp_enabled():
@@ -135,7 +137,8 @@ cdef class Geometry:
                  Py_ssize_t buffer_width, Py_ssize_t max_rows, Py_ssize_t prefetch,
                  Py_ssize_t prefetch_block, bint direct_w,
                  Py_ssize_t interior_lo, Py_ssize_t interior_hi,
-                 const float[::1] div_w_f32, const double[::1] div_w_f64):
+                 const float[::1] div_w_f32, const double[::1] div_w_f64,
+                 Py_ssize_t slice_rows=0):
         if (win_d.shape[0] < 1 or win_h.shape[0] < 1 or win_w.shape[0] < 1
                 or div_w_f32.shape[0] != win_w.shape[0] or div_w_f64.shape[0] != win_w.shape[0]
                 or win_d.shape[1] != 3 or win_h.shape[1] != 3 or win_w.shape[1] != 3
@@ -158,6 +161,9 @@ cdef class Geometry:
         self.plan.kernel_w, self.plan.stride_w, self.plan.pad_w = kernel_w, stride_w, pad_w
         self.plan.prefetch = prefetch
         self.plan.prefetch_block = prefetch_block
+        if slice_rows < 0:
+            raise ValueError("negative slice_rows")
+        self.plan.slice_rows = slice_rows
         self.plan.rows_per_block = 1
         self.plan.blocks_per_plane = 1
         self.buffer_width = buffer_width
@@ -289,7 +295,17 @@ cdef inline void _vsum(const real_t* plane, const int64_t* offsets, Py_ssize_t n
     d = plane + offsets[3]
     for i in range(width):
         col[i] = a[i] + b[i] + c[i] + d[i]
-    r = 4
+    _vsum_add(plane, offsets + 4, n_rows - 4, col, width)
+
+
+cdef inline void _vsum_add(const real_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                           real_t* col, Py_ssize_t width) noexcept nogil:
+    """col += sum of the rows, added in row order, up to 4 rows per sweep."""
+    cdef Py_ssize_t i, r = 0
+    cdef const real_t* a
+    cdef const real_t* b
+    cdef const real_t* c
+    cdef const real_t* d
     while r + 4 <= n_rows:
         a = plane + offsets[r]
         b = plane + offsets[r + 1]
@@ -390,7 +406,16 @@ cdef inline void _vmax(const max_t* plane, const int64_t* offsets, Py_ssize_t n_
     c = plane + offsets[2]
     for i in range(width):
         col[i] = _max3(a[i], b[i], c[i])
-    r = 3
+    _vmax_add(plane, offsets + 3, n_rows - 3, col, width)
+
+
+cdef inline void _vmax_add(const max_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                           max_t* col, Py_ssize_t width) noexcept nogil:
+    """col = maximum of col and the rows, up to 3 rows per sweep."""
+    cdef Py_ssize_t i, r = 0
+    cdef const max_t* a
+    cdef const max_t* b
+    cdef const max_t* c
     while r + 3 <= n_rows:
         a = plane + offsets[r]
         b = plane + offsets[r + 1]
@@ -688,9 +713,6 @@ cdef inline void _sum_row_from(const real_t* plane, const int64_t* offsets, Py_s
     """One output row from its window rows ``plane + offsets[r]``."""
     cdef real_t* col = buf + plan.pad_w
     cdef const real_t* src = buf          # what the horizontal pass reads
-    cdef Py_ssize_t o
-    cdef real_t row_div
-    cdef double inv_p
     if n_rows == 1 and mode == SUM_AVERAGE and plan.direct_w:
         # one window row that needs no padding: read it in place, no copy
         src = plane + offsets[0]
@@ -699,6 +721,47 @@ cdef inline void _sum_row_from(const real_t* plane, const int64_t* offsets, Py_s
         _vsum(plane, offsets, n_rows, col, plan.in_w)
     else:
         _vsum_lp(plane, offsets, n_rows, col, plan.in_w, mode, p)
+    _sum_finish(src, col, out_row, div_w, plan, od, oh, mode, p)
+
+
+cdef inline void _sum_slices(const real_t* plane, real_t* buf, Py_ssize_t buffer_width,
+                             int64_t* offsets, const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
+                             Py_ssize_t n_out_rows) noexcept nogil:
+    """Vertical passes of output rows (od, oh .. oh + n_out_rows - 1) into the
+    scratch rows ``buf + j * buffer_width``, one depth slice at a time.
+
+    Row by row, a window pooled along D reads kd row blocks a whole slice
+    apart, streams the hardware prefetcher does not follow; slice by slice, the
+    rows of each slice are read in address order (aap3d at 1 thread: 6.4 -> 2.8
+    ms; software prefetch on top of it only slowed maxpool3d, 4.5 -> 4.9 ms)."""
+    cdef const int64_t* wd = plan.win_d + 3 * od
+    cdef const int64_t* wh
+    cdef Py_ssize_t td, j, th
+    cdef int64_t slice_start
+    if wd[1] == 0:
+        for j in range(n_out_rows):
+            _vsum(plane, offsets, 0, buf + j * buffer_width + plan.pad_w, plan.in_w)
+        return
+    for td in range(wd[1]):
+        slice_start = (wd[0] + td * plan.dil_d) * plan.in_h * plan.in_w
+        for j in range(n_out_rows):
+            wh = plan.win_h + 3 * (oh + j)
+            for th in range(wh[1]):
+                offsets[th] = slice_start + (wh[0] + th * plan.dil_h) * plan.in_w
+            if td == 0:
+                _vsum(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+            else:
+                _vsum_add(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+
+
+cdef inline void _sum_finish(const real_t* src, const real_t* col, real_t* out_row,
+                             const real_t* div_w, const Plan* plan, Py_ssize_t od,
+                             Py_ssize_t oh, int mode, double p) noexcept nogil:
+    """Horizontal pass and divisor of one output row from its column sums
+    ``col`` (``src``: the same sums with the W padding before them)."""
+    cdef Py_ssize_t o
+    cdef real_t row_div
+    cdef double inv_p
     # average: divisor = div_d * div_h * div_w, each axis's factor from its
     # table; a zero divisor (empty exclude-pad window) gives NaN, as in OpenVINO.
     row_div = <real_t>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2])
@@ -724,17 +787,20 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh, i
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, i, j, n_group
+    # depth slice by slice: scratch rows for a group of output rows
+    cdef bint by_slice = plan.slice_rows > 0 and mode == SUM_AVERAGE
+    cdef Py_ssize_t scratch_rows = plan.slice_rows if by_slice else 1
     cdef real_t* buf
     cdef int64_t* offsets
     with parallel(num_threads=n_threads):
         # per-thread scratch; its padding (zeros) is never overwritten
-        buf = <real_t*>malloc(buffer_width * sizeof(real_t))
+        buf = <real_t*>malloc(scratch_rows * buffer_width * sizeof(real_t))
         offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
         if buf == NULL or offsets == NULL:
             failed[0] = 1
         else:
-            for i in range(buffer_width):
+            for i in range(scratch_rows * buffer_width):
                 buf[i] = 0
         for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
             if buf == NULL or offsets == NULL:
@@ -745,10 +811,21 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
             od = row // plan.out_h
             oh = row - od * plan.out_h
             while row < row_end:
-                _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
-                         buf, offsets, div_w, plan, od, oh, mode, p)
-                row = row + 1
-                oh = oh + 1
+                if by_slice:
+                    # output rows of one od, at most scratch_rows of them
+                    n_group = min(row_end - row, scratch_rows, plan.out_h - oh)
+                    _sum_slices(x + plane * in_plane, buf, buffer_width, offsets, plan, od, oh,
+                                n_group)
+                    for j in range(n_group):
+                        _sum_finish(buf + j * buffer_width, buf + j * buffer_width + plan.pad_w,
+                                    out + plane * out_plane + (row + j) * plan.out_w, div_w,
+                                    plan, od, oh + j, mode, p)
+                else:
+                    n_group = 1
+                    _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
+                             buf, offsets, div_w, plan, od, oh, mode, p)
+                row = row + n_group
+                oh = oh + n_group
                 if oh == plan.out_h:
                     oh = 0
                     od = od + 1
@@ -812,10 +889,39 @@ cdef inline void _max_row_from(const max_t* plane, const int64_t* offsets, Py_ss
             _hmax_table(src, out_row, plan)
     else:
         _vmax(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
-        if plan.uniform_w:
-            _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
-        else:
-            _hmax_table(buf + plan.pad_w, out_row, plan)
+        _max_finish(buf, out_row, plan)
+
+
+cdef inline void _max_finish(const max_t* buf, max_t* out_row, const Plan* plan) noexcept nogil:
+    """Horizontal pass of one output row from its padded column maxima."""
+    if plan.uniform_w:
+        _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+    else:
+        _hmax_table(buf + plan.pad_w, out_row, plan)
+
+
+cdef inline void _max_slices(const max_t* plane, max_t* buf, Py_ssize_t buffer_width,
+                             int64_t* offsets, const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
+                             Py_ssize_t n_out_rows) noexcept nogil:
+    """_sum_slices for the maximum."""
+    cdef const int64_t* wd = plan.win_d + 3 * od
+    cdef const int64_t* wh
+    cdef Py_ssize_t td, j, th
+    cdef int64_t slice_start
+    if wd[1] == 0:
+        for j in range(n_out_rows):
+            _vmax(plane, offsets, 0, buf + j * buffer_width + plan.pad_w, plan.in_w)
+        return
+    for td in range(wd[1]):
+        slice_start = (wd[0] + td * plan.dil_d) * plan.in_h * plan.in_w
+        for j in range(n_out_rows):
+            wh = plan.win_h + 3 * (oh + j)
+            for th in range(wh[1]):
+                offsets[th] = slice_start + (wh[0] + th * plan.dil_h) * plan.in_w
+            if td == 0:
+                _vmax(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+            else:
+                _vmax_add(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
 
 
 cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan* plan,
@@ -825,18 +931,19 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows, i
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows, i, j, n_group
+    cdef Py_ssize_t scratch_rows = max(1, plan.slice_rows)
     cdef max_t* buf
     cdef int64_t* offsets
     cdef max_t* out_row
     with parallel(num_threads=n_threads):
         # per-thread scratch; its padding (the identity) is never overwritten
-        buf = <max_t*>malloc(buffer_width * sizeof(max_t))
+        buf = <max_t*>malloc(scratch_rows * buffer_width * sizeof(max_t))
         offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
         if buf == NULL or offsets == NULL:
             failed[0] = 1
         else:
-            for i in range(buffer_width):
+            for i in range(scratch_rows * buffer_width):
                 buf[i] = _max_identity(<max_t>0)
         for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
             if buf == NULL or offsets == NULL:
@@ -847,14 +954,23 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
             od = row // plan.out_h
             oh = row - od * plan.out_h
             while row < row_end:
-                n_rows = _row_offsets(plan, od, oh, offsets)
-                if plan.prefetch > 0 and n_rows > 0:
-                    _prefetch_ahead(<const char*>(x + plane * in_plane), offsets, n_rows,
-                                    plan.win_h[3 * oh + 1], sizeof(max_t), plan)
-                out_row = out + plane * out_plane + row * plan.out_w
-                _max_row_from(x + plane * in_plane, offsets, n_rows, buf, out_row, plan)
-                row = row + 1
-                oh = oh + 1
+                if plan.slice_rows > 0:
+                    n_group = min(row_end - row, scratch_rows, plan.out_h - oh)
+                    _max_slices(x + plane * in_plane, buf, buffer_width, offsets, plan, od, oh,
+                                n_group)
+                    for j in range(n_group):
+                        _max_finish(buf + j * buffer_width,
+                                    out + plane * out_plane + (row + j) * plan.out_w, plan)
+                else:
+                    n_group = 1
+                    n_rows = _row_offsets(plan, od, oh, offsets)
+                    if plan.prefetch > 0 and n_rows > 0:
+                        _prefetch_ahead(<const char*>(x + plane * in_plane), offsets, n_rows,
+                                        plan.win_h[3 * oh + 1], sizeof(max_t), plan)
+                    out_row = out + plane * out_plane + row * plan.out_w
+                    _max_row_from(x + plane * in_plane, offsets, n_rows, buf, out_row, plan)
+                row = row + n_group
+                oh = oh + n_group
                 if oh == plan.out_h:
                     oh = 0
                     od = od + 1

@@ -88,6 +88,75 @@ def test_tiling_adaptive_divisible_matches_torch():
     np.testing.assert_array_equal(indices, ti.numpy())
 
 
+# -- pooling along D: one depth slice at a time ----------------------------------
+# The kernels pool along D slice by slice for groups of output rows sized to
+# 32 KiB of scratch: in_w = 700 makes groups of 11 rows, so an od's rows are
+# split into several groups; a single plane makes the work units split an od
+# across threads too.
+
+SLICE_CASES = [
+    # shape, kernel, strides, pads, dilations, ceil_mode
+    ((2, 3, 9, 10, 11), (3, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), (1, 1, 1), False),
+    ((2, 3, 8, 9, 10), (2, 3, 2), (2, 1, 3), (0, 1, 0, 0, 1, 1), (1, 1, 1), True),
+    ((1, 2, 11, 7, 9), (3, 2, 2), (1, 2, 2), (0, 0, 0, 0, 0, 0), (2, 1, 1), False),
+    ((1, 1, 5, 40, 700), (2, 3, 3), (2, 1, 2), (1, 1, 1, 0, 1, 1), (1, 1, 1), True),
+]
+
+
+@pytest.mark.parametrize("shape, kernel, strides, pads, dilations, ceil", SLICE_CASES)
+@pytest.mark.parametrize("count_include_pad", [0, 1])
+def test_depth_pooling_average_against_onnx_reference(shape, kernel, strides, pads, dilations,
+                                                      ceil, count_include_pad):
+    from references import onnx_pool_attrs, onnx_reference
+
+    x = RNG.standard_normal(shape).astype(np.float32)
+    attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads, dilations=dilations,
+                            ceil_mode=ceil, count_include_pad=count_include_pad)
+    (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
+    for n_threads in (1, 2):
+        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads, dilations=dilations,
+                              ceil_mode=ceil, count_include_pad=count_include_pad,
+                              num_threads=n_threads)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape, kernel, strides, pads, dilations, ceil", SLICE_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8])
+def test_depth_pooling_max_against_onnx_reference_and_torch(shape, kernel, strides, pads,
+                                                            dilations, ceil, dtype):
+    from references import onnx_pool_attrs, onnx_reference
+
+    if dtype == np.int8:
+        x = RNG.integers(-128, 127, shape, endpoint=True).astype(dtype)
+    else:
+        x = RNG.standard_normal(shape).astype(dtype)
+    attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads, dilations=dilations,
+                            ceil_mode=ceil)
+    (want,) = onnx_reference("MaxPool", [x], attrs, opset=12)
+    for n_threads in (1, 2):
+        got = ovpool.max_pool(x, kernel, strides=strides, pads=pads, dilations=dilations,
+                              ceil_mode=ceil, num_threads=n_threads)
+        np.testing.assert_array_equal(got, want)
+    if dtype != np.int8 and tuple(pads[:3]) == tuple(pads[3:]):
+        # NaN propagation, against torch (which pads symmetrically only)
+        x = _with_nans(x)
+        want = F.max_pool3d(_t(x), kernel, strides, tuple(pads[:3]), dilations,
+                            ceil_mode=ceil).numpy()
+        np.testing.assert_array_equal(ovpool.max_pool(x, kernel, strides=strides, pads=pads,
+                                                      dilations=dilations, ceil_mode=ceil),
+                                      want)
+
+
+def test_depth_pooling_adaptive_against_torch():
+    x = RNG.standard_normal((2, 3, 10, 13, 30)).astype(np.float32)
+    for size in [(4, 7, 7), (3, 5, 9), (10, 1, 4), (1, 13, 30)]:
+        np.testing.assert_allclose(ovpool.adaptive_avg_pool(x, size),
+                                   F.adaptive_avg_pool3d(_t(x), size).numpy(),
+                                   rtol=1e-6, atol=1e-7)
+        values, _ = ovpool.adaptive_max_pool(x, size)
+        np.testing.assert_array_equal(values, F.adaptive_max_pool3d(_t(x), size).numpy())
+
+
 # -- long window rows and global reductions ------------------------------------
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 49, 100, 1000])
