@@ -341,4 +341,233 @@ static inline double ovpool_plane_sum_f64(const double *x, ptrdiff_t n) {
     return total + tail;
 }
 
+/* Tiling windows (kernel == stride, kw in {1, 2, 4}), float32: one output row.
+ *
+ * out[o] = taps of window o combined in row-major order (row t, then column
+ * u), the order of the Cython kernel and of PyTorch, so sums are bit-exact.
+ * Vector lanes are outputs; a lane's kw taps are kw consecutive floats, so
+ * kw vectors of taps come from kw contiguous loads and a deinterleave. A
+ * row is covered by whole vector blocks, the last one overlapping the one
+ * before it (its outputs are recomputed from the input, not accumulated),
+ * so rows of 4 to 15 outputs -- adaptive 28->7, 14->7 -- need no scalar
+ * tail. Loads stay within the first out_w * kw floats of each window row.
+ */
+#if defined(__GNUC__)
+#define OVPOOL_INLINE __attribute__((always_inline))
+#else
+#define OVPOOL_INLINE
+#endif
+
+/* 1 when dividing by divisor is multiplying by *factor (a power of two:
+ * x * 2^-k and x / 2^k round the same exact value); else *factor = divisor. */
+static inline int ovpool_tile_scale(float divisor, float *factor) {
+    int exponent;
+    if (frexpf(divisor, &exponent) == 0.5f) {
+        *factor = 1.0f / divisor;
+        return 1;
+    }
+    *factor = divisor;
+    return 0;
+}
+
+static inline int ovpool_tile_row_ok(ptrdiff_t out_w, int kw) {
+#if defined(__SSE2__)
+    return out_w >= 4 && (kw == 1 || kw == 2 || kw == 4);
+#else
+    (void)out_w; (void)kw;
+    return 0;
+#endif
+}
+
+#if defined(__SSE2__)
+/* taps u < kw of the 4 outputs whose windows start at p, p + kw, ... */
+static inline OVPOOL_INLINE void ovpool_taps4(const float *p, int kw, __m128 v[4]) {
+    if (kw == 1) {
+        v[0] = _mm_loadu_ps(p);
+    } else if (kw == 2) {
+        __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + 4);
+        v[0] = _mm_shuffle_ps(a, b, 0x88);
+        v[1] = _mm_shuffle_ps(a, b, 0xdd);
+    } else {
+        v[0] = _mm_loadu_ps(p);
+        v[1] = _mm_loadu_ps(p + 4);
+        v[2] = _mm_loadu_ps(p + 8);
+        v[3] = _mm_loadu_ps(p + 12);
+        _MM_TRANSPOSE4_PS(v[0], v[1], v[2], v[3]);
+    }
+}
+
+static inline OVPOOL_INLINE __m128 ovpool_comb4(__m128 acc, __m128 v, __m128 *nan, int is_max) {
+    if (!is_max)
+        return _mm_add_ps(acc, v);
+    *nan = _mm_or_ps(*nan, _mm_cmpunord_ps(v, v));
+    return _mm_max_ps(acc, v);      /* acc > v ? acc : v, as the scalar chain */
+}
+
+/* Blocks at p and q at once: each block is a serial chain of kh * kw
+ * operations (the exact tap order), so two chains keep the adder busy.
+ * With scale set, divisor holds the factor of ovpool_tile_scale. */
+static inline OVPOOL_INLINE void ovpool_tile_block4x2(const float *p, const float *q, ptrdiff_t in_w,
+                                        float *out_p, float *out_q, int kh, int kw,
+                                        int is_max, int scale, __m128 divisor) {
+    __m128 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
+    ovpool_taps4(p, kw, v);
+    ovpool_taps4(q, kw, w);
+    acc_p = v[0];
+    acc_q = w[0];
+    nan_p = _mm_cmpunord_ps(acc_p, acc_p);
+    nan_q = _mm_cmpunord_ps(acc_q, acc_q);
+    for (int u = 1; u < kw; u++) {       /* constant kw: fully unrolled */
+        acc_p = ovpool_comb4(acc_p, v[u], &nan_p, is_max);
+        acc_q = ovpool_comb4(acc_q, w[u], &nan_q, is_max);
+    }
+    for (int t = 1; t < kh; t++) {
+        ovpool_taps4(p + t * in_w, kw, v);
+        ovpool_taps4(q + t * in_w, kw, w);
+        for (int u = 0; u < kw; u++) {
+            acc_p = ovpool_comb4(acc_p, v[u], &nan_p, is_max);
+            acc_q = ovpool_comb4(acc_q, w[u], &nan_q, is_max);
+        }
+    }
+    if (is_max) {
+        __m128 qnan = _mm_set1_ps(NAN);
+        acc_p = _mm_or_ps(_mm_andnot_ps(nan_p, acc_p), _mm_and_ps(nan_p, qnan));
+        acc_q = _mm_or_ps(_mm_andnot_ps(nan_q, acc_q), _mm_and_ps(nan_q, qnan));
+    } else {
+        acc_p = scale ? _mm_mul_ps(acc_p, divisor) : _mm_div_ps(acc_p, divisor);
+        acc_q = scale ? _mm_mul_ps(acc_q, divisor) : _mm_div_ps(acc_q, divisor);
+    }
+    _mm_storeu_ps(out_p, acc_p);
+    _mm_storeu_ps(out_q, acc_q);
+}
+#endif
+
+#if defined(__AVX2__)
+/* The same for 8 outputs; the lanes come out permuted (see ovpool_unpermute8). */
+static inline OVPOOL_INLINE void ovpool_taps8(const float *p, int kw, __m256 v[4]) {
+    if (kw == 1) {
+        v[0] = _mm256_loadu_ps(p);
+    } else if (kw == 2) {            /* lanes: outputs 0 1 4 5 2 3 6 7 */
+        __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+        v[0] = _mm256_shuffle_ps(a, b, 0x88);
+        v[1] = _mm256_shuffle_ps(a, b, 0xdd);
+    } else {                         /* lanes: outputs 0 2 4 6 1 3 5 7 */
+        __m256 r0 = _mm256_loadu_ps(p), r1 = _mm256_loadu_ps(p + 8);
+        __m256 r2 = _mm256_loadu_ps(p + 16), r3 = _mm256_loadu_ps(p + 24);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        v[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+        v[1] = _mm256_shuffle_ps(t0, t2, 0xee);
+        v[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+        v[3] = _mm256_shuffle_ps(t1, t3, 0xee);
+    }
+}
+
+static inline OVPOOL_INLINE __m256 ovpool_unpermute8(__m256 acc, int kw) {
+    if (kw == 2)
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), 0xd8));
+    if (kw == 4)
+        return _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    return acc;
+}
+
+static inline OVPOOL_INLINE __m256 ovpool_comb8(__m256 acc, __m256 v, __m256 *nan, int is_max) {
+    if (!is_max)
+        return _mm256_add_ps(acc, v);
+    *nan = _mm256_or_ps(*nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    return _mm256_max_ps(acc, v);
+}
+
+static inline OVPOOL_INLINE void ovpool_tile_block8x2(const float *p, const float *q, ptrdiff_t in_w,
+                                        float *out_p, float *out_q, int kh, int kw,
+                                        int is_max, int scale, __m256 divisor) {
+    __m256 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
+    ovpool_taps8(p, kw, v);
+    ovpool_taps8(q, kw, w);
+    acc_p = v[0];
+    acc_q = w[0];
+    nan_p = _mm256_cmp_ps(acc_p, acc_p, _CMP_UNORD_Q);
+    nan_q = _mm256_cmp_ps(acc_q, acc_q, _CMP_UNORD_Q);
+    for (int u = 1; u < kw; u++) {
+        acc_p = ovpool_comb8(acc_p, v[u], &nan_p, is_max);
+        acc_q = ovpool_comb8(acc_q, w[u], &nan_q, is_max);
+    }
+    for (int t = 1; t < kh; t++) {
+        ovpool_taps8(p + t * in_w, kw, v);
+        ovpool_taps8(q + t * in_w, kw, w);
+        for (int u = 0; u < kw; u++) {
+            acc_p = ovpool_comb8(acc_p, v[u], &nan_p, is_max);
+            acc_q = ovpool_comb8(acc_q, w[u], &nan_q, is_max);
+        }
+    }
+    if (is_max) {
+        __m256 qnan = _mm256_set1_ps(NAN);
+        acc_p = _mm256_blendv_ps(acc_p, qnan, nan_p);
+        acc_q = _mm256_blendv_ps(acc_q, qnan, nan_q);
+    } else {
+        acc_p = scale ? _mm256_mul_ps(acc_p, divisor) : _mm256_div_ps(acc_p, divisor);
+        acc_q = scale ? _mm256_mul_ps(acc_q, divisor) : _mm256_div_ps(acc_q, divisor);
+    }
+    _mm256_storeu_ps(out_p, ovpool_unpermute8(acc_p, kw));
+    _mm256_storeu_ps(out_q, ovpool_unpermute8(acc_q, kw));
+}
+#endif
+
+#if defined(__SSE2__)
+static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t in_w,
+                                                    float *out, ptrdiff_t out_w, int kh, int kw,
+                                                    int is_max, int scale, float divisor) {
+    /* block starts 0, L, 2L, ..., and out_w - L for a partial last block,
+     * taken two at a time (an odd count repeats the last block) */
+
+#if defined(__AVX2__)
+    if (out_w >= 8) {
+        ptrdiff_t n_blocks = (out_w + 7) / 8, b;
+        __m256 d8 = _mm256_set1_ps(divisor);
+        for (b = 0; b < n_blocks; b += 2) {
+            ptrdiff_t o = b * 8 + 8 <= out_w ? b * 8 : out_w - 8;
+            ptrdiff_t o2 = b + 1 < n_blocks ? (b * 8 + 16 <= out_w ? b * 8 + 8 : out_w - 8) : o;
+            ovpool_tile_block8x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
+                                 kh, kw, is_max, scale, d8);
+        }
+        return;
+    }
+#endif
+    ptrdiff_t n_blocks = (out_w + 3) / 4, b;
+    __m128 d4 = _mm_set1_ps(divisor);
+    for (b = 0; b < n_blocks; b += 2) {
+        ptrdiff_t o = b * 4 + 4 <= out_w ? b * 4 : out_w - 4;
+        ptrdiff_t o2 = b + 1 < n_blocks ? (b * 4 + 8 <= out_w ? b * 4 + 4 : out_w - 4) : o;
+        ovpool_tile_block4x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
+                             kh, kw, is_max, scale, d4);
+    }
+}
+#endif
+
+/* Needs ovpool_tile_row_ok(out_w, kw); (scale, divisor) from ovpool_tile_scale.
+ * kw and is_max become constants here, so each instance is unrolled; kh
+ * stays a loop. */
+static inline void ovpool_tile_row_f32(const float *row0, ptrdiff_t in_w, float *out,
+                                       ptrdiff_t out_w, int kh, int kw, int is_max, int scale,
+                                       float divisor) {
+#if defined(__SSE2__)
+    if (is_max) {
+        if (kw == 1) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 1, 1, 0, divisor);
+        else if (kw == 2) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 2, 1, 0, divisor);
+        else ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 4, 1, 0, divisor);
+    } else if (scale) {
+        if (kw == 1) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 1, 0, 1, divisor);
+        else if (kw == 2) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 2, 0, 1, divisor);
+        else ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 4, 0, 1, divisor);
+    } else {
+        if (kw == 1) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 1, 0, 0, divisor);
+        else if (kw == 2) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 2, 0, 0, divisor);
+        else ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 4, 0, 0, divisor);
+    }
+#else
+    (void)row0; (void)in_w; (void)out; (void)out_w; (void)kh; (void)kw; (void)is_max;
+    (void)scale; (void)divisor;
+#endif
+}
+
 #endif /* OVPOOL_SIMD_H */

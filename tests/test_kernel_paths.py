@@ -62,6 +62,26 @@ def test_tiling_max_matches_numpy(kh, kw, dtype):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("kw", [1, 2, 4])
+@pytest.mark.parametrize("out_w", [4, 5, 7, 8, 9, 12, 16, 17, 23, 28])
+def test_tiling_vector_blocks_every_row_width(kw, out_w):
+    """float32 rows of 4+ outputs go through the SSE/AVX blocks of _simd.h:
+    whole blocks, an overlapping last block, pairs of blocks; the average
+    stays bit-exact with torch (power-of-two divisors are multiplied), the
+    maximum keeps NaN."""
+    for kh in (1, 2, 3):
+        if (kh, kw) == (1, 1):
+            continue
+        x = RNG.standard_normal((2, 3, 3 * kh + 1, out_w * kw + 1)).astype(np.float32)
+        got = ovpool.avg_pool(x, (kh, kw), strides=(kh, kw))
+        want = F.avg_pool2d(_t(x), (kh, kw), (kh, kw)).numpy()
+        np.testing.assert_array_equal(got, want)
+        x = _with_nans(x, count=3)
+        got = ovpool.max_pool(x, (kh, kw), strides=(kh, kw))
+        want = F.max_pool2d(_t(x), (kh, kw), (kh, kw)).numpy()
+        np.testing.assert_array_equal(got, want)
+
+
 def test_tiling_3d_without_depth_pooling_and_1d():
     x = RNG.standard_normal((2, 3, 4, 8, 12)).astype(np.float32)
     np.testing.assert_array_equal(
