@@ -383,9 +383,14 @@ def _run_half(planes, plan, *, op, kind, p, num_threads, out):
                                   1.0 if p is None else float(p), planes.half == "bf16",
                                   n_threads)
         return result
-    _kernels.half_pool(planes.planes, bits.reshape(plan.n_planes, plan.out_plane), plan.geometry,
-                       rows_per_block, kind, 1.0 if p is None else float(p),
-                       planes.half == "bf16", n_threads)
+    flat_bits = bits.reshape(plan.n_planes, plan.out_plane)
+    if plan.tiling is not None and kind in (_SUM_MODE_AVERAGE, _HALF_MAX):
+        _kernels.half_tile_pool(planes.planes, flat_bits, plan.geometry, *plan.tiling,
+                                kind == _HALF_MAX, planes.half == "bf16", rows_per_block,
+                                n_threads)
+        return result
+    _kernels.half_pool(planes.planes, flat_bits, plan.geometry, rows_per_block, kind,
+                       1.0 if p is None else float(p), planes.half == "bf16", n_threads)
     if kind == _HALF_MAX:
         _fill_empty_windows(result, plan)
     return result

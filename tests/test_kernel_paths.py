@@ -263,7 +263,40 @@ CASES_16 = {
                    lambda x: x.astype(np.float64).mean(axis=(2, 3), keepdims=True), False),
     "global_max": (lambda x: ovpool.global_max_pool(x),
                    lambda x: x.max(axis=(2, 3), keepdims=True), True),
+    # tiling windows: rows widened in groups, pooled by the float32 tiling code
+    "tile_avg": (lambda x: ovpool.avg_pool(x, (2, 2), strides=(2, 2)),
+                 lambda x: F.avg_pool2d(_t(x), 2, 2).numpy(), False),
+    "tile_avg_3x1": (lambda x: ovpool.avg_pool(x, (3, 1), strides=(3, 1)),
+                     lambda x: F.avg_pool2d(_t(x), (3, 1), (3, 1)).numpy(), False),
+    "tile_max": (lambda x: ovpool.max_pool(x, (4, 2), strides=(4, 2)),
+                 lambda x: F.max_pool2d(_t(x), (4, 2), (4, 2)).numpy(), True),
+    "tile_max_3x3": (lambda x: ovpool.max_pool(x, (3, 3), strides=(3, 3)),
+                     lambda x: F.max_pool2d(_t(x), 3, 3).numpy(), True),
 }
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(3, 700, 7, 7), (1, 3, 70, 70), (1, 2, 64, 64)])
+def test_sixteen_bit_global_and_tiling_batches(half, shape):
+    """Many small planes converted in batches, planes larger than the
+    conversion chunk, and tiling rows in groups split across threads."""
+    dtype = np.float16 if half == "float16" else _bfloat16()
+    x = RNG.standard_normal(shape).astype(dtype)
+    x32 = x.astype(np.float32)
+    unit = 2.0 ** -11 if half == "float16" else 2.0 ** -8
+    for n_threads in (1, 2):
+        got = ovpool.global_avg_pool(x, num_threads=n_threads)
+        np.testing.assert_allclose(got.astype(np.float64),
+                                   x32.astype(np.float64).mean(axis=(2, 3), keepdims=True),
+                                   rtol=unit * 1.05, atol=1e-6)
+        np.testing.assert_array_equal(ovpool.global_max_pool(x, num_threads=n_threads)
+                                      .astype(np.float32), x32.max(axis=(2, 3), keepdims=True))
+        got = ovpool.avg_pool(x, (2, 2), strides=(2, 2), num_threads=n_threads)
+        np.testing.assert_allclose(got.astype(np.float64), F.avg_pool2d(_t(x32), 2, 2).numpy(),
+                                   rtol=unit * 1.05, atol=1e-6)
+        got = ovpool.max_pool(x, (2, 4), strides=(2, 4), num_threads=n_threads)
+        np.testing.assert_array_equal(got.astype(np.float32),
+                                      F.max_pool2d(_t(x32), (2, 4), (2, 4)).numpy())
 
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
