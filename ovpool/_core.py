@@ -37,8 +37,13 @@ _UNITS_PER_THREAD = 8
 # Sum-pool modes of the kernels: average, then Lp with p = 1, 2, other.
 _SUM_MODE_AVERAGE = 0
 
-# Input rows the kernels prefetch ahead of the row they compute.
-_PREFETCH_ROWS = 2
+# Input rows the kernels prefetch ahead of the row they compute, and the input
+# size (elements) below which they do not: a small input stays in the caches
+# between calls, where the prefetches only cost (maxpool 3x3 s2 on
+# 1x64x112x112: 0.133 -> 0.124 ms without them; on 4x64x112x112 they save
+# 0.62 -> 0.51 ms, 4 rows ahead slightly better than 2).
+_PREFETCH_ROWS = 4
+_PREFETCH_MIN_ELEMENTS = 1 << 21
 
 # Elements of per-thread scratch for the column sums of a group of output rows
 # when pooling along D (kernels._sum_slices).
@@ -166,7 +171,8 @@ class Plan:
         row_step = max(1, self.in_dhw[1] // max(1, self.out_dhw[1]))
         overlapping = int(axes[1].table[:, 1].max()) > row_step
         self.prefetch_block = row_step * in_w
-        self.prefetch = _PREFETCH_ROWS * self.prefetch_block if overlapping else 0
+        streams = overlapping and self.n_planes * self.in_plane >= _PREFETCH_MIN_ELEMENTS
+        self.prefetch = _PREFETCH_ROWS * self.prefetch_block if streams else 0
         self.is_global = all(
             a.n_out == 1 and tuple(a.table[0]) == (0, n_in, n_in) and (n_in == 1 or a.dilation == 1)
             for a, n_in in zip(axes, self.in_dhw))
@@ -312,12 +318,13 @@ def finish(result, result_dtype, out):
 
     The cast rounds; values beyond float16's range (such as the -FLT_MAX of a
     max window with no input) become infinities, as OpenVINO's f16 gives."""
-    with np.errstate(over="ignore"):
-        if out is not None:
-            if out is not result:
+    if out is not None:
+        if out is not result:
+            with np.errstate(over="ignore"):
                 out[...] = result
-            return out
-        if result.dtype != result_dtype:
+        return out
+    if result.dtype != result_dtype:
+        with np.errstate(over="ignore"):  # (entering errstate costs a microsecond)
             return result.astype(result_dtype)
     return result
 

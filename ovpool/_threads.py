@@ -9,6 +9,8 @@ whole process. An explicit ``num_threads`` clause is not affected by it.
 Order of precedence: the ``num_threads`` argument of a call, then
 :func:`set_num_threads`, then the ``OVPOOL_NUM_THREADS`` environment variable,
 then the number of CPUs this process may run on (``os.sched_getaffinity``).
+Both are read at import, like ``OMP_NUM_THREADS`` (an ``os.environ`` lookup
+per call cost over a microsecond); a bad value is reported by the first call.
 Without OpenMP every call runs on one thread.
 """
 
@@ -38,6 +40,8 @@ def _count_cpus():
 # pool, and a first call made later from a thread that OpenVINO pinned to one
 # core would see that thread's affinity, not the process's.
 _cpus = _count_cpus()
+_openmp = bool(_kernels.openmp_enabled())
+_env_threads = os.environ.get("OVPOOL_NUM_THREADS", "").strip()
 
 
 def _available_cpus():
@@ -61,17 +65,16 @@ def set_num_threads(n):
 
 def get_num_threads():
     """The number of threads a call without ``num_threads`` uses at most."""
-    if not _kernels.openmp_enabled():
+    if not _openmp:
         return 1
     if _process_default is not None:
         return _process_default
-    env = os.environ.get("OVPOOL_NUM_THREADS", "").strip()
-    if env:
+    if _env_threads:
         try:
-            value = int(env)
+            value = int(_env_threads)
         except ValueError:
-            raise OvpoolValueError(
-                f"OVPOOL_NUM_THREADS must be a positive integer, got {env!r}") from None
+            raise OvpoolValueError("OVPOOL_NUM_THREADS must be a positive integer, "
+                                   f"got {_env_threads!r}") from None
         return _check(value, "OVPOOL_NUM_THREADS")
     return _available_cpus()
 
@@ -90,7 +93,7 @@ def resolve_num_threads(num_threads, work_items=None, elements=None):
             n = min(n, max(1, elements // _MIN_ELEMENTS_PER_THREAD))
     else:
         n = _check(num_threads, "num_threads")
-    if not _kernels.openmp_enabled():
+    if not _openmp:
         return 1
     if work_items is not None:
         n = min(n, max(1, work_items))
