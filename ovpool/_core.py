@@ -490,7 +490,8 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
     else:
         _kernels.max_pool_with_indices(
             x, flat_values, indices.reshape(plan.n_planes, plan.out_plane), plan.geometry,
-            *strides, max(1, planes_per_index_space), rows_per_block, n_threads)
+            *strides, max(1, planes_per_index_space), rows_per_block, n_threads,
+            *(plan.tiling or (0, 0)))
     if index_modulo is not None:
         np.remainder(indices, index_modulo, out=indices)
         if out_indices is not None:

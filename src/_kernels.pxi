@@ -69,6 +69,9 @@ cdef extern from "_simd.h":
                                              Py_ssize_t out_w, int kh, int kw, int is_max,
                                              int scale, float divisor) noexcept nogil
     int _tile_scale "ovpool_tile_scale"(float divisor, float* factor) noexcept nogil
+    void _tile_argmax_row_f32 "ovpool_tile_argmax_row_f32"(
+        const float* row0, Py_ssize_t in_w, float* out, int32_t* pos, Py_ssize_t out_w, int kh,
+        int kw, int32_t row_offset) noexcept nogil
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
@@ -1210,10 +1213,9 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
     cdef const int64_t* wd = plan.win_d + 3 * od
     cdef const int64_t* wh = plan.win_h + 3 * oh
     cdef Py_ssize_t lo = plan.interior_lo, hi = plan.interior_hi
-    cdef Py_ssize_t td, th, o, in_d_idx, in_h_idx, plane_hw, rest, ih
+    cdef Py_ssize_t td, th, in_d_idx, in_h_idx
     cdef bint first_row = True
     cdef int32_t row_offset
-    cdef int64_t p
     # vertical-first by the tables unless enough outputs lie in the interior
     # to fill vector registers with the taps-outer argmax below
     if hi - lo < 16 and col != NULL:
@@ -1239,6 +1241,17 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
             row_offset = <int32_t>((in_d_idx * plan.in_h + in_h_idx) * plan.in_w)
             _argmax_row(plane + row_offset, out_row, pos, plan, first_row, row_offset)
             first_row = False
+    _positions_to_indices(pos, index_row, lo, hi, plan, index_base, stride_d, stride_h,
+                          stride_w)
+
+
+cdef inline void _positions_to_indices(const int32_t* pos, index_t* index_row, Py_ssize_t lo,
+                                       Py_ssize_t hi, const Plan* plan, int64_t index_base,
+                                       int64_t stride_d, int64_t stride_h,
+                                       int64_t stride_w) noexcept nogil:
+    """index_row[lo:hi] from the row-major in-plane offsets pos[lo:hi]."""
+    cdef Py_ssize_t o
+    cdef int64_t p, plane_hw, in_d_idx, rest, ih
     if stride_w == 1 and stride_h == plan.in_w and stride_d == plan.in_h * plan.in_w:
         for o in range(lo, hi):
             index_row[o] = <index_t>(index_base + pos[o])
@@ -1259,8 +1272,11 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                           Geometry geometry not None,
                           int64_t stride_d, int64_t stride_h, int64_t stride_w,
                           Py_ssize_t planes_per_index_space, Py_ssize_t rows_per_block,
-                          int n_threads):
+                          int n_threads, Py_ssize_t tile_kh=0, Py_ssize_t tile_kw=0):
     """Max pooling with flat indices.
+
+    ``tile_kh, tile_kw``: the windows are tiles (ovpool._core.Plan.tiling);
+    float32 rows then take the vector argmax of _simd.h.
 
     Plane ``p`` numbers its elements from
     ``(p % planes_per_index_space) * in_d*in_h*in_w``: 1 gives indices within
@@ -1286,6 +1302,10 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef const max_t* x_base = &x[0, 0]
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
+    cdef Py_ssize_t tile_row = 0
+    cdef bint tiles = (max_t is float and 1 <= tile_kh <= 4 and _tile_row_ok(plan.out_w, tile_kw)
+                       and plan.out_d == plan.in_d and plan.out_h * tile_kh <= plan.in_h
+                       and plan.out_w * tile_kw <= plan.in_w and in_plane < 2 ** 31)
     cdef int32_t* pos
     cdef max_t* col          # table mode: column maxima, then their row ranks (int32)
     cdef int64_t* offsets
@@ -1307,10 +1327,19 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
             oh = row - od * plan.out_h
             while row < row_end:
                 out_offset = plane * out_plane + row * plan.out_w
-                _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
-                                      index_base + out_offset, pos, col, offsets, &plan, od, oh,
-                                      <int64_t>((plane % planes_per_index_space) * in_plane),
-                                      stride_d, stride_h, stride_w)
+                if max_t is float and tiles:
+                    tile_row = (od * plan.in_h + oh * tile_kh) * plan.in_w
+                    _tile_argmax_row_f32(x_base + plane * in_plane + tile_row, plan.in_w,
+                                         out_base + out_offset, pos, plan.out_w, tile_kh,
+                                         tile_kw, <int32_t>tile_row)
+                    _positions_to_indices(pos, index_base + out_offset, 0, plan.out_w, &plan,
+                                          <int64_t>((plane % planes_per_index_space) * in_plane),
+                                          stride_d, stride_h, stride_w)
+                else:
+                    _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
+                                          index_base + out_offset, pos, col, offsets, &plan, od,
+                                          oh, <int64_t>((plane % planes_per_index_space) * in_plane),
+                                          stride_d, stride_h, stride_w)
                 row = row + 1
                 oh = oh + 1
                 if oh == plan.out_h:

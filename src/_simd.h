@@ -570,4 +570,132 @@ static inline void ovpool_tile_row_f32(const float *row0, ptrdiff_t in_w, float 
 #endif
 }
 
+/* Tiling windows with indices, float32: the values and the in-plane
+ * row-major offsets (int32) of one output row. Taps in row-major window
+ * order with take = (v > best) | isnan(v): the first maximum, the last NaN,
+ * as the scalar kernels. Lanes as in ovpool_tile_row_f32; the offsets ride
+ * in integer lanes permuted like the values. Needs ovpool_tile_row_ok. */
+#if defined(__SSE2__)
+static inline OVPOOL_INLINE void ovpool_tile_argblock4x2(
+        const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
+        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int kw) {
+    __m128 v[4], w[4], best_p, best_q;
+    __m128i at_p, at_q;
+    /* lane l holds output l: its tap (t, u) is at offset + t*in_w + l*kw + u */
+    __m128i lanes = _mm_setr_epi32(0, kw, 2 * kw, 3 * kw);
+    __m128i base_p = _mm_add_epi32(lanes, _mm_set1_epi32(off_p));
+    __m128i base_q = _mm_add_epi32(lanes, _mm_set1_epi32(off_q));
+    for (int t = 0; t < kh; t++) {
+        ovpool_taps4(p + t * in_w, kw, v);
+        ovpool_taps4(q + t * in_w, kw, w);
+        for (int u = 0; u < kw; u++) {
+            __m128i tap = _mm_set1_epi32((int32_t)(t * in_w + u));
+            __m128i idx_p = _mm_add_epi32(base_p, tap), idx_q = _mm_add_epi32(base_q, tap);
+            if (t == 0 && u == 0) {
+                best_p = v[0]; best_q = w[0]; at_p = idx_p; at_q = idx_q;
+                continue;
+            }
+            __m128 take_p = _mm_or_ps(_mm_cmpgt_ps(v[u], best_p), _mm_cmpunord_ps(v[u], v[u]));
+            __m128 take_q = _mm_or_ps(_mm_cmpgt_ps(w[u], best_q), _mm_cmpunord_ps(w[u], w[u]));
+            best_p = _mm_or_ps(_mm_and_ps(take_p, v[u]), _mm_andnot_ps(take_p, best_p));
+            best_q = _mm_or_ps(_mm_and_ps(take_q, w[u]), _mm_andnot_ps(take_q, best_q));
+            __m128i tp = _mm_castps_si128(take_p), tq = _mm_castps_si128(take_q);
+            at_p = _mm_or_si128(_mm_and_si128(tp, idx_p), _mm_andnot_si128(tp, at_p));
+            at_q = _mm_or_si128(_mm_and_si128(tq, idx_q), _mm_andnot_si128(tq, at_q));
+        }
+    }
+    _mm_storeu_ps(out_p, best_p);
+    _mm_storeu_ps(out_q, best_q);
+    _mm_storeu_si128((__m128i *)pos_p, at_p);
+    _mm_storeu_si128((__m128i *)pos_q, at_q);
+}
+#endif
+
+#if defined(__AVX2__)
+static inline OVPOOL_INLINE __m256i ovpool_unpermute8i(__m256i x, int kw) {
+    return _mm256_castps_si256(ovpool_unpermute8(_mm256_castsi256_ps(x), kw));
+}
+
+static inline OVPOOL_INLINE void ovpool_tile_argblock8x2(
+        const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
+        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int kw) {
+    __m256 v[4], w[4], best_p, best_q;
+    __m256i at_p, at_q;
+    /* the output each lane holds (ovpool_taps8's permutation), times kw */
+    __m256i lanes = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+                  : kw == 2 ? _mm256_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14)
+                            : _mm256_setr_epi32(0, 8, 16, 24, 4, 12, 20, 28);
+    __m256i base_p = _mm256_add_epi32(lanes, _mm256_set1_epi32(off_p));
+    __m256i base_q = _mm256_add_epi32(lanes, _mm256_set1_epi32(off_q));
+    for (int t = 0; t < kh; t++) {
+        ovpool_taps8(p + t * in_w, kw, v);
+        ovpool_taps8(q + t * in_w, kw, w);
+        for (int u = 0; u < kw; u++) {
+            __m256i tap = _mm256_set1_epi32((int32_t)(t * in_w + u));
+            __m256i idx_p = _mm256_add_epi32(base_p, tap), idx_q = _mm256_add_epi32(base_q, tap);
+            if (t == 0 && u == 0) {
+                best_p = v[0]; best_q = w[0]; at_p = idx_p; at_q = idx_q;
+                continue;
+            }
+            __m256 take_p = _mm256_or_ps(_mm256_cmp_ps(v[u], best_p, _CMP_GT_OQ),
+                                         _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
+            __m256 take_q = _mm256_or_ps(_mm256_cmp_ps(w[u], best_q, _CMP_GT_OQ),
+                                         _mm256_cmp_ps(w[u], w[u], _CMP_UNORD_Q));
+            best_p = _mm256_blendv_ps(best_p, v[u], take_p);
+            best_q = _mm256_blendv_ps(best_q, w[u], take_q);
+            at_p = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_p),
+                                                        _mm256_castsi256_ps(idx_p), take_p));
+            at_q = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_q),
+                                                        _mm256_castsi256_ps(idx_q), take_q));
+        }
+    }
+    _mm256_storeu_ps(out_p, ovpool_unpermute8(best_p, kw));
+    _mm256_storeu_ps(out_q, ovpool_unpermute8(best_q, kw));
+    _mm256_storeu_si256((__m256i *)pos_p, ovpool_unpermute8i(at_p, kw));
+    _mm256_storeu_si256((__m256i *)pos_q, ovpool_unpermute8i(at_q, kw));
+}
+#endif
+
+#if defined(__SSE2__)
+static inline OVPOOL_INLINE void ovpool_tile_argmax_kw(const float *row0, ptrdiff_t in_w,
+                                                       float *out, int32_t *pos, ptrdiff_t out_w,
+                                                       int kh, int kw, int32_t row_offset) {
+#if defined(__AVX2__)
+    if (out_w >= 8) {
+        ptrdiff_t n_blocks = (out_w + 7) / 8, b;
+        for (b = 0; b < n_blocks; b += 2) {
+            ptrdiff_t o = b * 8 + 8 <= out_w ? b * 8 : out_w - 8;
+            ptrdiff_t o2 = b + 1 < n_blocks ? (b * 8 + 16 <= out_w ? b * 8 + 8 : out_w - 8) : o;
+            ovpool_tile_argblock8x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
+                                    pos + o, pos + o2, (int32_t)(row_offset + o * kw),
+                                    (int32_t)(row_offset + o2 * kw), kh, kw);
+        }
+        return;
+    }
+#endif
+    ptrdiff_t n_blocks = (out_w + 3) / 4, b;
+    for (b = 0; b < n_blocks; b += 2) {
+        ptrdiff_t o = b * 4 + 4 <= out_w ? b * 4 : out_w - 4;
+        ptrdiff_t o2 = b + 1 < n_blocks ? (b * 4 + 8 <= out_w ? b * 4 + 4 : out_w - 4) : o;
+        ovpool_tile_argblock4x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
+                                pos + o, pos + o2, (int32_t)(row_offset + o * kw),
+                                (int32_t)(row_offset + o2 * kw), kh, kw);
+    }
+}
+#endif
+
+/* row0 is the window's first input row, row_offset its offset in the plane. */
+static inline void ovpool_tile_argmax_row_f32(const float *row0, ptrdiff_t in_w, float *out,
+                                              int32_t *pos, ptrdiff_t out_w, int kh, int kw,
+                                              int32_t row_offset) {
+#if defined(__SSE2__)
+    if (kw == 1) ovpool_tile_argmax_kw(row0, in_w, out, pos, out_w, kh, 1, row_offset);
+    else if (kw == 2) ovpool_tile_argmax_kw(row0, in_w, out, pos, out_w, kh, 2, row_offset);
+    else ovpool_tile_argmax_kw(row0, in_w, out, pos, out_w, kh, 4, row_offset);
+#else
+    (void)row0; (void)in_w; (void)out; (void)pos; (void)out_w; (void)kh; (void)kw;
+    (void)row_offset;
+#endif
+}
+
 #endif /* OVPOOL_SIMD_H */

@@ -82,6 +82,33 @@ def test_tiling_vector_blocks_every_row_width(kw, out_w):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("kw", [1, 2, 4])
+@pytest.mark.parametrize("out_w", [4, 5, 7, 8, 9, 16, 17, 28])
+def test_tiling_indices_every_row_width_against_torch(kw, out_w):
+    """float32 tiles with indices: the vector argmax of _simd.h (values and
+    offsets in permuted lanes), with ties (small integers) and NaN; ONNX
+    indices over the whole tensor, row- and column-major."""
+    for kh in (1, 2, 3):
+        if (kh, kw) == (1, 1):
+            continue
+        shape = (2, 3, 3 * kh + 1, out_w * kw + 1)
+        x = _with_nans(np.round(RNG.standard_normal(shape) * 1.5).astype(np.float32), count=4)
+        tv, ti = F.max_pool2d(_t(x), (kh, kw), (kh, kw), return_indices=True)
+        tv, ti = tv.numpy(), ti.numpy()
+        values, indices = ovpool.max_pool(x, (kh, kw), strides=(kh, kw), return_indices=True)
+        h, w = shape[2:]
+        planes = np.arange(6).reshape(2, 3, 1, 1) * h * w
+        np.testing.assert_array_equal(values, tv)
+        np.testing.assert_array_equal(indices, ti + planes)
+        _, indices = ovpool.max_pool(x, (kh, kw), strides=(kh, kw), return_indices=True,
+                                     storage_order=1)
+        np.testing.assert_array_equal(indices, ti // w + (ti % w) * h + planes)
+        if h % kh == 1 and w % kw == 1:
+            values, indices = ovpool.adaptive_max_pool(x[:, :, :-1, :-1], (3, out_w))
+            np.testing.assert_array_equal(values, tv)
+            np.testing.assert_array_equal(indices, ti // w * (w - 1) + ti % w)
+
+
 def test_tiling_3d_without_depth_pooling_and_1d():
     x = RNG.standard_normal((2, 3, 4, 8, 12)).astype(np.float32)
     np.testing.assert_array_equal(
