@@ -590,11 +590,8 @@ cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssiz
             _hsum_k(buf, out, n_out, k, k, div_w, row_div)
     elif dilation == 1 and k >= 8:
         for o in range(n_out):
-            acc = _span_sum(buf + o * stride, k)
-            if div_w == NULL:
-                out[o] = acc
-            else:
-                out[o] = acc / (row_div * div_w[o])
+            out[o] = _span_sum(buf + o * stride, k)
+        _divide_row(out, n_out, div_w, row_div)
     else:
         for o in range(n_out):
             acc = buf[o * stride]
@@ -677,10 +674,19 @@ cdef inline void _hsum_table(const real_t* col, real_t* out, const Plan* plan,
             acc = 0
             for t in range(n_taps):
                 acc = acc + col[first + t * plan.dil_w]
-        if div_w == NULL:
-            out[o] = acc
-        else:
-            out[o] = acc / (row_div * div_w[o])
+        out[o] = acc
+    _divide_row(out, plan.out_w, div_w, row_div)
+
+
+cdef inline void _divide_row(real_t* out, Py_ssize_t n_out, const real_t* div_w,
+                             real_t row_div) noexcept nogil:
+    """out /= row_div * div_w, as a separate (vectorised) loop: a division
+    at the end of each output's sum stalled the loop on its latency
+    (adaptive 50->7 at 1 thread: 700 -> 600 ns per plane)."""
+    cdef Py_ssize_t o
+    if div_w != NULL:
+        for o in range(n_out):
+            out[o] = out[o] / (row_div * div_w[o])
 
 
 cdef inline void _hmax_table(const max_t* col, max_t* out, const Plan* plan) noexcept nogil:
