@@ -69,9 +69,10 @@ cdef extern from "_simd.h":
                                              Py_ssize_t out_w, int kh, int kw, int is_max,
                                              int scale, float divisor) noexcept nogil
     int _tile_scale "ovpool_tile_scale"(float divisor, float* factor) noexcept nogil
-    void _tile_argmax_row_f32 "ovpool_tile_argmax_row_f32"(
-        const float* row0, Py_ssize_t in_w, float* out, int32_t* pos, Py_ssize_t out_w, int kh,
-        int kw, int32_t row_offset) noexcept nogil
+    bint _argmax_ok "ovpool_argmax_ok"(Py_ssize_t n_out, int stride, int k) noexcept nogil
+    void _argmax_row_f32 "ovpool_argmax_row_f32"(
+        const float* row0, Py_ssize_t in_w, float* out, int32_t* pos, Py_ssize_t n_out, int kh,
+        int stride, int k, int32_t row_offset) noexcept nogil
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
@@ -1240,6 +1241,16 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
     if hi < plan.out_w:
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, hi, plan.out_w,
                                 index_base, stride_d, stride_h, stride_w)
+    if (max_t is float and wd[1] == 1 and plan.dil_h == 1 and plan.dil_w == 1
+            and _argmax_ok(hi - lo, plan.stride_w, plan.kernel_w)):
+        # consecutive window rows: the vector argmax of _simd.h takes them all
+        row_offset = <int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w
+                               + lo * plan.stride_w - plan.pad_w)
+        _argmax_row_f32(plane + row_offset, plan.in_w, out_row + lo, pos + lo, hi - lo, wh[1],
+                        plan.stride_w, plan.kernel_w, row_offset)
+        _positions_to_indices(pos, index_row, lo, hi, plan, index_base, stride_d, stride_h,
+                              stride_w)
+        return
     for td in range(wd[1]):
         in_d_idx = wd[0] + td * plan.dil_d
         for th in range(wh[1]):
@@ -1309,7 +1320,8 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
     cdef Py_ssize_t tile_row = 0
-    cdef bint tiles = (max_t is float and 1 <= tile_kh <= 4 and _tile_row_ok(plan.out_w, tile_kw)
+    cdef bint tiles = (max_t is float and 1 <= tile_kh <= 4
+                       and _argmax_ok(plan.out_w, tile_kw, tile_kw)
                        and plan.out_d == plan.in_d and plan.out_h * tile_kh <= plan.in_h
                        and plan.out_w * tile_kw <= plan.in_w and in_plane < 2 ** 31)
     cdef int32_t* pos
@@ -1335,9 +1347,9 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                 out_offset = plane * out_plane + row * plan.out_w
                 if max_t is float and tiles:
                     tile_row = (od * plan.in_h + oh * tile_kh) * plan.in_w
-                    _tile_argmax_row_f32(x_base + plane * in_plane + tile_row, plan.in_w,
-                                         out_base + out_offset, pos, plan.out_w, tile_kh,
-                                         tile_kw, <int32_t>tile_row)
+                    _argmax_row_f32(x_base + plane * in_plane + tile_row, plan.in_w,
+                                    out_base + out_offset, pos, plan.out_w, tile_kh, tile_kw,
+                                    tile_kw, <int32_t>tile_row)
                     _positions_to_indices(pos, index_base + out_offset, 0, plan.out_w, &plan,
                                           <int64_t>((plane % planes_per_index_space) * in_plane),
                                           stride_d, stride_h, stride_w)

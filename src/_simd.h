@@ -570,25 +570,55 @@ static inline void ovpool_tile_row_f32(const float *row0, ptrdiff_t in_w, float 
 #endif
 }
 
-/* Tiling windows with indices, float32: the values and the in-plane
- * row-major offsets (int32) of one output row. Taps in row-major window
- * order with take = (v > best) | isnan(v): the first maximum, the last NaN,
- * as the scalar kernels. Lanes as in ovpool_tile_row_f32; the offsets ride
- * in integer lanes permuted like the values. Needs ovpool_tile_row_ok. */
+/* Argmax of uniform windows, float32: the values and the in-plane row-major
+ * offsets (int32) of n_out consecutive outputs whose taps all lie inside the
+ * input. Window (stride s, k taps per row, kh rows): output o's tap (t, u)
+ * is row0[t*in_w + o*s + u], at offset row_offset + t*in_w + o*s + u. Taps
+ * in row-major window order with take = (v > best) | isnan(v): the first
+ * maximum, the last NaN, as the scalar kernels. (s, k) is a tiling (s == k
+ * in 1, 2, 4), (2, 3) or (1, 3) (see ovpool_argmax_ok). Lanes as in
+ * ovpool_tile_row_f32; the offsets ride in integer lanes permuted like the
+ * values. */
+static inline int ovpool_argmax_ok(ptrdiff_t n_out, int stride, int k) {
 #if defined(__SSE2__)
-static inline OVPOOL_INLINE void ovpool_tile_argblock4x2(
+    return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4))
+                          || (k == 3 && (stride == 1 || stride == 2)));
+#else
+    (void)n_out; (void)stride; (void)k;
+    return 0;
+#endif
+}
+
+#if defined(__SSE2__)
+/* taps u < k of 4 outputs at p: deinterleaved by stride */
+static inline OVPOOL_INLINE void ovpool_taps4s(const float *p, int stride, int k, __m128 v[4]) {
+    if (stride == k) {
+        ovpool_taps4(p, k, v);
+    } else if (stride == 2) {          /* k == 3: even, odd, next even */
+        __m128 w[4];
+        ovpool_taps4(p, 2, v);
+        ovpool_taps4(p + 2, 2, w);
+        v[2] = w[0];
+    } else {                           /* stride 1 */
+        for (int u = 0; u < k; u++)
+            v[u] = _mm_loadu_ps(p + u);
+    }
+}
+
+static inline OVPOOL_INLINE void ovpool_argblock4x2(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
-        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int kw) {
+        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int stride,
+        int k) {
     __m128 v[4], w[4], best_p, best_q;
     __m128i at_p, at_q;
-    /* lane l holds output l: its tap (t, u) is at offset + t*in_w + l*kw + u */
-    __m128i lanes = _mm_setr_epi32(0, kw, 2 * kw, 3 * kw);
+    /* lane l holds output l */
+    __m128i lanes = _mm_setr_epi32(0, stride, 2 * stride, 3 * stride);
     __m128i base_p = _mm_add_epi32(lanes, _mm_set1_epi32(off_p));
     __m128i base_q = _mm_add_epi32(lanes, _mm_set1_epi32(off_q));
     for (int t = 0; t < kh; t++) {
-        ovpool_taps4(p + t * in_w, kw, v);
-        ovpool_taps4(q + t * in_w, kw, w);
-        for (int u = 0; u < kw; u++) {
+        ovpool_taps4s(p + t * in_w, stride, k, v);
+        ovpool_taps4s(q + t * in_w, stride, k, w);
+        for (int u = 0; u < k; u++) {
             __m128i tap = _mm_set1_epi32((int32_t)(t * in_w + u));
             __m128i idx_p = _mm_add_epi32(base_p, tap), idx_q = _mm_add_epi32(base_q, tap);
             if (t == 0 && u == 0) {
@@ -616,21 +646,43 @@ static inline OVPOOL_INLINE __m256i ovpool_unpermute8i(__m256i x, int kw) {
     return _mm256_castps_si256(ovpool_unpermute8(_mm256_castsi256_ps(x), kw));
 }
 
-static inline OVPOOL_INLINE void ovpool_tile_argblock8x2(
+/* the deinterleave (kw of ovpool_taps8) behind a (stride, k) pair */
+static inline OVPOOL_INLINE int ovpool_lane_kw(int stride, int k) {
+    return stride == k ? k : stride == 2 ? 2 : 1;
+}
+
+static inline OVPOOL_INLINE void ovpool_taps8s(const float *p, int stride, int k, __m256 v[4]) {
+    if (stride == k) {
+        ovpool_taps8(p, k, v);
+    } else if (stride == 2) {
+        __m256 w[4];
+        ovpool_taps8(p, 2, v);
+        ovpool_taps8(p + 2, 2, w);
+        v[2] = w[0];
+    } else {
+        for (int u = 0; u < k; u++)
+            v[u] = _mm256_loadu_ps(p + u);
+    }
+}
+
+static inline OVPOOL_INLINE void ovpool_argblock8x2(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
-        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int kw) {
+        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int stride,
+        int k) {
     __m256 v[4], w[4], best_p, best_q;
     __m256i at_p, at_q;
-    /* the output each lane holds (ovpool_taps8's permutation), times kw */
-    __m256i lanes = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
-                  : kw == 2 ? _mm256_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14)
-                            : _mm256_setr_epi32(0, 8, 16, 24, 4, 12, 20, 28);
+    int kw = ovpool_lane_kw(stride, k);
+    /* the output each lane holds (ovpool_taps8's permutation for kw) */
+    __m256i order = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+                  : kw == 2 ? _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+                            : _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    __m256i lanes = _mm256_mullo_epi32(order, _mm256_set1_epi32(stride));
     __m256i base_p = _mm256_add_epi32(lanes, _mm256_set1_epi32(off_p));
     __m256i base_q = _mm256_add_epi32(lanes, _mm256_set1_epi32(off_q));
     for (int t = 0; t < kh; t++) {
-        ovpool_taps8(p + t * in_w, kw, v);
-        ovpool_taps8(q + t * in_w, kw, w);
-        for (int u = 0; u < kw; u++) {
+        ovpool_taps8s(p + t * in_w, stride, k, v);
+        ovpool_taps8s(q + t * in_w, stride, k, w);
+        for (int u = 0; u < k; u++) {
             __m256i tap = _mm256_set1_epi32((int32_t)(t * in_w + u));
             __m256i idx_p = _mm256_add_epi32(base_p, tap), idx_q = _mm256_add_epi32(base_q, tap);
             if (t == 0 && u == 0) {
@@ -657,44 +709,51 @@ static inline OVPOOL_INLINE void ovpool_tile_argblock8x2(
 #endif
 
 #if defined(__SSE2__)
-static inline OVPOOL_INLINE void ovpool_tile_argmax_kw(const float *row0, ptrdiff_t in_w,
-                                                       float *out, int32_t *pos, ptrdiff_t out_w,
-                                                       int kh, int kw, int32_t row_offset) {
+static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t in_w,
+                                                  float *out, int32_t *pos, ptrdiff_t n_out,
+                                                  int kh, int stride, int k, int32_t row_offset) {
 #if defined(__AVX2__)
-    if (out_w >= 8) {
-        ptrdiff_t n_blocks = (out_w + 7) / 8, b;
+    if (n_out >= 8) {
+        ptrdiff_t n_blocks = (n_out + 7) / 8, b;
         for (b = 0; b < n_blocks; b += 2) {
-            ptrdiff_t o = b * 8 + 8 <= out_w ? b * 8 : out_w - 8;
-            ptrdiff_t o2 = b + 1 < n_blocks ? (b * 8 + 16 <= out_w ? b * 8 + 8 : out_w - 8) : o;
-            ovpool_tile_argblock8x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
-                                    pos + o, pos + o2, (int32_t)(row_offset + o * kw),
-                                    (int32_t)(row_offset + o2 * kw), kh, kw);
+            ptrdiff_t o = b * 8 + 8 <= n_out ? b * 8 : n_out - 8;
+            ptrdiff_t o2 = b + 1 < n_blocks ? (b * 8 + 16 <= n_out ? b * 8 + 8 : n_out - 8) : o;
+            ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
+                               pos + o, pos + o2, (int32_t)(row_offset + o * stride),
+                               (int32_t)(row_offset + o2 * stride), kh, stride, k);
         }
         return;
     }
 #endif
-    ptrdiff_t n_blocks = (out_w + 3) / 4, b;
+    ptrdiff_t n_blocks = (n_out + 3) / 4, b;
     for (b = 0; b < n_blocks; b += 2) {
-        ptrdiff_t o = b * 4 + 4 <= out_w ? b * 4 : out_w - 4;
-        ptrdiff_t o2 = b + 1 < n_blocks ? (b * 4 + 8 <= out_w ? b * 4 + 4 : out_w - 4) : o;
-        ovpool_tile_argblock4x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
-                                pos + o, pos + o2, (int32_t)(row_offset + o * kw),
-                                (int32_t)(row_offset + o2 * kw), kh, kw);
+        ptrdiff_t o = b * 4 + 4 <= n_out ? b * 4 : n_out - 4;
+        ptrdiff_t o2 = b + 1 < n_blocks ? (b * 4 + 8 <= n_out ? b * 4 + 4 : n_out - 4) : o;
+        ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
+                           pos + o, pos + o2, (int32_t)(row_offset + o * stride),
+                           (int32_t)(row_offset + o2 * stride), kh, stride, k);
     }
 }
 #endif
 
-/* row0 is the window's first input row, row_offset its offset in the plane. */
-static inline void ovpool_tile_argmax_row_f32(const float *row0, ptrdiff_t in_w, float *out,
-                                              int32_t *pos, ptrdiff_t out_w, int kh, int kw,
-                                              int32_t row_offset) {
+/* Needs ovpool_argmax_ok(n_out, stride, k); row0 is output 0's first tap. */
+static inline void ovpool_argmax_row_f32(const float *row0, ptrdiff_t in_w, float *out,
+                                         int32_t *pos, ptrdiff_t n_out, int kh, int stride,
+                                         int k, int32_t row_offset) {
 #if defined(__SSE2__)
-    if (kw == 1) ovpool_tile_argmax_kw(row0, in_w, out, pos, out_w, kh, 1, row_offset);
-    else if (kw == 2) ovpool_tile_argmax_kw(row0, in_w, out, pos, out_w, kh, 2, row_offset);
-    else ovpool_tile_argmax_kw(row0, in_w, out, pos, out_w, kh, 4, row_offset);
+    if (k == 3 && stride == 2)
+        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 2, 3, row_offset);
+    else if (k == 3)        /* stride 1 */
+        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 1, 3, row_offset);
+    else if (k == 1)        /* the tilings: stride == k */
+        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 1, 1, row_offset);
+    else if (k == 2)
+        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 2, 2, row_offset);
+    else
+        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 4, 4, row_offset);
 #else
-    (void)row0; (void)in_w; (void)out; (void)pos; (void)out_w; (void)kh; (void)kw;
-    (void)row_offset;
+    (void)row0; (void)in_w; (void)out; (void)pos; (void)n_out; (void)kh; (void)stride;
+    (void)k; (void)row_offset;
 #endif
 }
 

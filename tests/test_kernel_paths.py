@@ -259,6 +259,28 @@ def test_interior_argmax_with_ties_against_torch(k, s, p):
     np.testing.assert_array_equal(indices % plane, ti.numpy())
 
 
+@pytest.mark.parametrize("k, s", [(3, 2), (3, 1)])
+@pytest.mark.parametrize("width", [33, 34, 35, 37, 40, 41, 47, 64, 90])
+def test_interior_vector_argmax_every_width(k, s, width):
+    """float32 3-tap windows at stride 2 or 1 take the SSE/AVX argmax of
+    _simd.h over all window rows at once (rows clipped at the top and bottom
+    by the padding): every block split, ties, NaN, and column-major indices,
+    in float32 against torch, and float64 (scalar kernels) against float32."""
+    x = _with_nans(np.round(RNG.standard_normal((2, 3, 9, width)) * 1.5).astype(np.float32), 4)
+    tv, ti = F.max_pool2d(_t(x), k, s, 1, return_indices=True)
+    tv, ti = tv.numpy(), ti.numpy()
+    h, w = x.shape[2:]
+    planes = np.arange(6).reshape(2, 3, 1, 1) * h * w
+    for dtype in (np.float32, np.float64):
+        values, indices = ovpool.max_pool(x.astype(dtype), (k, k), strides=(s, s),
+                                          pads=(1,) * 4, return_indices=True)
+        np.testing.assert_array_equal(values, tv.astype(dtype))
+        np.testing.assert_array_equal(indices, ti + planes)
+        _, indices = ovpool.max_pool(x.astype(dtype), (k, k), strides=(s, s), pads=(1,) * 4,
+                                     return_indices=True, storage_order=1)
+        np.testing.assert_array_equal(indices, ti // w + (ti % w) * h + planes)
+
+
 # -- 16-bit floats -----------------------------------------------------------------
 
 def _bfloat16():
