@@ -594,11 +594,11 @@ static inline int ovpool_argmax_ok(ptrdiff_t n_out, int stride, int k) {
 static inline OVPOOL_INLINE void ovpool_taps4s(const float *p, int stride, int k, __m128 v[4]) {
     if (stride == k) {
         ovpool_taps4(p, k, v);
-    } else if (stride == 2) {          /* k == 3: even, odd, next even */
-        __m128 w[4];
+    } else if (stride == 2) {          /* k == 3: even, odd, then the odd of p + 1 */
+        __m128 w[4];                   /* (not the even of p + 2: a float too far) */
         ovpool_taps4(p, 2, v);
-        ovpool_taps4(p + 2, 2, w);
-        v[2] = w[0];
+        ovpool_taps4(p + 1, 2, w);
+        v[2] = w[1];
     } else {                           /* stride 1 */
         for (int u = 0; u < k; u++)
             v[u] = _mm_loadu_ps(p + u);
@@ -657,8 +657,8 @@ static inline OVPOOL_INLINE void ovpool_taps8s(const float *p, int stride, int k
     } else if (stride == 2) {
         __m256 w[4];
         ovpool_taps8(p, 2, v);
-        ovpool_taps8(p + 2, 2, w);
-        v[2] = w[0];
+        ovpool_taps8(p + 1, 2, w);
+        v[2] = w[1];
     } else {
         for (int u = 0; u < k; u++)
             v[u] = _mm256_loadu_ps(p + u);
