@@ -64,12 +64,12 @@ cdef extern from "_simd.h":
     double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
-    bint _tile_row_ok "ovpool_tile_row_ok"(Py_ssize_t out_w, int kw) noexcept nogil
     void _tile_row_f32 "ovpool_tile_row_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                              Py_ssize_t out_w, int kh, int kw, int is_max,
                                              int scale, float divisor) noexcept nogil
     int _tile_scale "ovpool_tile_scale"(float divisor, float* factor) noexcept nogil
-    bint _argmax_ok "ovpool_argmax_ok"(Py_ssize_t n_out, int stride, int k) noexcept nogil
+    bint _vector_rows_ok "ovpool_vector_rows_ok"(Py_ssize_t n_out, int stride,
+                                                 int k) noexcept nogil
     void _argmax_row_f32 "ovpool_argmax_row_f32"(
         const float* row0, Py_ssize_t in_w, float* out, int32_t* pos, Py_ssize_t n_out, int kh,
         int stride, int k, int32_t row_offset) noexcept nogil
@@ -201,14 +201,21 @@ cdef inline Py_ssize_t _row_offsets(const Plan* plan, Py_ssize_t od, Py_ssize_t 
     """Offsets (in elements, within a plane) of the input rows of window row
     (od, oh), in row-major window order; returns their number."""
     cdef const int64_t* wd = plan.win_d + 3 * od
-    cdef const int64_t* wh = plan.win_h + 3 * oh
-    cdef Py_ssize_t td, th, n = 0
+    cdef Py_ssize_t td, n = 0
     for td in range(wd[1]):
-        for th in range(wh[1]):
-            offsets[n] = ((wd[0] + td * plan.dil_d) * plan.in_h
-                          + wh[0] + th * plan.dil_h) * plan.in_w
-            n += 1
+        n += _slice_row_offsets(plan, wd[0] + td * plan.dil_d, oh, offsets + n)
     return n
+
+
+cdef inline Py_ssize_t _slice_row_offsets(const Plan* plan, Py_ssize_t in_d_idx, Py_ssize_t oh,
+                                          int64_t* offsets) noexcept nogil:
+    """Offsets of the input rows of window row oh within depth slice
+    in_d_idx, top to bottom; returns their number."""
+    cdef const int64_t* wh = plan.win_h + 3 * oh
+    cdef Py_ssize_t th
+    for th in range(wh[1]):
+        offsets[th] = (in_d_idx * plan.in_h + wh[0] + th * plan.dil_h) * plan.in_w
+    return wh[1]
 
 
 cdef inline void _prefetch_ahead(const char* plane, const int64_t* offsets, Py_ssize_t n_rows,
@@ -750,23 +757,18 @@ cdef inline void _sum_slices(const real_t* plane, real_t* buf, Py_ssize_t buffer
     rows of each slice are read in address order (aap3d at 1 thread: 6.4 -> 2.8
     ms; software prefetch on top of it only slowed maxpool3d, 4.5 -> 4.9 ms)."""
     cdef const int64_t* wd = plan.win_d + 3 * od
-    cdef const int64_t* wh
-    cdef Py_ssize_t td, j, th
-    cdef int64_t slice_start
+    cdef Py_ssize_t td, j, n_rows
     if wd[1] == 0:
         for j in range(n_out_rows):
             _vsum(plane, offsets, 0, buf + j * buffer_width + plan.pad_w, plan.in_w)
         return
     for td in range(wd[1]):
-        slice_start = (wd[0] + td * plan.dil_d) * plan.in_h * plan.in_w
         for j in range(n_out_rows):
-            wh = plan.win_h + 3 * (oh + j)
-            for th in range(wh[1]):
-                offsets[th] = slice_start + (wh[0] + th * plan.dil_h) * plan.in_w
+            n_rows = _slice_row_offsets(plan, wd[0] + td * plan.dil_d, oh + j, offsets)
             if td == 0:
-                _vsum(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+                _vsum(plane, offsets, n_rows, buf + j * buffer_width + plan.pad_w, plan.in_w)
             else:
-                _vsum_add(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+                _vsum_add(plane, offsets, n_rows, buf + j * buffer_width + plan.pad_w, plan.in_w)
 
 
 cdef inline void _sum_finish(const real_t* src, const real_t* col, real_t* out_row,
@@ -920,23 +922,18 @@ cdef inline void _max_slices(const max_t* plane, max_t* buf, Py_ssize_t buffer_w
                              Py_ssize_t n_out_rows) noexcept nogil:
     """_sum_slices for the maximum."""
     cdef const int64_t* wd = plan.win_d + 3 * od
-    cdef const int64_t* wh
-    cdef Py_ssize_t td, j, th
-    cdef int64_t slice_start
+    cdef Py_ssize_t td, j, n_rows
     if wd[1] == 0:
         for j in range(n_out_rows):
             _vmax(plane, offsets, 0, buf + j * buffer_width + plan.pad_w, plan.in_w)
         return
     for td in range(wd[1]):
-        slice_start = (wd[0] + td * plan.dil_d) * plan.in_h * plan.in_w
         for j in range(n_out_rows):
-            wh = plan.win_h + 3 * (oh + j)
-            for th in range(wh[1]):
-                offsets[th] = slice_start + (wh[0] + th * plan.dil_h) * plan.in_w
+            n_rows = _slice_row_offsets(plan, wd[0] + td * plan.dil_d, oh + j, offsets)
             if td == 0:
-                _vmax(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+                _vmax(plane, offsets, n_rows, buf + j * buffer_width + plan.pad_w, plan.in_w)
             else:
-                _vmax_add(plane, offsets, wh[1], buf + j * buffer_width + plan.pad_w, plan.in_w)
+                _vmax_add(plane, offsets, n_rows, buf + j * buffer_width + plan.pad_w, plan.in_w)
 
 
 cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan* plan,
@@ -1149,7 +1146,6 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     cdef max_t value, best
     cdef int32_t rank, best_r
     cdef bint take, value_nan, best_nan
-    cdef int64_t p, plane_hw, in_d_idx, rest, ih
     if n_rows == 0:
         for o in range(plan.out_w):
             out_row[o] = _lowest(<max_t>0)
@@ -1166,7 +1162,6 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
             take = (value > col[i]) | (value != value)
             col[i] = value if take else col[i]
             col_row[i] = <int32_t>r if take else col_row[i]
-    plane_hw = plan.in_h * plan.in_w
     for o in range(plan.out_w):
         ww = plan.win_w + 3 * o
         first = ww[0]
@@ -1195,15 +1190,8 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
                 best_r = rank
                 best_c = c
         out_row[o] = best
-        p = offsets[best_r] + best_c
-        if stride_w == 1 and stride_h == plan.in_w and stride_d == plane_hw:
-            index_row[o] = <index_t>(index_base + p)
-        else:
-            in_d_idx = p // plane_hw
-            rest = p - in_d_idx * plane_hw
-            ih = rest // plan.in_w
-            index_row[o] = <index_t>(index_base + in_d_idx * stride_d + ih * stride_h
-                                     + (rest - ih * plan.in_w) * stride_w)
+        index_row[o] = <index_t>_flat_index(offsets[best_r] + best_c, plan, index_base,
+                                            stride_d, stride_h, stride_w)
 
 
 cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
@@ -1242,7 +1230,7 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, hi, plan.out_w,
                                 index_base, stride_d, stride_h, stride_w)
     if (max_t is float and wd[1] == 1 and plan.dil_h == 1 and plan.dil_w == 1
-            and _argmax_ok(hi - lo, plan.stride_w, plan.kernel_w)):
+            and _vector_rows_ok(hi - lo, plan.stride_w, plan.kernel_w)):
         # consecutive window rows: the vector argmax of _simd.h takes them all
         row_offset = <int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w
                                + lo * plan.stride_w - plan.pad_w)
@@ -1268,19 +1256,25 @@ cdef inline void _positions_to_indices(const int32_t* pos, index_t* index_row, P
                                        int64_t stride_w) noexcept nogil:
     """index_row[lo:hi] from the row-major in-plane offsets pos[lo:hi]."""
     cdef Py_ssize_t o
-    cdef int64_t p, plane_hw, in_d_idx, rest, ih
     if stride_w == 1 and stride_h == plan.in_w and stride_d == plan.in_h * plan.in_w:
-        for o in range(lo, hi):
+        for o in range(lo, hi):   # row-major: a plain (vectorised) add
             index_row[o] = <index_t>(index_base + pos[o])
-    else:  # ONNX storage_order=1: renumber the row-major offset column-major
-        plane_hw = plan.in_h * plan.in_w
+    else:
         for o in range(lo, hi):
-            p = pos[o]
-            in_d_idx = p // plane_hw
-            rest = p - in_d_idx * plane_hw
-            ih = rest // plan.in_w
-            index_row[o] = <index_t>(index_base + in_d_idx * stride_d + ih * stride_h
-                                     + (rest - ih * plan.in_w) * stride_w)
+            index_row[o] = <index_t>_flat_index(pos[o], plan, index_base, stride_d, stride_h,
+                                                stride_w)
+
+
+cdef inline int64_t _flat_index(int64_t p, const Plan* plan, int64_t index_base,
+                                int64_t stride_d, int64_t stride_h,
+                                int64_t stride_w) noexcept nogil:
+    """The index of the element at row-major in-plane offset p: split into
+    (d, h, w) and renumbered by the strides (ONNX storage_order=1: column-major)."""
+    cdef int64_t plane_hw = plan.in_h * plan.in_w
+    cdef int64_t in_d_idx = p // plane_hw
+    cdef int64_t rest = p - in_d_idx * plane_hw
+    cdef int64_t ih = rest // plan.in_w
+    return index_base + in_d_idx * stride_d + ih * stride_h + (rest - ih * plan.in_w) * stride_w
 
 
 def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_h*in_w)
@@ -1320,10 +1314,8 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
     cdef Py_ssize_t tile_row = 0
-    cdef bint tiles = (max_t is float and 1 <= tile_kh <= 4
-                       and _argmax_ok(plan.out_w, tile_kw, tile_kw)
-                       and plan.out_d == plan.in_d and plan.out_h * tile_kh <= plan.in_h
-                       and plan.out_w * tile_kw <= plan.in_w and in_plane < 2 ** 31)
+    cdef bint tiles = (max_t is float and _is_tiling(&plan, tile_kh, tile_kw)
+                       and _vector_rows_ok(plan.out_w, tile_kw, tile_kw) and in_plane < 2 ** 31)
     cdef int32_t* pos
     cdef max_t* col          # table mode: column maxima, then their row ranks (int32)
     cdef int64_t* offsets
@@ -1381,6 +1373,12 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
 # blocks of _simd.h (lanes = outputs, taps deinterleaved from contiguous
 # loads), which gcc does not derive from the strided loops below: adaptive
 # 28->7 at 1 thread 320 -> 200 ns per plane, 14->7 150 -> 100, same bits.
+
+cdef inline bint _is_tiling(const Plan* plan, Py_ssize_t kh, Py_ssize_t kw) noexcept nogil:
+    """The windows can be kh x kw tiles at stride (kh, kw) of each depth slice."""
+    return (plan.out_d == plan.in_d and 1 <= kh <= 4 and 1 <= kw <= 4
+            and plan.out_h * kh <= plan.in_h and plan.out_w * kw <= plan.in_w)
+
 
 cdef inline void _tile_sum_pass(const real_t* row, real_t* out, Py_ssize_t n_out,
                                 Py_ssize_t kw, bint first) noexcept nogil:
@@ -1489,8 +1487,7 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
         return
     if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
             or out.shape[1] != plan.out_d * plan.out_h * plan.out_w
-            or plan.out_d != plan.in_d or not 1 <= kh <= 4 or not 1 <= kw <= 4
-            or plan.out_h * kh > plan.in_h or plan.out_w * kw > plan.in_w):
+            or not _is_tiling(&plan, kh, kw)):
         raise ValueError("array shapes do not match a tiling geometry")
     if not is_max and not (max_t is float or max_t is double):
         raise ValueError("average pooling needs a float type")
@@ -1504,7 +1501,7 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
     cdef max_t* out_base = &out[0, 0]
     cdef const max_t* row0
     cdef max_t divisor = <max_t>(kh * kw)
-    cdef bint simd_rows = max_t is float and _tile_row_ok(plan.out_w, kw)
+    cdef bint simd_rows = max_t is float and _vector_rows_ok(plan.out_w, kw, kw)
     cdef float factor = 1
     cdef int scale = _tile_scale(<float>(kh * kw), &factor)
     for unit in prange(n_units, nogil=True, num_threads=n_threads, schedule="dynamic",
@@ -1708,8 +1705,7 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
         return
     if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
             or out.shape[1] != plan.out_d * plan.out_h * plan.out_w
-            or plan.out_d != plan.in_d or not 1 <= kh <= 4 or not 1 <= kw <= 4
-            or plan.out_h * kh > plan.in_h or plan.out_w * kw > plan.in_w):
+            or not _is_tiling(&plan, kh, kw)):
         raise ValueError("array shapes do not match a tiling geometry")
     _set_blocks(&plan, rows_per_block)
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
@@ -1722,7 +1718,7 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
     cdef uint16_t* out_base = &out[0, 0]
     cdef float* rows
     cdef float* outs
-    cdef bint simd_rows = _tile_row_ok(plan.out_w, kw)
+    cdef bint simd_rows = _vector_rows_ok(plan.out_w, kw, kw)
     cdef float factor = 1
     cdef int scale = _tile_scale(<float>(kh * kw), &factor)
     cdef float divisor = <float>(kh * kw)

@@ -370,13 +370,23 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
     return 0;
 }
 
-static inline int ovpool_tile_row_ok(ptrdiff_t out_w, int kw) {
+/* The rows ovpool_tile_row_f32 (stride == k) and ovpool_argmax_row_f32 take:
+ * 4+ outputs (one whole vector block) of a tiling (stride == k in 1, 2, 4) or of
+ * 3-tap windows at stride 2 or 1. */
+static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {
 #if defined(__SSE2__)
-    return out_w >= 4 && (kw == 1 || kw == 2 || kw == 4);
+    return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4))
+                          || (k == 3 && (stride == 1 || stride == 2)));
 #else
-    (void)out_w; (void)kw;
+    (void)n_out; (void)stride; (void)k;
     return 0;
 #endif
+}
+
+/* Start of vector block b of width L over n >= L outputs: whole blocks, then
+ * the last one moved back to end at n (it overlaps the one before it). */
+static inline ptrdiff_t ovpool_block_start(ptrdiff_t b, ptrdiff_t L, ptrdiff_t n) {
+    return b * L < n - L ? b * L : n - L;
 }
 
 #if defined(__SSE2__)
@@ -525,8 +535,8 @@ static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t
         ptrdiff_t n_blocks = (out_w + 7) / 8, b;
         __m256 d8 = _mm256_set1_ps(divisor);
         for (b = 0; b < n_blocks; b += 2) {
-            ptrdiff_t o = b * 8 + 8 <= out_w ? b * 8 : out_w - 8;
-            ptrdiff_t o2 = b + 1 < n_blocks ? (b * 8 + 16 <= out_w ? b * 8 + 8 : out_w - 8) : o;
+            ptrdiff_t o = ovpool_block_start(b, 8, out_w);
+            ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, out_w);
             ovpool_tile_block8x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
                                  kh, kw, is_max, scale, d8);
         }
@@ -536,15 +546,15 @@ static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t
     ptrdiff_t n_blocks = (out_w + 3) / 4, b;
     __m128 d4 = _mm_set1_ps(divisor);
     for (b = 0; b < n_blocks; b += 2) {
-        ptrdiff_t o = b * 4 + 4 <= out_w ? b * 4 : out_w - 4;
-        ptrdiff_t o2 = b + 1 < n_blocks ? (b * 4 + 8 <= out_w ? b * 4 + 4 : out_w - 4) : o;
+        ptrdiff_t o = ovpool_block_start(b, 4, out_w);
+        ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 4, out_w);
         ovpool_tile_block4x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
                              kh, kw, is_max, scale, d4);
     }
 }
 #endif
 
-/* Needs ovpool_tile_row_ok(out_w, kw); (scale, divisor) from ovpool_tile_scale.
+/* Needs ovpool_vector_rows_ok(out_w, kw, kw); (scale, divisor) from ovpool_tile_scale.
  * kw and is_max become constants here, so each instance is unrolled; kh
  * stays a loop. */
 static inline void ovpool_tile_row_f32(const float *row0, ptrdiff_t in_w, float *out,
@@ -576,19 +586,9 @@ static inline void ovpool_tile_row_f32(const float *row0, ptrdiff_t in_w, float 
  * is row0[t*in_w + o*s + u], at offset row_offset + t*in_w + o*s + u. Taps
  * in row-major window order with take = (v > best) | isnan(v): the first
  * maximum, the last NaN, as the scalar kernels. (s, k) is a tiling (s == k
- * in 1, 2, 4), (2, 3) or (1, 3) (see ovpool_argmax_ok). Lanes as in
+ * in 1, 2, 4), (2, 3) or (1, 3) (see ovpool_vector_rows_ok). Lanes as in
  * ovpool_tile_row_f32; the offsets ride in integer lanes permuted like the
  * values. */
-static inline int ovpool_argmax_ok(ptrdiff_t n_out, int stride, int k) {
-#if defined(__SSE2__)
-    return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4))
-                          || (k == 3 && (stride == 1 || stride == 2)));
-#else
-    (void)n_out; (void)stride; (void)k;
-    return 0;
-#endif
-}
-
 #if defined(__SSE2__)
 /* taps u < k of 4 outputs at p: deinterleaved by stride */
 static inline OVPOOL_INLINE void ovpool_taps4s(const float *p, int stride, int k, __m128 v[4]) {
@@ -716,8 +716,8 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
     if (n_out >= 8) {
         ptrdiff_t n_blocks = (n_out + 7) / 8, b;
         for (b = 0; b < n_blocks; b += 2) {
-            ptrdiff_t o = b * 8 + 8 <= n_out ? b * 8 : n_out - 8;
-            ptrdiff_t o2 = b + 1 < n_blocks ? (b * 8 + 16 <= n_out ? b * 8 + 8 : n_out - 8) : o;
+            ptrdiff_t o = ovpool_block_start(b, 8, n_out);
+            ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, n_out);
             ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
                                pos + o, pos + o2, (int32_t)(row_offset + o * stride),
                                (int32_t)(row_offset + o2 * stride), kh, stride, k);
@@ -727,8 +727,8 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
 #endif
     ptrdiff_t n_blocks = (n_out + 3) / 4, b;
     for (b = 0; b < n_blocks; b += 2) {
-        ptrdiff_t o = b * 4 + 4 <= n_out ? b * 4 : n_out - 4;
-        ptrdiff_t o2 = b + 1 < n_blocks ? (b * 4 + 8 <= n_out ? b * 4 + 4 : n_out - 4) : o;
+        ptrdiff_t o = ovpool_block_start(b, 4, n_out);
+        ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 4, n_out);
         ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
                            pos + o, pos + o2, (int32_t)(row_offset + o * stride),
                            (int32_t)(row_offset + o2 * stride), kh, stride, k);
@@ -736,7 +736,7 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
 }
 #endif
 
-/* Needs ovpool_argmax_ok(n_out, stride, k); row0 is output 0's first tap. */
+/* Needs ovpool_vector_rows_ok(n_out, stride, k); row0 is output 0's first tap. */
 static inline void ovpool_argmax_row_f32(const float *row0, ptrdiff_t in_w, float *out,
                                          int32_t *pos, ptrdiff_t n_out, int kh, int stride,
                                          int k, int32_t row_offset) {
