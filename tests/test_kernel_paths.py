@@ -265,7 +265,7 @@ def test_interior_vector_argmax_every_width(k, s, width):
     """float32 3-tap windows at stride 2 or 1 take the SSE/AVX argmax of
     _simd.h over all window rows at once (rows clipped at the top and bottom
     by the padding): every block split, ties, NaN, and column-major indices,
-    in float32 against torch, and float64 (scalar kernels) against float32."""
+    against torch; float64 (the scalar kernels) against the same torch result."""
     x = _with_nans(np.round(RNG.standard_normal((2, 3, 9, width)) * 1.5).astype(np.float32), 4)
     tv, ti = F.max_pool2d(_t(x), k, s, 1, return_indices=True)
     tv, ti = tv.numpy(), ti.numpy()
