@@ -67,6 +67,9 @@ cdef extern from "_simd.h":
     void _tile_row_f32 "ovpool_tile_row_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                              Py_ssize_t out_w, int kh, int kw, int is_max,
                                              int scale, float divisor) noexcept nogil
+    bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
+                                                Py_ssize_t n_rows, float* col,
+                                                Py_ssize_t n) noexcept nogil
     int _tile_scale "ovpool_tile_scale"(float divisor, float* factor) noexcept nogil
     bint _vector_rows_ok "ovpool_vector_rows_ok"(Py_ssize_t n_out, int stride,
                                                  int k) noexcept nogil
@@ -612,10 +615,19 @@ cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssiz
 
 
 cdef inline void _hmax_k(const max_t* buf, max_t* out, Py_ssize_t n_out,
-                         Py_ssize_t stride, Py_ssize_t k) noexcept nogil:
+                         Py_ssize_t stride, Py_ssize_t k, bint nan_free) noexcept nogil:
+    # nan_free: buf holds no NaN, so the NaN flag (a blend per output) is dropped
     cdef Py_ssize_t o, t
     cdef max_t acc, value
     cdef bint nan
+    if nan_free or not (max_t is float or max_t is double):
+        for o in range(n_out):
+            acc = buf[o * stride]
+            for t in range(1, k):
+                value = buf[o * stride + t]
+                acc = acc if acc > value else value
+            out[o] = acc
+        return
     for o in range(n_out):
         acc = buf[o * stride]
         nan = acc != acc
@@ -623,39 +635,36 @@ cdef inline void _hmax_k(const max_t* buf, max_t* out, Py_ssize_t n_out,
             value = buf[o * stride + t]
             acc = acc if acc > value else value
             nan = nan | (value != value)
-        if max_t is float or max_t is double:
-            out[o] = <max_t>NAN if nan else acc
-        else:
-            out[o] = acc
+        out[o] = <max_t>NAN if nan else acc
 
 
 cdef inline void _hmax(const max_t* buf, max_t* out, Py_ssize_t n_out, Py_ssize_t k,
-                       Py_ssize_t stride, Py_ssize_t dilation) noexcept nogil:
+                       Py_ssize_t stride, Py_ssize_t dilation, bint nan_free) noexcept nogil:
     cdef Py_ssize_t o, t
     cdef max_t acc
     if dilation == 1 and stride == 1:
         if k == 2:
-            _hmax_k(buf, out, n_out, 1, 2)
+            _hmax_k(buf, out, n_out, 1, 2, nan_free)
         elif k == 3:
-            _hmax_k(buf, out, n_out, 1, 3)
+            _hmax_k(buf, out, n_out, 1, 3, nan_free)
         elif k == 5:
-            _hmax_k(buf, out, n_out, 1, 5)
+            _hmax_k(buf, out, n_out, 1, 5, nan_free)
         else:
-            _hmax_k(buf, out, n_out, 1, k)
+            _hmax_k(buf, out, n_out, 1, k, nan_free)
     elif dilation == 1 and stride == 2:
         if k == 2:
-            _hmax_k(buf, out, n_out, 2, 2)
+            _hmax_k(buf, out, n_out, 2, 2, nan_free)
         elif k == 3:
-            _hmax_k(buf, out, n_out, 2, 3)
+            _hmax_k(buf, out, n_out, 2, 3, nan_free)
         else:
-            _hmax_k(buf, out, n_out, 2, k)
+            _hmax_k(buf, out, n_out, 2, k, nan_free)
     elif dilation == 1 and stride == k and k < 8:
         if k == 3:
-            _hmax_k(buf, out, n_out, 3, 3)
+            _hmax_k(buf, out, n_out, 3, 3, nan_free)
         elif k == 4:
-            _hmax_k(buf, out, n_out, 4, 4)
+            _hmax_k(buf, out, n_out, 4, 4, nan_free)
         else:
-            _hmax_k(buf, out, n_out, k, k)
+            _hmax_k(buf, out, n_out, k, k, nan_free)
     elif dilation == 1 and k >= 8:
         for o in range(n_out):
             out[o] = _span_max(buf + o * stride, k)
@@ -901,18 +910,26 @@ cdef inline void _max_row_from(const max_t* plane, const int64_t* offsets, Py_ss
         # one window row that needs no padding: read it in place
         src = plane + offsets[0]
         if plan.uniform_w:
-            _hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+            _hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, False)
         else:
             _hmax_table(src, out_row, plan)
-    else:
-        _vmax(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
-        _max_finish(buf, out_row, plan)
+        return
+    if max_t is float:
+        # plain maxps with one NaN check per row; a row with a NaN is redone
+        # below with the exact rule
+        if n_rows > 0 and not _vmax_rows_f32(plane, offsets, n_rows, buf + plan.pad_w,
+                                             plan.in_w):
+            _max_finish(buf, out_row, plan, True)
+            return
+    _vmax(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
+    _max_finish(buf, out_row, plan, False)
 
 
-cdef inline void _max_finish(const max_t* buf, max_t* out_row, const Plan* plan) noexcept nogil:
+cdef inline void _max_finish(const max_t* buf, max_t* out_row, const Plan* plan,
+                             bint nan_free) noexcept nogil:
     """Horizontal pass of one output row from its padded column maxima."""
     if plan.uniform_w:
-        _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w)
+        _hmax(buf, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, nan_free)
     else:
         _hmax_table(buf + plan.pad_w, out_row, plan)
 
@@ -972,7 +989,7 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
                                 n_group)
                     for j in range(n_group):
                         _max_finish(buf + j * buffer_width,
-                                    out + plane * out_plane + (row + j) * plan.out_w, plan)
+                                    out + plane * out_plane + (row + j) * plan.out_w, plan, False)
                 else:
                     n_group = 1
                     n_rows = _row_offsets(plan, od, oh, offsets)

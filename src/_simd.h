@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -153,6 +154,69 @@ static inline ptrdiff_t ovpool_span_argmax_f64(const double *x, ptrdiff_t n) {
     return i;
 }
 
+
+/* col[i] = max over the n_rows >= 1 rows plane + offsets[r] of element i,
+ * with plain maxps and no NaN rule: returns 1 when any element read was NaN,
+ * and the caller then redoes the row with the exact rule. One check per row
+ * instead of a blend per element: a 3-row pass does about half the work.
+ * Rows go 3 at a time; a group of fewer repeats its last row, and the last
+ * vector block overlaps the one before it (max is idempotent). */
+static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offsets,
+                                       ptrdiff_t n_rows, float *col, ptrdiff_t n) {
+    int nan = 0;
+    for (ptrdiff_t r = 0; r < n_rows; r += 3) {
+        ptrdiff_t m = n_rows - r < 3 ? n_rows - r : 3;
+        const float *a = plane + offsets[r];
+        const float *b = plane + offsets[r + (m > 1)];
+        const float *c = plane + offsets[r + m - 1];
+        int first = r == 0;
+        ptrdiff_t i = 0;
+#if defined(__AVX__)
+        if (n >= 8) {
+            __m256 u = _mm256_setzero_ps();
+            for (ptrdiff_t s = 0; s < n; s += 8) {
+                i = s + 8 <= n ? s : n - 8;
+                __m256 va = _mm256_loadu_ps(a + i), vb = _mm256_loadu_ps(b + i);
+                __m256 vc = _mm256_loadu_ps(c + i);
+                u = _mm256_or_ps(u, _mm256_cmp_ps(va, vb, _CMP_UNORD_Q));
+                u = _mm256_or_ps(u, _mm256_cmp_ps(vc, vc, _CMP_UNORD_Q));
+                __m256 v = _mm256_max_ps(_mm256_max_ps(va, vb), vc);
+                if (!first)
+                    v = _mm256_max_ps(v, _mm256_loadu_ps(col + i));
+                _mm256_storeu_ps(col + i, v);
+            }
+            nan |= _mm256_movemask_ps(u) != 0;
+            i = n;
+        }
+#elif defined(__SSE2__)
+        if (n >= 4) {
+            __m128 u = _mm_setzero_ps();
+            for (ptrdiff_t s = 0; s < n; s += 4) {
+                i = s + 4 <= n ? s : n - 4;
+                __m128 va = _mm_loadu_ps(a + i), vb = _mm_loadu_ps(b + i);
+                __m128 vc = _mm_loadu_ps(c + i);
+                u = _mm_or_ps(u, _mm_cmpunord_ps(va, vb));
+                u = _mm_or_ps(u, _mm_cmpunord_ps(vc, vc));
+                __m128 v = _mm_max_ps(_mm_max_ps(va, vb), vc);
+                if (!first)
+                    v = _mm_max_ps(v, _mm_loadu_ps(col + i));
+                _mm_storeu_ps(col + i, v);
+            }
+            nan |= _mm_movemask_ps(u) != 0;
+            i = n;
+        }
+#endif
+        for (; i < n; i++) {
+            float v = a[i] > b[i] ? a[i] : b[i];
+            v = v > c[i] ? v : c[i];
+            if (!first)
+                v = v > col[i] ? v : col[i];
+            col[i] = v;
+            nan |= (a[i] != a[i]) | (b[i] != b[i]) | (c[i] != c[i]);
+        }
+    }
+    return nan;
+}
 
 /* float16 and bfloat16 rows, converted to and from float32 in scratch.
  *

@@ -247,6 +247,27 @@ def test_adaptive_max_indices_with_ties_and_nans(shape, output):
     np.testing.assert_array_equal(indices, ti.numpy())
 
 
+@pytest.mark.parametrize("kh", [2, 3, 4, 5, 7])
+@pytest.mark.parametrize("width", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 23])
+def test_values_max_row_nan_check_every_position(kh, width):
+    """float32 max values: the window rows of an output row are combined with
+    plain maxps (3 rows per sweep, the last vector block overlapping) and one
+    NaN check per row, and a row with a NaN is redone with the exact rule.
+    Plane i holds one NaN at flat position i, so every row of a group, every
+    lane of a block and every tail column is hit, beside rows without NaN and
+    +-inf; against torch, which propagates NaN."""
+    h = kh + 3
+    base = np.round(RNG.standard_normal((h, width)) * 2).astype(np.float32)
+    base[0, 0], base[-1, -1] = np.inf, -np.inf
+    x = np.repeat(base[None, None], h * width + 1, axis=1)
+    x.reshape(x.shape[1], -1)[np.arange(h * width), np.arange(h * width)] = np.nan
+    for k, s, p in [((kh, 3), (1, 2), (kh // 2, 1)), ((kh, 2), (2, 1), (0, 0)),
+                    ((kh, 1), (1, 1), (0, 0))]:
+        got = ovpool.max_pool(x, k, strides=s, pads=(p[0], p[1]) * 2)
+        want = F.max_pool2d(_t(x), k, s, p).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} strides {s}")
+
+
 @pytest.mark.parametrize("k, s, p", [(3, 2, 1), (2, 1, 0), (3, 1, 1), (5, 2, 2)])
 def test_interior_argmax_with_ties_against_torch(k, s, p):
     """Wide rows (40+ interior outputs) take the vectorised argmax."""
