@@ -43,7 +43,7 @@ inside ``nogil``.
 from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport INFINITY, NAN, fabs, pow, sqrt
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, INT64_MAX
 from libc.stdlib cimport free, malloc
 
 from _omp cimport OVPOOL_OPENMP, omp_get_num_threads, omp_get_thread_num
@@ -70,6 +70,8 @@ cdef extern from "_simd.h":
     bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
+    void _fold_row_argmax_f32 "ovpool_fold_row_argmax_f32"(
+        const float* row, float* col, int32_t* col_row, Py_ssize_t n, int32_t r) noexcept nogil
     int _tile_scale "ovpool_tile_scale"(float divisor, float* factor) noexcept nogil
     bint _vector_rows_ok "ovpool_vector_rows_ok"(Py_ssize_t n_out, int stride,
                                                  int k) noexcept nogil
@@ -1162,7 +1164,8 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     cdef const int64_t* ww
     cdef max_t value, best
     cdef int32_t rank, best_r
-    cdef bint take, value_nan, best_nan
+    cdef int64_t key, best_key
+    cdef bint take, value_nan, best_nan, any_nan
     if n_rows == 0:
         for o in range(plan.out_w):
             out_row[o] = _lowest(<max_t>0)
@@ -1174,11 +1177,14 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
         col_row[i] = 0
     for r in range(1, n_rows):
         row = plane + offsets[r]
-        for i in range(plan.in_w):
-            value = row[i]
-            take = (value > col[i]) | (value != value)
-            col[i] = value if take else col[i]
-            col_row[i] = <int32_t>r if take else col_row[i]
+        if max_t is float:
+            _fold_row_argmax_f32(row, col, col_row, plan.in_w, <int32_t>r)
+        else:
+            for i in range(plan.in_w):
+                value = row[i]
+                take = (value > col[i]) | (value != value)
+                col[i] = value if take else col[i]
+                col_row[i] = <int32_t>r if take else col_row[i]
     for o in range(plan.out_w):
         ww = plan.win_w + 3 * o
         first = ww[0]
@@ -1187,25 +1193,44 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
             out_row[o] = _lowest(<max_t>0)
             index_row[o] = <index_t>index_base
             continue
+        # the maximum by a compare-select chain, then the smallest (rank,
+        # column) holding it as one int64 key: no branch depends on the data
+        # (mispredicted branches cost more than both passes); a window with a
+        # NaN takes the exact loop below
         best = col[first]
-        best_r = col_row[first]
-        best_c = first
+        any_nan = best != best
         for t in range(1, n_taps):
-            c = first + t * plan.dil_w
-            value = col[c]
-            rank = col_row[c]
-            value_nan = value != value
-            best_nan = best != best
-            if best_nan:
-                take = value_nan and rank >= best_r
-            elif value_nan:
-                take = True
-            else:
-                take = value > best or (value == best and rank < best_r)
-            if take:
-                best = value
-                best_r = rank
-                best_c = c
+            value = col[first + t * plan.dil_w]
+            best = value if value > best else best
+            any_nan = any_nan | (value != value)
+        if not any_nan:
+            best_key = INT64_MAX
+            for t in range(n_taps):
+                c = first + t * plan.dil_w
+                key = ((<int64_t>col_row[c]) << 32) | c
+                best_key = key if (col[c] == best) & (key < best_key) else best_key
+            best_r = <int32_t>(best_key >> 32)
+            best_c = <Py_ssize_t>(best_key - ((<int64_t>best_r) << 32))
+        else:
+            best = col[first]
+            best_r = col_row[first]
+            best_c = first
+            for t in range(1, n_taps):
+                c = first + t * plan.dil_w
+                value = col[c]
+                rank = col_row[c]
+                value_nan = value != value
+                best_nan = best != best
+                if best_nan:
+                    take = value_nan and rank >= best_r
+                elif value_nan:
+                    take = True
+                else:
+                    take = value > best or (value == best and rank < best_r)
+                if take:
+                    best = value
+                    best_r = rank
+                    best_c = c
         out_row[o] = best
         index_row[o] = <index_t>_flat_index(offsets[best_r] + best_c, plan, index_base,
                                             stride_d, stride_h, stride_w)
@@ -1288,6 +1313,8 @@ cdef inline int64_t _flat_index(int64_t p, const Plan* plan, int64_t index_base,
     """The index of the element at row-major in-plane offset p: split into
     (d, h, w) and renumbered by the strides (ONNX storage_order=1: column-major)."""
     cdef int64_t plane_hw = plan.in_h * plan.in_w
+    if stride_w == 1 and stride_h == plan.in_w and stride_d == plane_hw:
+        return index_base + p       # row-major: no divisions
     cdef int64_t in_d_idx = p // plane_hw
     cdef int64_t rest = p - in_d_idx * plane_hw
     cdef int64_t ih = rest // plan.in_w

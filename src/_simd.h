@@ -218,6 +218,54 @@ static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offset
     return nan;
 }
 
+/* One window row r folded into the column maxima of the vertical-first
+ * argmax: where row[i] > col[i], or row[i] is NaN (the last NaN wins),
+ * col[i] = row[i] and col_row[i] = r. Vector blocks with the last one moved
+ * back to end at n: folding a row twice changes nothing, and a scalar tail
+ * would branch on the data (mispredictions cost more than the blocks). */
+static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int32_t *col_row,
+                                              ptrdiff_t n, int32_t r) {
+    ptrdiff_t i = 0;
+#if defined(__AVX2__)
+    if (n >= 8) {
+        __m256i rank = _mm256_set1_epi32(r);
+        for (ptrdiff_t s = 0; s < n; s += 8) {
+            i = s + 8 <= n ? s : n - 8;
+            __m256 v = _mm256_loadu_ps(row + i), c = _mm256_loadu_ps(col + i);
+            __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ),
+                                       _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            _mm256_storeu_ps(col + i, _mm256_blendv_ps(c, v, take));
+            __m256i cr = _mm256_loadu_si256((const __m256i *)(col_row + i));
+            _mm256_storeu_si256((__m256i *)(col_row + i),
+                                _mm256_castps_si256(_mm256_blendv_ps(
+                                    _mm256_castsi256_ps(cr), _mm256_castsi256_ps(rank), take)));
+        }
+        return;
+    }
+#elif defined(__SSE2__)
+    if (n >= 4) {
+        __m128i rank = _mm_set1_epi32(r);
+        for (ptrdiff_t s = 0; s < n; s += 4) {
+            i = s + 4 <= n ? s : n - 4;
+            __m128 v = _mm_loadu_ps(row + i), c = _mm_loadu_ps(col + i);
+            __m128 take = _mm_or_ps(_mm_cmplt_ps(c, v), _mm_cmpunord_ps(v, v));
+            _mm_storeu_ps(col + i, _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, c)));
+            __m128i t = _mm_castps_si128(take);
+            __m128i cr = _mm_loadu_si128((const __m128i *)(col_row + i));
+            _mm_storeu_si128((__m128i *)(col_row + i),
+                             _mm_or_si128(_mm_and_si128(t, rank), _mm_andnot_si128(t, cr)));
+        }
+        return;
+    }
+#endif
+    for (; i < n; i++) {
+        float v = row[i];
+        int take = (v > col[i]) | (v != v);
+        col[i] = take ? v : col[i];
+        col_row[i] = take ? r : col_row[i];
+    }
+}
+
 /* float16 and bfloat16 rows, converted to and from float32 in scratch.
  *
  * float16: F16C (vcvtph2ps / vcvtps2ph, round to nearest even) in the

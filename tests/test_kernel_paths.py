@@ -247,6 +247,33 @@ def test_adaptive_max_indices_with_ties_and_nans(shape, output):
     np.testing.assert_array_equal(indices, ti.numpy())
 
 
+@pytest.mark.parametrize("width", [2, 3, 4, 5, 7, 8, 9, 11, 12, 15, 16, 17, 23, 50])
+def test_adaptive_max_indices_every_row_width(width):
+    """Adaptive bins of unequal size: the window rows are folded into column
+    maxima in vector blocks (the last one overlapping), then each bin takes the
+    smallest (row, column) holding its maximum without branches, and a bin
+    with a NaN takes the exact loop. Quantised values tie across rows and
+    columns; against torch in float32 and float64, and int8/uint8 against the
+    float64 result of the same values."""
+    h = 13
+    x = np.round(RNG.standard_normal((2, 3, h, width)) * 1.5).astype(np.float32)
+    nans = _with_nans(x, 3)
+    for output in [(5, max(1, width // 2 + 1)), (3, max(1, width - 3)), (h, width)]:
+        for data in (x, nans):
+            for dtype in (np.float32, np.float64):
+                values, indices = ovpool.adaptive_max_pool(data.astype(dtype), output)
+                tv, ti = F.adaptive_max_pool2d(_t(data.astype(dtype)), output,
+                                               return_indices=True)
+                np.testing.assert_array_equal(values, tv.numpy(), err_msg=str(output))
+                np.testing.assert_array_equal(indices, ti.numpy(), err_msg=str(output))
+        for dtype in (np.int8, np.uint8):
+            ints = (x + 3).astype(dtype)
+            values, indices = ovpool.adaptive_max_pool(ints, output)
+            want_v, want_i = ovpool.adaptive_max_pool(ints.astype(np.float64), output)
+            np.testing.assert_array_equal(values, want_v.astype(dtype))
+            np.testing.assert_array_equal(indices, want_i)
+
+
 @pytest.mark.parametrize("kh", [2, 3, 4, 5, 7])
 @pytest.mark.parametrize("width", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 23])
 def test_values_max_row_nan_check_every_position(kh, width):
