@@ -20,6 +20,12 @@
 #include <emmintrin.h>
 #endif
 
+/* Start of vector block b of width L over n >= L outputs: whole blocks, then
+ * the last one moved back to end at n (it overlaps the one before it). */
+static inline ptrdiff_t ovpool_block_start(ptrdiff_t b, ptrdiff_t L, ptrdiff_t n) {
+    return b * L < n - L ? b * L : n - L;
+}
+
 static inline float ovpool_scalar_max_f32(const float *x, ptrdiff_t n, float acc, int *nan) {
     for (ptrdiff_t i = 0; i < n; i++) {
         float v = x[i];
@@ -174,8 +180,8 @@ static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offset
 #if defined(__AVX__)
         if (n >= 8) {
             __m256 u = _mm256_setzero_ps();
-            for (ptrdiff_t s = 0; s < n; s += 8) {
-                i = s + 8 <= n ? s : n - 8;
+            for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
+                i = ovpool_block_start(blk, 8, n);
                 __m256 va = _mm256_loadu_ps(a + i), vb = _mm256_loadu_ps(b + i);
                 __m256 vc = _mm256_loadu_ps(c + i);
                 u = _mm256_or_ps(u, _mm256_cmp_ps(va, vb, _CMP_UNORD_Q));
@@ -191,8 +197,8 @@ static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offset
 #elif defined(__SSE2__)
         if (n >= 4) {
             __m128 u = _mm_setzero_ps();
-            for (ptrdiff_t s = 0; s < n; s += 4) {
-                i = s + 4 <= n ? s : n - 4;
+            for (ptrdiff_t blk = 0; blk * 4 < n; blk++) {
+                i = ovpool_block_start(blk, 4, n);
                 __m128 va = _mm_loadu_ps(a + i), vb = _mm_loadu_ps(b + i);
                 __m128 vc = _mm_loadu_ps(c + i);
                 u = _mm_or_ps(u, _mm_cmpunord_ps(va, vb));
@@ -229,8 +235,8 @@ static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int3
 #if defined(__AVX2__)
     if (n >= 8) {
         __m256i rank = _mm256_set1_epi32(r);
-        for (ptrdiff_t s = 0; s < n; s += 8) {
-            i = s + 8 <= n ? s : n - 8;
+        for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
+            i = ovpool_block_start(blk, 8, n);
             __m256 v = _mm256_loadu_ps(row + i), c = _mm256_loadu_ps(col + i);
             __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ),
                                        _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
@@ -245,8 +251,8 @@ static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int3
 #elif defined(__SSE2__)
     if (n >= 4) {
         __m128i rank = _mm_set1_epi32(r);
-        for (ptrdiff_t s = 0; s < n; s += 4) {
-            i = s + 4 <= n ? s : n - 4;
+        for (ptrdiff_t blk = 0; blk * 4 < n; blk++) {
+            i = ovpool_block_start(blk, 4, n);
             __m128 v = _mm_loadu_ps(row + i), c = _mm_loadu_ps(col + i);
             __m128 take = _mm_or_ps(_mm_cmplt_ps(c, v), _mm_cmpunord_ps(v, v));
             _mm_storeu_ps(col + i, _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, c)));
@@ -493,12 +499,6 @@ static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {
     (void)n_out; (void)stride; (void)k;
     return 0;
 #endif
-}
-
-/* Start of vector block b of width L over n >= L outputs: whole blocks, then
- * the last one moved back to end at n (it overlaps the one before it). */
-static inline ptrdiff_t ovpool_block_start(ptrdiff_t b, ptrdiff_t L, ptrdiff_t n) {
-    return b * L < n - L ? b * L : n - L;
 }
 
 #if defined(__SSE2__)
