@@ -220,6 +220,19 @@ def test_global_max_and_mean_against_numpy(n, dtype):
         assert np.isnan(got[1, 2]) and not np.isnan(np.delete(got.reshape(-1), 6)).any()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_span_max_nan_at_every_position(dtype):
+    """The span maximum (global max, windows of 8+ taps) ends with a vector
+    block that overlaps the one before it instead of a scalar tail: plane i
+    of each size holds one NaN at position i, so the NaN falls in every block,
+    the overlap and the lanes before it; against numpy."""
+    for n in range(2, 42):
+        x = RNG.standard_normal((1, n + 1, n)).astype(dtype)
+        x[0, np.arange(n), np.arange(n)] = np.nan
+        np.testing.assert_array_equal(ovpool.global_max_pool(x)[..., 0], x.max(axis=2),
+                                      err_msg=f"plane size {n}")
+
+
 @pytest.mark.parametrize("k", [8, 9, 12, 17])
 def test_long_window_rows_against_torch(k):
     x = _with_nans(RNG.standard_normal((2, 3, 2 * k + 5)).astype(np.float32), 2)
