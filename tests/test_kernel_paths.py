@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ovpool
+from ovpool import _core
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -167,10 +168,30 @@ def test_depth_pooling_average_against_onnx_reference(shape, kernel, strides, pa
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.fixture(params=["by_depth", "by_rows"])
+def max_depth_path(request, monkeypatch):
+    """Max values pooling along D takes the depth maxima of each output depth
+    into a slab first (kernels._max_pool_by_depth) when a depth slice fits in
+    _SLAB_BYTES; with no slab it pools slice by slice or row by row. Both
+    paths run; the fixture returns a check that the call took its path."""
+    by_depth = request.param == "by_depth"
+    monkeypatch.setattr(_core, "_SLAB_BYTES", 256 * 1024 if by_depth else 0)
+    _core._cache.clear()
+
+    def took_path():
+        slabs = [plan.slab_rows != (0, 0) for plan in _core._cache.values()
+                 if isinstance(plan, _core.Plan) and plan.in_dhw[0] > 1]
+        assert slabs and all(slab == by_depth for slab in slabs)
+
+    yield took_path
+    _core._cache.clear()
+
+
 @pytest.mark.parametrize("shape, kernel, strides, pads, dilations, ceil", SLICE_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8])
 def test_depth_pooling_max_against_onnx_reference_and_torch(shape, kernel, strides, pads,
-                                                            dilations, ceil, dtype):
+                                                            dilations, ceil, dtype,
+                                                            max_depth_path):
     from references import onnx_pool_attrs, onnx_reference
 
     if dtype == np.int8:
@@ -192,6 +213,47 @@ def test_depth_pooling_max_against_onnx_reference_and_torch(shape, kernel, strid
         np.testing.assert_array_equal(ovpool.max_pool(x, kernel, strides=strides, pads=pads,
                                                       dilations=dilations, ceil_mode=ceil),
                                       want)
+    max_depth_path()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_depth_slab_nan_at_every_position(dtype, max_depth_path):
+    """The slab pass combines the depth slices with plain maxps and one NaN
+    check over the whole slab, and redoes a slab with a NaN by the exact rule.
+    Plane i holds one NaN at flat position i (every slice, row, lane and tail
+    column), beside +-inf and planes without NaN; against torch."""
+    d, h, w = 5, 4, 11
+    base = np.round(RNG.standard_normal((d, h, w)) * 2).astype(dtype)
+    base[0, 0, 0], base[-1, -1, -1] = np.inf, -np.inf
+    x = np.repeat(base[None, None], d * h * w + 1, axis=1)
+    x.reshape(x.shape[1], -1)[np.arange(d * h * w), np.arange(d * h * w)] = np.nan
+    for k, st, p in [((3, 3, 3), (2, 2, 2), (1, 1, 1)), ((2, 2, 3), (1, 2, 1), (0, 1, 1)),
+                     ((5, 1, 1), (1, 1, 1), (0, 0, 0))]:
+        got = ovpool.max_pool(x, k, strides=st, pads=p * 2)
+        want = F.max_pool3d(_t(x), k, st, p).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} strides {st}")
+    max_depth_path()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_depth_slab_large_input_prefetch(dtype, max_depth_path):
+    """An input of 2M+ elements prefetches the next work unit's slab rows
+    (and, by rows, the window rows ahead); values against torch at 1 and 2
+    threads."""
+    shape = (2, 16, 12, 70, 90)           # 2.4M elements
+    if dtype == np.uint8:
+        x = RNG.integers(0, 255, shape, endpoint=True).astype(dtype)
+    else:
+        x = RNG.standard_normal(shape).astype(dtype)
+    reference = _t(x.astype(np.float32))
+    for k, st, p in [((3, 3, 3), (2, 2, 2), (1, 1, 1)), ((2, 2, 2), (2, 2, 2), (0, 0, 0))]:
+        want = F.max_pool3d(reference, k, st, p).numpy().astype(dtype)
+        for n_threads in (1, 2):
+            got = ovpool.max_pool(x, k, strides=st, pads=p * 2, num_threads=n_threads)
+            np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} threads {n_threads}")
+    max_depth_path()
+    assert all(plan.slab_prefetch for plan in _core._cache.values()
+               if isinstance(plan, _core.Plan) and plan.slab_rows != (0, 0))
 
 
 def test_depth_pooling_adaptive_against_torch():
