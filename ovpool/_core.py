@@ -49,7 +49,7 @@ _PREFETCH_MIN_ELEMENTS = 1 << 21
 # when pooling along D (kernels._sum_slices).
 _SLICE_SCRATCH = 8192
 
-# Largest per-thread slab of depth maxima (kernels._max_pool_by_depth), bytes.
+# Largest per-thread slab of depth maxima or sums (kernels._pool_by_depth), bytes.
 _SLAB_BYTES = 256 * 1024
 
 
@@ -182,18 +182,21 @@ class Plan:
         self.tiling = self._tiling()
         self.empty_axes = tuple((i, np.flatnonzero(a.table[:, 1] == 0))
                                 for i, a in enumerate(axes) if (a.table[:, 1] == 0).any())
-        # pooling along D: the kernels read one depth slice at a time for groups
-        # of output rows whose column sums fit in 32 KiB of scratch (f32), unless
-        # they prefetch the window rows (overlapping windows of a large input:
-        # maxpool3d 3x3x3 s2 at 2 threads 3.72 ms by slices, 3.49 by rows with
-        # prefetch; aap3d 4x8x8 tiles 2.52 by slices, 3.47 by rows)
+        # pooling along D without a slab (below; and Lp pooling): the kernels
+        # read one depth slice at a time for groups of output rows whose column
+        # sums fit in 32 KiB of scratch (f32), unless they prefetch the window
+        # rows (overlapping windows of a large input: maxpool3d 3x3x3 s2 at 2
+        # threads 3.72 ms by slices, 3.49 by rows with prefetch; aap3d 4x8x8
+        # tiles 2.52 by slices, 3.47 by rows)
         pools_depth = int(axes[0].table[:, 1].max()) > 1
         self.slice_rows = (min(self.out_dhw[1], max(1, _SLICE_SCRATCH // self.buffer_width))
                            if pools_depth and not self.prefetch else 0)
-        # max values pooling along D: the depth maxima of one output depth go
-        # into a per-thread slab of the input rows the H windows read, when it
-        # fits in a quarter of L2 (kernels._max_pool_by_depth; maxpool3d
-        # 3x3x3 s2 at 2 threads, in process: 3.63 ms by rows, 3.16 by slab)
+        # max values and averages pooled along D: the depth maxima or sums of
+        # one output depth go into a per-thread slab of the input rows the H
+        # windows read, when it fits in a quarter of L2 (kernels._pool_by_depth;
+        # at 2 threads, in process, before -> after: maxpool3d 3x3x3 s2 3.63 ->
+        # 3.16 ms, avgpool3d 3.75 -> 3.00, aap3d 2.98 -> 2.37, aap3d_overlap
+        # 0.48 -> 0.33)
         h_used = axes[1].table[axes[1].table[:, 1] > 0]
         self.slab_rows = (0, 0)
         if pools_depth and len(h_used) and self.in_dhw[1] * in_w * 8 <= _SLAB_BYTES:

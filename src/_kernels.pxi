@@ -111,8 +111,9 @@ cdef struct Plan:
     Py_ssize_t prefetch_block   # elements a window advances by per output row
     Py_ssize_t slice_rows       # > 0: pool along D one depth slice at a time, for
                                 # up to this many output rows per scratch group
-    Py_ssize_t slab_lo          # slab_hi > slab_lo: max pools along D first, into a
-    Py_ssize_t slab_hi          # slab of input rows slab_lo..slab_hi-1 (_max_pool_by_depth)
+    Py_ssize_t slab_lo          # slab_hi > slab_lo: max values and averages pool along
+    Py_ssize_t slab_hi          # D first, into a slab of input rows slab_lo..slab_hi-1
+                                # (_pool_by_depth)
     bint slab_prefetch          # prefetch the next work unit's slab rows
 
 
@@ -900,8 +901,12 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
         div_w = geometry.div_w_f64
     _set_blocks(&plan, rows_per_block)
     with nogil:
-        _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], div_w, &plan, geometry.buffer_width,
-                  geometry.max_rows, mode, p, n_threads, failed)
+        if plan.slab_hi > plan.slab_lo and mode == SUM_AVERAGE:
+            _pool_by_depth(&x[0, 0], &out[0, 0], x.shape[0], div_w, &plan,
+                           geometry.buffer_width, geometry.max_rows, False, n_threads, failed)
+        else:
+            _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], div_w, &plan, geometry.buffer_width,
+                      geometry.max_rows, mode, p, n_threads, failed)
     if failed[0]:
         raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 
@@ -1055,26 +1060,28 @@ cdef inline void _prefetch_slab_part(const char* x, Py_ssize_t unit, Py_ssize_t 
             _prefetch_l2(start + b)
 
 
-cdef void _max_pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan* plan,
-                             Py_ssize_t buffer_width, Py_ssize_t max_rows, int n_threads,
-                             int* failed) noexcept nogil:
-    """Max values pooling along D first. A work unit is one output depth od of
-    one plane: the maxima over its window's depth slices go into a per-thread
-    slab (input rows slab_lo..slab_hi-1), from which every output row of od is
-    pooled as from a 2D plane. The slab pass reads kd contiguous streams that
-    the hardware prefetcher follows, and each input row is read once per od
-    instead of once per output row that covers it (maxpool3d 3x3x3 s2: 1.5
-    reads per element instead of 2.25). The maximum is associative, so the
-    order changes no value."""
+cdef void _pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const max_t* div_w,
+                         const Plan* plan, Py_ssize_t buffer_width, Py_ssize_t max_rows,
+                         bint is_max, int n_threads, int* failed) noexcept nogil:
+    """Max values (``is_max``) or average pooling along D first. A work unit
+    is one output depth od of one plane: the maxima or sums over its window's
+    depth slices go into a per-thread slab (input rows slab_lo..slab_hi-1),
+    from which every output row of od is pooled as from a 2D plane (``div_w``:
+    the average's W factors, NULL for the maximum). The slab pass reads kd
+    contiguous streams, one long row per slice, and each input row is read
+    once per od instead of once per output row that covers it (maxpool3d
+    3x3x3 s2: 1.5 reads per element instead of 2.25)."""
     cdef Py_ssize_t slice_size = plan.in_h * plan.in_w
     cdef Py_ssize_t in_plane = plan.in_d * slice_size
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t n_units = n_planes * plan.out_d
+    cdef Py_ssize_t slab_width = (plan.slab_hi - plan.slab_lo) * plan.in_w
     cdef Py_ssize_t unit, plane, od, oh, td, n_rows, i
     cdef const int64_t* wd
     cdef const max_t* src
     cdef max_t* buf
     cdef max_t* slab
+    cdef max_t* out_row
     cdef int64_t* offsets
     with parallel(num_threads=n_threads):
         buf = <max_t*>malloc(buffer_width * sizeof(max_t))
@@ -1083,8 +1090,9 @@ cdef void _max_pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, co
         if buf == NULL or slab == NULL or offsets == NULL:
             failed[0] = 1
         else:
+            # the padding of the column buffer: the identity, never overwritten
             for i in range(buffer_width):
-                buf[i] = _max_identity(<max_t>0)
+                buf[i] = _max_identity(<max_t>0) if is_max else 0
         for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
             if buf == NULL or slab == NULL or offsets == NULL:
                 continue
@@ -1095,14 +1103,20 @@ cdef void _max_pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, co
             # the slab's rows are contiguous in every depth slice: one long row
             for td in range(wd[1]):
                 offsets[td] = (wd[0] + td * plan.dil_d) * slice_size + plan.slab_lo * plan.in_w
-            _max_rows_exact(src, offsets, wd[1], slab + plan.slab_lo * plan.in_w,
-                            (plan.slab_hi - plan.slab_lo) * plan.in_w)
+            if is_max:
+                _max_rows_exact(src, offsets, wd[1], slab + plan.slab_lo * plan.in_w, slab_width)
+            elif max_t is float or max_t is double:
+                _vsum(src, offsets, wd[1], slab + plan.slab_lo * plan.in_w, slab_width)
             for oh in range(plan.out_h):
                 if plan.slab_prefetch and unit + 1 < n_units:
                     _prefetch_slab_part(<const char*>x, unit + 1, oh, sizeof(max_t), plan)
                 n_rows = _slice_row_offsets(plan, 0, oh, offsets)
-                _max_row_from(slab, offsets, n_rows, buf,
-                              out + plane * out_plane + (od * plan.out_h + oh) * plan.out_w, plan)
+                out_row = out + plane * out_plane + (od * plan.out_h + oh) * plan.out_w
+                if is_max:
+                    _max_row_from(slab, offsets, n_rows, buf, out_row, plan)
+                elif max_t is float or max_t is double:
+                    _sum_row_from(slab, offsets, n_rows, out_row, buf, div_w, plan, od, oh,
+                                  SUM_AVERAGE, 1.0)
         free(buf)
         free(slab)
         free(offsets)
@@ -1125,8 +1139,8 @@ def max_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
     _set_blocks(&plan, rows_per_block)
     with nogil:
         if plan.slab_hi > plan.slab_lo:
-            _max_pool_by_depth(&x[0, 0], &out[0, 0], x.shape[0], &plan, geometry.buffer_width,
-                               geometry.max_rows, n_threads, failed)
+            _pool_by_depth(&x[0, 0], &out[0, 0], x.shape[0], NULL, &plan, geometry.buffer_width,
+                           geometry.max_rows, True, n_threads, failed)
         else:
             _max_pool(&x[0, 0], &out[0, 0], x.shape[0], &plan, geometry.buffer_width,
                       geometry.max_rows, n_threads, failed)

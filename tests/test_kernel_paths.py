@@ -154,7 +154,7 @@ SLICE_CASES = [
 @pytest.mark.parametrize("shape, kernel, strides, pads, dilations, ceil", SLICE_CASES)
 @pytest.mark.parametrize("count_include_pad", [0, 1])
 def test_depth_pooling_average_against_onnx_reference(shape, kernel, strides, pads, dilations,
-                                                      ceil, count_include_pad):
+                                                      ceil, count_include_pad, depth_path):
     from references import onnx_pool_attrs, onnx_reference
 
     x = RNG.standard_normal(shape).astype(np.float32)
@@ -166,21 +166,23 @@ def test_depth_pooling_average_against_onnx_reference(shape, kernel, strides, pa
                               ceil_mode=ceil, count_include_pad=count_include_pad,
                               num_threads=n_threads)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    depth_path()
 
 
 @pytest.fixture(params=["by_depth", "by_rows"])
-def max_depth_path(request, monkeypatch):
-    """Max values pooling along D takes the depth maxima of each output depth
-    into a slab first (kernels._max_pool_by_depth) when a depth slice fits in
-    _SLAB_BYTES; with no slab it pools slice by slice or row by row. Both
-    paths run; the fixture returns a check that the call took its path."""
+def depth_path(request, monkeypatch):
+    """Max values and average pooling along D take the depth maxima or sums
+    of each output depth into a slab first (kernels._pool_by_depth) when a
+    depth slice fits in _SLAB_BYTES; with no slab they pool slice by slice or
+    row by row. Both paths run; the fixture returns a check that the calls
+    took their path."""
     by_depth = request.param == "by_depth"
     monkeypatch.setattr(_core, "_SLAB_BYTES", 256 * 1024 if by_depth else 0)
     _core._cache.clear()
 
     def took_path():
         slabs = [plan.slab_rows != (0, 0) for plan in _core._cache.values()
-                 if isinstance(plan, _core.Plan) and plan.in_dhw[0] > 1]
+                 if isinstance(plan, _core.Plan) and plan.axes[0].table[:, 1].max() > 1]
         assert slabs and all(slab == by_depth for slab in slabs)
 
     yield took_path
@@ -191,7 +193,7 @@ def max_depth_path(request, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8])
 def test_depth_pooling_max_against_onnx_reference_and_torch(shape, kernel, strides, pads,
                                                             dilations, ceil, dtype,
-                                                            max_depth_path):
+                                                            depth_path):
     from references import onnx_pool_attrs, onnx_reference
 
     if dtype == np.int8:
@@ -213,11 +215,11 @@ def test_depth_pooling_max_against_onnx_reference_and_torch(shape, kernel, strid
         np.testing.assert_array_equal(ovpool.max_pool(x, kernel, strides=strides, pads=pads,
                                                       dilations=dilations, ceil_mode=ceil),
                                       want)
-    max_depth_path()
+    depth_path()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_depth_slab_nan_at_every_position(dtype, max_depth_path):
+def test_depth_slab_nan_at_every_position(dtype, depth_path):
     """The slab pass combines the depth slices with plain maxps and one NaN
     check over the whole slab, and redoes a slab with a NaN by the exact rule.
     Plane i holds one NaN at flat position i (every slice, row, lane and tail
@@ -232,14 +234,14 @@ def test_depth_slab_nan_at_every_position(dtype, max_depth_path):
         got = ovpool.max_pool(x, k, strides=st, pads=p * 2)
         want = F.max_pool3d(_t(x), k, st, p).numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} strides {st}")
-    max_depth_path()
+    depth_path()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.uint8])
-def test_depth_slab_large_input_prefetch(dtype, max_depth_path):
+def test_depth_slab_large_input_prefetch(dtype, depth_path):
     """An input of 2M+ elements prefetches the next work unit's slab rows
-    (and, by rows, the window rows ahead); values against torch at 1 and 2
-    threads."""
+    (and, by rows, the window rows ahead); maxima and means against torch at
+    1 and 2 threads."""
     shape = (2, 16, 12, 70, 90)           # 2.4M elements
     if dtype == np.uint8:
         x = RNG.integers(0, 255, shape, endpoint=True).astype(dtype)
@@ -248,15 +250,19 @@ def test_depth_slab_large_input_prefetch(dtype, max_depth_path):
     reference = _t(x.astype(np.float32))
     for k, st, p in [((3, 3, 3), (2, 2, 2), (1, 1, 1)), ((2, 2, 2), (2, 2, 2), (0, 0, 0))]:
         want = F.max_pool3d(reference, k, st, p).numpy().astype(dtype)
+        want_mean = F.avg_pool3d(reference, k, st, p, count_include_pad=False).numpy()
         for n_threads in (1, 2):
             got = ovpool.max_pool(x, k, strides=st, pads=p * 2, num_threads=n_threads)
             np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} threads {n_threads}")
-    max_depth_path()
+            if dtype == np.float32:
+                got = ovpool.avg_pool(x, k, strides=st, pads=p * 2, num_threads=n_threads)
+                np.testing.assert_allclose(got, want_mean, rtol=1e-5, atol=1e-6)
+    depth_path()
     assert all(plan.slab_prefetch for plan in _core._cache.values()
                if isinstance(plan, _core.Plan) and plan.slab_rows != (0, 0))
 
 
-def test_depth_pooling_adaptive_against_torch():
+def test_depth_pooling_adaptive_against_torch(depth_path):
     x = RNG.standard_normal((2, 3, 10, 13, 30)).astype(np.float32)
     for size in [(4, 7, 7), (3, 5, 9), (10, 1, 4), (1, 13, 30)]:
         np.testing.assert_allclose(ovpool.adaptive_avg_pool(x, size),
@@ -264,6 +270,12 @@ def test_depth_pooling_adaptive_against_torch():
                                    rtol=1e-6, atol=1e-7)
         values, _ = ovpool.adaptive_max_pool(x, size)
         np.testing.assert_array_equal(values, F.adaptive_max_pool3d(_t(x), size).numpy())
+    # Lp pooling sums |x|^p along D: never by the slab, whose sums are plain
+    # (torch raises x, not |x|, to the power: it gets |x|)
+    np.testing.assert_allclose(ovpool.lp_pool(x, (3, 2, 2), strides=(2, 1, 2), p=3),
+                               F.lp_pool3d(_t(np.abs(x)), 3, (3, 2, 2), (2, 1, 2)).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    depth_path()
 
 
 # -- long window rows and global reductions ------------------------------------
