@@ -70,9 +70,10 @@ cdef extern from "_simd.h":
     double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
-    void _tile_row_f32 "ovpool_tile_row_f32"(const float* row0, Py_ssize_t in_w, float* out,
-                                             Py_ssize_t out_w, int kh, int kw, int is_max,
-                                             int scale, float divisor) noexcept nogil
+    void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
+                                               Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
+                                               int kw, int is_max, int scale,
+                                               float divisor) noexcept nogil
     bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
@@ -1657,7 +1658,7 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
     cdef Py_ssize_t out_plane = out.shape[1]
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = x.shape[0] * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_run
     cdef const max_t* x_base = &x[0, 0]
     cdef max_t* out_base = &out[0, 0]
     cdef const max_t* row0
@@ -1674,16 +1675,19 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
         oh = row - od * plan.out_h
         while row < row_end:
             row0 = x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w
+            n_run = 1
             if max_t is float and simd_rows:
-                _tile_row_f32(row0, plan.in_w, out_base + plane * out_plane + row * plan.out_w,
-                              plan.out_w, kh, kw, is_max, scale, factor)
+                # the rest of this depth slice's rows in one call
+                n_run = min(row_end - row, plan.out_h - oh)
+                _tile_rows_f32(row0, plan.in_w, out_base + plane * out_plane + row * plan.out_w,
+                               plan.out_w, n_run, kh, kw, is_max, scale, factor)
             elif is_max:
                 _tile_max_row(row0, out_base + plane * out_plane + row * plan.out_w, &plan, kh, kw)
             elif max_t is float or max_t is double:
                 _tile_sum_row(row0, out_base + plane * out_plane + row * plan.out_w, &plan, kh, kw,
                               divisor)
-            row = row + 1
-            oh = oh + 1
+            row = row + n_run
+            oh = oh + n_run
             if oh == plan.out_h:
                 oh = 0
                 od = od + 1
@@ -1900,16 +1904,17 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
                 n = min(row_end - row, group, plan.out_h - oh)
                 _widen(x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w, rows,
                        n * kh * plan.in_w, bf16)
-                for j in range(n):
-                    if simd_rows:
-                        _tile_row_f32(rows + j * kh * plan.in_w, plan.in_w, outs + j * plan.out_w,
-                                      plan.out_w, kh, kw, is_max, scale, factor)
-                    elif is_max:
-                        _tile_max_row(rows + j * kh * plan.in_w, outs + j * plan.out_w, &plan,
-                                      kh, kw)
-                    else:
-                        _tile_sum_row(rows + j * kh * plan.in_w, outs + j * plan.out_w, &plan,
-                                      kh, kw, divisor)
+                if simd_rows:
+                    _tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, kh, kw, is_max, scale,
+                                   factor)
+                else:
+                    for j in range(n):
+                        if is_max:
+                            _tile_max_row(rows + j * kh * plan.in_w, outs + j * plan.out_w,
+                                          &plan, kh, kw)
+                        else:
+                            _tile_sum_row(rows + j * kh * plan.in_w, outs + j * plan.out_w,
+                                          &plan, kh, kw, divisor)
                 _narrow(outs, out_base + plane * out_plane + row * plan.out_w, n * plan.out_w,
                         bf16)
                 row = row + n

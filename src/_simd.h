@@ -692,29 +692,43 @@ static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t
 }
 #endif
 
-/* Needs ovpool_vector_rows_ok(out_w, kw, kw); (scale, divisor) from ovpool_tile_scale.
- * kw and is_max become constants here, so each instance is unrolled; kh
- * stays a loop. */
-static inline void ovpool_tile_row_f32(const float *row0, ptrdiff_t in_w, float *out,
-                                       ptrdiff_t out_w, int kh, int kw, int is_max, int scale,
-                                       float divisor) {
+#if defined(__SSE2__)
+static inline OVPOOL_INLINE void ovpool_tile_rows_kw(const float *row0, ptrdiff_t in_w,
+                                                     float *out, ptrdiff_t out_w,
+                                                     ptrdiff_t n_rows, int kh, int kw,
+                                                     int is_max, int scale, float divisor) {
+    for (ptrdiff_t r = 0; r < n_rows; r++)
+        ovpool_tile_row_kw(row0 + r * kh * in_w, in_w, out + r * out_w, out_w, kh, kw, is_max,
+                           scale, divisor);
+}
+#endif
+
+/* n_rows consecutive output rows of tiling windows: row r reads the kh input
+ * rows from row0 + r * kh * in_w and writes out + r * out_w. Needs
+ * ovpool_vector_rows_ok(out_w, kw, kw); (scale, divisor) from
+ * ovpool_tile_scale. kw and is_max become constants here, so each instance
+ * is unrolled; kh stays a loop. A call per run of rows, not per row: a 7x7
+ * output plane paid more for the call than for its 7 rows. */
+static inline void ovpool_tile_rows_f32(const float *row0, ptrdiff_t in_w, float *out,
+                                        ptrdiff_t out_w, ptrdiff_t n_rows, int kh, int kw,
+                                        int is_max, int scale, float divisor) {
 #if defined(__SSE2__)
     if (is_max) {
-        if (kw == 1) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 1, 1, 0, divisor);
-        else if (kw == 2) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 2, 1, 0, divisor);
-        else ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 4, 1, 0, divisor);
+        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 1, 0, divisor);
+        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 1, 0, divisor);
+        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 1, 0, divisor);
     } else if (scale) {
-        if (kw == 1) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 1, 0, 1, divisor);
-        else if (kw == 2) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 2, 0, 1, divisor);
-        else ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 4, 0, 1, divisor);
+        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 1, divisor);
+        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 1, divisor);
+        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 1, divisor);
     } else {
-        if (kw == 1) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 1, 0, 0, divisor);
-        else if (kw == 2) ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 2, 0, 0, divisor);
-        else ovpool_tile_row_kw(row0, in_w, out, out_w, kh, 4, 0, 0, divisor);
+        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 0, divisor);
+        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 0, divisor);
+        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 0, divisor);
     }
 #else
-    (void)row0; (void)in_w; (void)out; (void)out_w; (void)kh; (void)kw; (void)is_max;
-    (void)scale; (void)divisor;
+    (void)row0; (void)in_w; (void)out; (void)out_w; (void)n_rows; (void)kh; (void)kw;
+    (void)is_max; (void)scale; (void)divisor;
 #endif
 }
 
