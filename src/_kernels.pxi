@@ -70,6 +70,9 @@ cdef extern from "_simd.h":
     double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
+    bint _hpool_s2k3_f32 "ovpool_hpool_s2k3_f32"(const float* buf, float* out, Py_ssize_t n_out,
+                                                  int is_max, const float* div_w,
+                                                  float row_div) noexcept nogil
     void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                                Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
                                                int kw, int is_max, int scale,
@@ -673,6 +676,9 @@ cdef inline void _hmax(const max_t* buf, max_t* out, Py_ssize_t n_out, Py_ssize_
         if k == 2:
             _hmax_k(buf, out, n_out, 2, 2, nan_free)
         elif k == 3:
+            if max_t is float:
+                if nan_free and _hpool_s2k3_f32(buf, out, n_out, True, NULL, 0):
+                    return
             _hmax_k(buf, out, n_out, 2, 3, nan_free)
         else:
             _hmax_k(buf, out, n_out, 2, k, nan_free)
