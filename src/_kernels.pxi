@@ -73,6 +73,10 @@ cdef extern from "_simd.h":
     bint _hpool_s2k3_f32 "ovpool_hpool_s2k3_f32"(const float* buf, float* out, Py_ssize_t n_out,
                                                   int is_max, const float* div_w,
                                                   float row_div) noexcept nogil
+    void _avg_rows_k3s1_f32 "ovpool_avg_rows_k3s1_f32"(
+        const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
+        Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, const float* div_w,
+        int64_t div_d) noexcept nogil
     void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                                Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
                                                int kw, int is_max, int scale,
@@ -832,7 +836,7 @@ cdef inline void _sum_finish(const real_t* src, const real_t* col, real_t* out_r
 
 cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const real_t* div_w,
                     const Plan* plan, Py_ssize_t buffer_width, Py_ssize_t max_rows,
-                    int mode, double p, int n_threads, int* failed) noexcept nogil:
+                    int mode, double p, bint k3s1, int n_threads, int* failed) noexcept nogil:
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
@@ -870,6 +874,14 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
                         _sum_finish(buf + j * buffer_width, buf + j * buffer_width + plan.pad_w,
                                     out + plane * out_plane + (row + j) * plan.out_w, div_w,
                                     plan, od, oh + j, mode, p)
+                elif real_t is float and k3s1:
+                    # the rest of this depth slice's rows in one call
+                    n_group = min(row_end - row, plan.out_h - oh)
+                    _avg_rows_k3s1_f32(x + plane * in_plane
+                                       + plan.win_d[3 * od] * plan.in_h * plan.in_w,
+                                       plan.in_w, plan.win_h + 3 * oh, n_group,
+                                       out + plane * out_plane + row * plan.out_w, plan.out_w,
+                                       buf, plan.pad_w, div_w, plan.win_d[3 * od + 2])
                 else:
                     n_group = 1
                     _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
@@ -896,12 +908,23 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
     cdef Plan plan = geometry.plan
     cdef const real_t* div_w
     cdef int failed[1]
+    cdef Py_ssize_t i
+    # float32 averages of 3-wide stride-1 windows (Inception's 3x3 s1) whose H
+    # windows have at most 3 rows, with no pooling along D and no prefetch:
+    # a run of rows per call (_avg_rows_k3s1_f32)
+    cdef bint k3s1 = (real_t is float and mode == SUM_AVERAGE and plan.uniform_w
+                      and plan.kernel_w == 3 and plan.stride_w == 1 and plan.dil_w == 1
+                      and plan.dil_h == 1 and plan.prefetch == 0)
     failed[0] = 0
     if x.shape[0] == 0 or out.shape[1] == 0:
         return
     if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
             or out.shape[1] != plan.out_d * plan.out_h * plan.out_w):
         raise ValueError("array shapes do not match the geometry")
+    for i in range(plan.out_d if k3s1 else 0):
+        k3s1 = k3s1 and plan.win_d[3 * i + 1] == 1
+    for i in range(plan.out_h if k3s1 else 0):
+        k3s1 = k3s1 and plan.win_h[3 * i + 1] <= 3
     if real_t is float:
         div_w = geometry.div_w_f32
     else:
@@ -913,7 +936,7 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
                            geometry.buffer_width, geometry.max_rows, False, n_threads, failed)
         else:
             _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], div_w, &plan, geometry.buffer_width,
-                      geometry.max_rows, mode, p, n_threads, failed)
+                      geometry.max_rows, mode, p, k3s1, n_threads, failed)
     if failed[0]:
         raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 

@@ -517,6 +517,59 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
 /* The rows ovpool_tile_row_f32 (stride == k) and ovpool_argmax_row_f32 take:
  * 4+ outputs (one whole vector block) of a tiling (stride == k in 1, 2, 4) or of
  * 3-tap windows at stride 2 or 1. */
+/* Average of windows 3 taps wide at stride 1 along W (Inception's 3x3 s1
+ * AveragePool), float32, for n_rows consecutive output rows of one 2D slice:
+ * row r's window rows are plane + (win_h[3r] + t) * in_w for t < win_h[3r+1]
+ * <= 3, its divisor (float)(div_d * win_h[3r+2]) * div_w[o]. buf is the
+ * per-thread padded column buffer (zeros outside buf[pad_w .. pad_w + in_w)).
+ * The same operations in the same order as _vsum, _hsum_k and _sum_finish,
+ * so the same bits; one call per slice instead of one per row (the per-row
+ * calls cost more than the rows' arithmetic on a 35x35 plane). */
+static inline void ovpool_avg_rows_k3s1_f32(const float *plane, ptrdiff_t in_w,
+                                            const int64_t *win_h, ptrdiff_t n_rows, float *out,
+                                            ptrdiff_t out_w, float *buf, ptrdiff_t pad_w,
+                                            const float *div_w, int64_t div_d) {
+    float *col = buf + pad_w;
+    for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
+        const int64_t *wh = win_h + 3 * r;
+        const float *a = plane + wh[0] * in_w;
+        const float *b = a + in_w, *c = b + in_w;
+        ptrdiff_t n = wh[1], i = 0;
+        float row_div = (float)(div_d * wh[2]);
+#if defined(__AVX__)
+        if (in_w >= 8) {
+            for (ptrdiff_t blk = 0; blk * 8 < in_w; blk++) {
+                i = ovpool_block_start(blk, 8, in_w);
+                __m256 v = _mm256_setzero_ps();
+                if (n >= 1) v = _mm256_loadu_ps(a + i);
+                if (n >= 2) v = _mm256_add_ps(v, _mm256_loadu_ps(b + i));
+                if (n >= 3) v = _mm256_add_ps(v, _mm256_loadu_ps(c + i));
+                _mm256_storeu_ps(col + i, v);
+            }
+            i = in_w;
+        }
+#endif
+        for (; i < in_w; i++)
+            col[i] = n == 0 ? 0.0f : n == 1 ? a[i] : n == 2 ? a[i] + b[i] : a[i] + b[i] + c[i];
+        ptrdiff_t o = 0;
+#if defined(__AVX__)
+        if (out_w >= 8) {
+            __m256 row_divs = _mm256_set1_ps(row_div);
+            for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+                o = ovpool_block_start(blk, 8, out_w);
+                __m256 v = _mm256_add_ps(_mm256_loadu_ps(buf + o), _mm256_loadu_ps(buf + o + 1));
+                v = _mm256_add_ps(v, _mm256_loadu_ps(buf + o + 2));
+                v = _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+                _mm256_storeu_ps(out + o, v);
+            }
+            o = out_w;
+        }
+#endif
+        for (; o < out_w; o++)
+            out[o] = (buf[o] + buf[o + 1] + buf[o + 2]) / (row_div * div_w[o]);
+    }
+}
+
 static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {
 #if defined(__SSE2__)
     return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4))
