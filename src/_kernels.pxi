@@ -70,9 +70,8 @@ cdef extern from "_simd.h":
     double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
-    bint _hpool_s2k3_f32 "ovpool_hpool_s2k3_f32"(const float* buf, float* out, Py_ssize_t n_out,
-                                                  int is_max, const float* div_w,
-                                                  float row_div) noexcept nogil
+    bint _hmax_s2k3_f32 "ovpool_hmax_s2k3_f32"(const float* buf, float* out,
+                                                Py_ssize_t n_out) noexcept nogil
     void _avg_rows_k3s1_f32 "ovpool_avg_rows_k3s1_f32"(
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, const float* div_w,
@@ -123,6 +122,8 @@ cdef struct Plan:
     Py_ssize_t slab_hi          # D first, into a slab of input rows slab_lo..slab_hi-1
                                 # (_pool_by_depth)
     bint slab_prefetch          # prefetch the next work unit's slab rows
+    bint rows_3_wide            # W windows 3 wide at stride 1, H windows of <= 3
+                                # rows, no pooling along D (_avg_rows_k3s1_f32)
 
 
 def openmp_enabled():
@@ -201,12 +202,21 @@ cdef class Geometry:
             raise ValueError("inconsistent slab rows")
         self.plan.slab_lo, self.plan.slab_hi = slab_lo, slab_hi
         self.plan.slab_prefetch = slab_prefetch
+        self.plan.rows_3_wide = (uniform_w and kernel_w == 3 and stride_w == 1 and dil_w == 1
+                                 and dil_h == 1 and max(win_h[:, 1]) <= 3
+                                 and min(win_d[:, 1]) == 1 == max(win_d[:, 1]))
         self.plan.rows_per_block = 1
         self.plan.blocks_per_plane = 1
         self.buffer_width = buffer_width
         self.max_rows = max_rows
         self.div_w_f32 = &div_w_f32[0]
         self.div_w_f64 = &div_w_f64[0]
+
+    @property
+    def rows_3_wide(self):
+        """True when float32 averages take the run-of-rows kernel for windows
+        3 wide at stride 1 (before the per-call dtype, mode and prefetch)."""
+        return bool(self.plan.rows_3_wide)
 
 
 cdef inline Py_ssize_t _chunk(Py_ssize_t n_units, int n_threads) noexcept nogil:
@@ -681,7 +691,7 @@ cdef inline void _hmax(const max_t* buf, max_t* out, Py_ssize_t n_out, Py_ssize_
             _hmax_k(buf, out, n_out, 2, 2, nan_free)
         elif k == 3:
             if max_t is float:
-                if nan_free and _hpool_s2k3_f32(buf, out, n_out, True, NULL, 0):
+                if nan_free and _hmax_s2k3_f32(buf, out, n_out):
                     return
             _hmax_k(buf, out, n_out, 2, 3, nan_free)
         else:
@@ -908,23 +918,17 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
     cdef Plan plan = geometry.plan
     cdef const real_t* div_w
     cdef int failed[1]
-    cdef Py_ssize_t i
     # float32 averages of 3-wide stride-1 windows (Inception's 3x3 s1) whose H
     # windows have at most 3 rows, with no pooling along D and no prefetch:
     # a run of rows per call (_avg_rows_k3s1_f32)
-    cdef bint k3s1 = (real_t is float and mode == SUM_AVERAGE and plan.uniform_w
-                      and plan.kernel_w == 3 and plan.stride_w == 1 and plan.dil_w == 1
-                      and plan.dil_h == 1 and plan.prefetch == 0)
+    cdef bint k3s1 = (real_t is float and mode == SUM_AVERAGE and plan.rows_3_wide
+                      and plan.prefetch == 0)
     failed[0] = 0
     if x.shape[0] == 0 or out.shape[1] == 0:
         return
     if (x.shape[1] != plan.in_d * plan.in_h * plan.in_w or out.shape[0] != x.shape[0]
             or out.shape[1] != plan.out_d * plan.out_h * plan.out_w):
         raise ValueError("array shapes do not match the geometry")
-    for i in range(plan.out_d if k3s1 else 0):
-        k3s1 = k3s1 and plan.win_d[3 * i + 1] == 1
-    for i in range(plan.out_h if k3s1 else 0):
-        k3s1 = k3s1 and plan.win_h[3 * i + 1] <= 3
     if real_t is float:
         div_w = geometry.div_w_f32
     else:
@@ -953,6 +957,19 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
 # scan: the leftmost maximum of each window row, then the topmost row with
 # the strict comparison.
 
+cdef inline bint _max_rows_exact(const max_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
+                                 max_t* col, Py_ssize_t width) noexcept nogil:
+    """col = NaN-propagating maximum of the rows (canonical NaN). float32 rows
+    are combined with plain maxps and one NaN check per row, and redone with
+    the exact rule when they hold a NaN. Returns True when col is known to
+    hold no NaN (the horizontal pass then drops its NaN flag)."""
+    if max_t is float:
+        if n_rows > 0 and not _vmax_rows_f32(plane, offsets, n_rows, col, width):
+            return True
+    _vmax(plane, offsets, n_rows, col, width)
+    return False
+
+
 cdef inline void _max_row_from(const max_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
                                max_t* buf, max_t* out_row, const Plan* plan) noexcept nogil:
     """One output row of max values from its window rows ``plane + offsets[r]``."""
@@ -965,15 +982,8 @@ cdef inline void _max_row_from(const max_t* plane, const int64_t* offsets, Py_ss
         else:
             _hmax_table(src, out_row, plan)
         return
-    if max_t is float:
-        # plain maxps with one NaN check per row; a row with a NaN is redone
-        # below with the exact rule
-        if n_rows > 0 and not _vmax_rows_f32(plane, offsets, n_rows, buf + plan.pad_w,
-                                             plan.in_w):
-            _max_finish(buf, out_row, plan, True)
-            return
-    _vmax(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w)
-    _max_finish(buf, out_row, plan, False)
+    _max_finish(buf, out_row, plan,
+                _max_rows_exact(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w))
 
 
 cdef inline void _max_finish(const max_t* buf, max_t* out_row, const Plan* plan,
@@ -1058,34 +1068,25 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
         free(offsets)
 
 
-cdef inline void _max_rows_exact(const max_t* plane, const int64_t* offsets, Py_ssize_t n_rows,
-                                 max_t* col, Py_ssize_t width) noexcept nogil:
-    """col = NaN-propagating maximum of the rows (canonical NaN); plain maxps
-    with one NaN check per row for float32, as in _max_row_from."""
-    if max_t is float:
-        if n_rows > 0 and not _vmax_rows_f32(plane, offsets, n_rows, col, width):
-            return
-    _vmax(plane, offsets, n_rows, col, width)
 
 
-cdef inline void _prefetch_slab_part(const char* x, Py_ssize_t unit, Py_ssize_t part,
-                                     Py_ssize_t item_size, const Plan* plan) noexcept nogil:
-    """Part ``part`` of out_h of the slab rows of work unit ``unit``'s depth
-    slices: the thread usually takes the next unit itself, and spreading the
-    requests over the output rows of the current unit keeps them ahead of
-    the slab pass without flooding the miss queue. Each slice's rows are only
-    a few pages long, which the hardware prefetcher does not cross."""
-    cdef Py_ssize_t slice_size = plan.in_h * plan.in_w
-    cdef Py_ssize_t plane = unit // plan.out_d
-    cdef const int64_t* wd = plan.win_d + 3 * (unit - plane * plan.out_d)
+cdef inline void _prefetch_slab_part(const char* next_src, const int64_t* next_wd,
+                                     Py_ssize_t part, Py_ssize_t item_size,
+                                     const Plan* plan) noexcept nogil:
+    """Part ``part`` of out_h of the slab rows of the next work unit's depth
+    slices (plane ``next_src``, depth window ``next_wd``): the thread usually
+    takes the next unit itself, and spreading the requests over the output
+    rows of the current unit keeps them ahead of the slab pass without
+    flooding the miss queue. Each slice's rows are only a few pages long,
+    which the hardware prefetcher does not cross."""
     cdef Py_ssize_t span = (plan.slab_hi - plan.slab_lo) * plan.in_w * item_size
     cdef Py_ssize_t lo = (span * part // plan.out_h) & ~63
     cdef Py_ssize_t hi = span * (part + 1) // plan.out_h
     cdef Py_ssize_t td, b
     cdef const char* start
-    for td in range(wd[1]):
-        start = x + ((plane * plan.in_d + wd[0] + td * plan.dil_d) * slice_size
-                     + plan.slab_lo * plan.in_w) * item_size
+    for td in range(next_wd[1]):
+        start = next_src + (((next_wd[0] + td * plan.dil_d) * plan.in_h + plan.slab_lo)
+                            * plan.in_w * item_size)
         for b in range(lo, hi, 64):
             _prefetch_l2(start + b)
 
@@ -1108,7 +1109,9 @@ cdef void _pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const 
     cdef Py_ssize_t slab_width = (plan.slab_hi - plan.slab_lo) * plan.in_w
     cdef Py_ssize_t unit, plane, od, oh, td, n_rows, i
     cdef const int64_t* wd
+    cdef const int64_t* next_wd
     cdef const max_t* src
+    cdef const max_t* next_src
     cdef max_t* buf
     cdef max_t* slab
     cdef max_t* out_row
@@ -1137,9 +1140,12 @@ cdef void _pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const 
                 _max_rows_exact(src, offsets, wd[1], slab + plan.slab_lo * plan.in_w, slab_width)
             elif max_t is float or max_t is double:
                 _vsum(src, offsets, wd[1], slab + plan.slab_lo * plan.in_w, slab_width)
+            # the next unit: the next output depth, or the first of the next plane
+            next_src = src if od + 1 < plan.out_d else src + in_plane
+            next_wd = wd + 3 if od + 1 < plan.out_d else plan.win_d
             for oh in range(plan.out_h):
                 if plan.slab_prefetch and unit + 1 < n_units:
-                    _prefetch_slab_part(<const char*>x, unit + 1, oh, sizeof(max_t), plan)
+                    _prefetch_slab_part(<const char*>next_src, next_wd, oh, sizeof(max_t), plan)
                 n_rows = _slice_row_offsets(plan, 0, oh, offsets)
                 out_row = out + plane * out_plane + (od * plan.out_h + oh) * plan.out_w
                 if is_max:

@@ -532,9 +532,9 @@ static inline void ovpool_avg_rows_k3s1_f32(const float *plane, ptrdiff_t in_w,
     float *col = buf + pad_w;
     for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
         const int64_t *wh = win_h + 3 * r;
-        const float *a = plane + wh[0] * in_w;
-        const float *b = a + in_w, *c = b + in_w;
         ptrdiff_t n = wh[1], i = 0;
+        const float *a = plane + wh[0] * in_w;     /* rows past the n-th are not formed */
+        const float *b = n >= 2 ? a + in_w : a, *c = n >= 3 ? b + in_w : b;
         float row_div = (float)(div_d * wh[2]);
 #if defined(__AVX__)
         if (in_w >= 8) {
@@ -870,32 +870,23 @@ static inline OVPOOL_INLINE void ovpool_taps8s(const float *p, int stride, int k
     }
 }
 
-/* Horizontal pass of 3-tap windows at stride 2 (the ResNet stem), float32:
- * out[o] = max or sum of buf[2o], buf[2o + 1], buf[2o + 2] in that order, the
- * sum divided by row_div * div_w[o] unless div_w is NULL. The same operations
- * as the scalar loops of _hmax_k (NaN-free rows) and _hsum_k, so the same
- * bits, in 8 lanes with the last block overlapping; reads buf[0 .. 2 n_out].
- * Returns 0 (nothing done) for rows of fewer than 8 outputs. Used for the
- * maximum only: the sums measured 7% slower than gcc's scalar loop (avg 3x3
- * s2 on 16x128x56x56 at 1 thread), the maxima 5-8% faster. */
-static inline int ovpool_hpool_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out,
-                                        int is_max, const float *div_w, float row_div) {
+/* Horizontal max of 3-tap windows at stride 2 (the ResNet stem) over a
+ * NaN-free float32 row: out[o] = max of buf[2o], buf[2o + 1], buf[2o + 2],
+ * with the same operations as the scalar loop of _hmax_k, so the same bits,
+ * in 8 lanes with the last block overlapping; reads buf[0 .. 2 n_out].
+ * Returns 0 (nothing done) for rows of fewer than 8 outputs. The same for
+ * sums measured 7% slower than gcc's scalar loop (avg 3x3 s2 on
+ * 16x128x56x56 at 1 thread: its loads span two of the vertical pass's
+ * stores), the maxima 5-8% faster. */
+static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
     if (n_out < 8)
         return 0;
-    __m256 row_divs = _mm256_set1_ps(row_div);
     for (ptrdiff_t blk = 0; blk * 8 < n_out; blk++) {
         ptrdiff_t o = ovpool_block_start(blk, 8, n_out);
-        __m256 v[4], acc;
+        __m256 v[4];
         ovpool_taps8s(buf + 2 * o, 2, 3, v);
-        if (is_max) {
-            acc = _mm256_max_ps(_mm256_max_ps(v[0], v[1]), v[2]);
-        } else {
-            acc = _mm256_add_ps(_mm256_add_ps(v[0], v[1]), v[2]);
-        }
-        acc = ovpool_unpermute8(acc, 2);
-        if (!is_max && div_w != NULL)
-            acc = _mm256_div_ps(acc, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
-        _mm256_storeu_ps(out + o, acc);
+        __m256 acc = _mm256_max_ps(_mm256_max_ps(v[0], v[1]), v[2]);
+        _mm256_storeu_ps(out + o, ovpool_unpermute8(acc, 2));
     }
     return 1;
 }
@@ -942,9 +933,8 @@ static inline OVPOOL_INLINE void ovpool_argblock8x2(
     _mm256_storeu_si256((__m256i *)pos_q, ovpool_unpermute8i(at_q, kw));
 }
 #else
-static inline int ovpool_hpool_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out,
-                                        int is_max, const float *div_w, float row_div) {
-    (void)buf; (void)out; (void)n_out; (void)is_max; (void)div_w; (void)row_div;
+static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
+    (void)buf; (void)out; (void)n_out;
     return 0;
 }
 #endif

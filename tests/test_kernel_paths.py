@@ -303,6 +303,7 @@ def test_average_3_wide_stride_1_rows(width, count_include_pad):
     from references import onnx_pool_attrs, onnx_reference
 
     x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
+    _core._cache.clear()
     for kh, sh, ph in [(3, 1, 1), (3, 2, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
         for pw in (0, 1):
             if width + 2 * pw < 3:
@@ -313,6 +314,9 @@ def test_average_3_wide_stride_1_rows(width, count_include_pad):
                                 count_include_pad=bool(count_include_pad)).numpy()
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7,
                                        err_msg=f"kernel ({kh}, 3) stride {sh} pads {ph} {pw}")
+    # every plan so far takes the run-of-rows kernel
+    assert all(plan.geometry.rows_3_wide for plan in _core._cache.values()
+               if isinstance(plan, _core.Plan))
     if width >= 2:
         attrs = onnx_pool_attrs((2, 3), strides=(2, 1), pads=(0, 1, 1, 0), ceil_mode=True,
                                 count_include_pad=count_include_pad)
