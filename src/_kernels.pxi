@@ -80,6 +80,13 @@ cdef extern from "_simd.h":
                                                Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
                                                int kw, int is_max, int scale,
                                                float divisor) noexcept nogil
+    void _tile_rows_f16 "ovpool_tile_rows_f16"(const uint16_t* row0, Py_ssize_t in_w,
+                                               uint16_t* out, Py_ssize_t out_w,
+                                               Py_ssize_t n_rows, int kh, int kw, int is_max,
+                                               int scale, float divisor) noexcept nogil
+    bint F16C_ROWS "OVPOOL_F16C_ROWS"     # float16 converted in registers (x86-64-v3 build)
+    float _plane_sum_f16 "ovpool_plane_sum_f16"(const uint16_t* x, Py_ssize_t n) noexcept nogil
+    float _span_max_f16 "ovpool_span_max_f16"(const uint16_t* x, Py_ssize_t n) noexcept nogil
     bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
@@ -129,6 +136,13 @@ cdef struct Plan:
 def openmp_enabled():
     """True if the kernels were compiled with OpenMP."""
     return bool(OVPOOL_OPENMP)
+
+
+def float16_in_registers():
+    """True if float16 tiling rows and global averages / maxima are converted
+    in vector registers (F16C: the x86-64-v3 build) instead of widened into
+    float32 scratch first."""
+    return bool(F16C_ROWS)
 
 
 def parallel_team_size(int n_threads):
@@ -1894,10 +1908,12 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
                    Geometry geometry not None,
                    Py_ssize_t kh, Py_ssize_t kw, bint is_max, bint bf16,
                    Py_ssize_t rows_per_block, int n_threads):
-    """tile_pool for float16 / bfloat16: the input rows of up to HALF_CHUNK
-    elements' worth of output rows are widened at once (they are contiguous:
-    tiling windows of one depth slice), pooled by the float32 tiling code and
-    narrowed back together; a per-row conversion cost more than the pooling."""
+    """tile_pool for float16 / bfloat16. float16 rows that the vector tiling
+    code takes are converted in its registers (F16C, the x86-64-v3 build): no
+    scratch. Otherwise the input rows of up to HALF_CHUNK elements' worth of
+    output rows are widened at once (they are contiguous: tiling windows of
+    one depth slice), pooled by the float32 tiling code and narrowed back
+    together; a per-row conversion cost more than the pooling."""
     cdef Plan plan = geometry.plan
     cdef int failed[1]
     failed[0] = 0
@@ -1919,16 +1935,21 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
     cdef float* rows
     cdef float* outs
     cdef bint simd_rows = _vector_rows_ok(plan.out_w, kw, kw)
+    cdef bint in_registers = simd_rows and F16C_ROWS and not bf16
     cdef float factor = 1
     cdef int scale = _tile_scale(<float>(kh * kw), &factor)
     cdef float divisor = <float>(kh * kw)
+    cdef Py_ssize_t run = rows_per_plane if in_registers else group   # rows per call
     with nogil, parallel(num_threads=n_threads):
-        rows = <float*>malloc(group * kh * plan.in_w * sizeof(float))
-        outs = <float*>malloc(group * plan.out_w * sizeof(float))
-        if rows == NULL or outs == NULL:
-            failed[0] = 1
-        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
+        rows = NULL
+        outs = NULL
+        if not in_registers:
+            rows = <float*>malloc(group * kh * plan.in_w * sizeof(float))
+            outs = <float*>malloc(group * plan.out_w * sizeof(float))
             if rows == NULL or outs == NULL:
+                failed[0] = 1
+        for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
+            if not in_registers and (rows == NULL or outs == NULL):
                 continue
             plane = unit // plan.blocks_per_plane
             row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
@@ -1936,22 +1957,27 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
             od = row // plan.out_h
             oh = row - od * plan.out_h
             while row < row_end:
-                n = min(row_end - row, group, plan.out_h - oh)
-                _widen(x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w, rows,
-                       n * kh * plan.in_w, bf16)
-                if simd_rows:
-                    _tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, kh, kw, is_max, scale,
-                                   factor)
+                n = min(row_end - row, run, plan.out_h - oh)
+                if in_registers:
+                    _tile_rows_f16(x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w,
+                                   plan.in_w, out_base + plane * out_plane + row * plan.out_w,
+                                   plan.out_w, n, kh, kw, is_max, scale, factor)
                 else:
-                    for j in range(n):
-                        if is_max:
-                            _tile_max_row(rows + j * kh * plan.in_w, outs + j * plan.out_w,
-                                          &plan, kh, kw)
-                        else:
-                            _tile_sum_row(rows + j * kh * plan.in_w, outs + j * plan.out_w,
-                                          &plan, kh, kw, divisor)
-                _narrow(outs, out_base + plane * out_plane + row * plan.out_w, n * plan.out_w,
-                        bf16)
+                    _widen(x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w,
+                           rows, n * kh * plan.in_w, bf16)
+                    if simd_rows:
+                        _tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, kh, kw, is_max,
+                                       scale, factor)
+                    else:
+                        for j in range(n):
+                            if is_max:
+                                _tile_max_row(rows + j * kh * plan.in_w, outs + j * plan.out_w,
+                                              &plan, kh, kw)
+                            else:
+                                _tile_sum_row(rows + j * kh * plan.in_w, outs + j * plan.out_w,
+                                              &plan, kh, kw, divisor)
+                    _narrow(outs, out_base + plane * out_plane + row * plan.out_w,
+                            n * plan.out_w, bf16)
                 row = row + n
                 oh = oh + n
                 if oh == plan.out_h:
@@ -2063,6 +2089,17 @@ cdef inline float _half_reduce(const float* chunk, Py_ssize_t m, int kind, doubl
     return total
 
 
+cdef inline float _half_reduce_f16(const uint16_t* x, Py_ssize_t m, int kind,
+                                   float total) noexcept nogil:
+    """_half_reduce of the float16 values x[0..m) converted in registers
+    (F16C_ROWS, average and max only): the same operations, no scratch."""
+    cdef float part
+    if kind == SUM_AVERAGE:
+        return total + _plane_sum_f16(x, m)
+    part = _span_max_f16(x, m)
+    return part if part != part or part > total else total
+
+
 cdef inline float _half_finish(float total, Py_ssize_t size, int kind, double p) noexcept nogil:
     if kind == SUM_AVERAGE:
         return total / <float>size
@@ -2080,7 +2117,9 @@ def half_global_pool(const uint16_t[:, ::1] x,   # IN  raw float16 / bfloat16 bi
     planes, widened in chunks of per-thread scratch: planes of up to
     HALF_CHUNK elements in batches that fill a chunk (one conversion and one
     narrowing per batch: a 7x7 plane went from 24 to 7 ns), larger planes a
-    chunk at a time."""
+    chunk at a time. float16 averages and maxima skip the scratch where F16C
+    converts in registers (F16C_ROWS); they keep the batches and chunks, so
+    the sums are the same."""
     cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane, start, m, b, first, last
     cdef Py_ssize_t batch = max(1, HALF_CHUNK // size) if size <= HALF_CHUNK else 1
     cdef Py_ssize_t n_batches = (n_planes + batch - 1) // batch
@@ -2095,6 +2134,8 @@ def half_global_pool(const uint16_t[:, ::1] x,   # IN  raw float16 / bfloat16 bi
         return
     if out.shape[0] != n_planes or size < 1 or not 0 <= kind <= 4:
         raise ValueError("array shapes do not match")
+    # float16 averages and maxima are converted in registers (F16C_ROWS)
+    cdef bint in_registers = F16C_ROWS and not bf16 and (kind == SUM_AVERAGE or kind == 4)
     x_base = &x[0, 0]
     out_base = &out[0]
     with nogil, parallel(num_threads=n_threads):
@@ -2108,18 +2149,26 @@ def half_global_pool(const uint16_t[:, ::1] x,   # IN  raw float16 / bfloat16 bi
             first = b * batch
             last = min(first + batch, n_planes)
             if size <= HALF_CHUNK:
-                _widen(x_base + first * size, chunk, (last - first) * size, bf16)
+                if not in_registers:
+                    _widen(x_base + first * size, chunk, (last - first) * size, bf16)
                 for plane in range(first, last):
-                    total = _half_reduce(chunk + (plane - first) * size, size, kind, p,
-                                         -INFINITY if kind == 4 else 0)
+                    if in_registers:
+                        total = _half_reduce_f16(x_base + plane * size, size, kind,
+                                                 -INFINITY if kind == 4 else 0)
+                    else:
+                        total = _half_reduce(chunk + (plane - first) * size, size, kind, p,
+                                             -INFINITY if kind == 4 else 0)
                     values[plane - first] = _half_finish(total, size, kind, p)
             else:
                 total = -INFINITY if kind == 4 else 0
                 start = 0
-                while start < size:
+                while start < size:     # chunk by chunk in both ways: the same sums
                     m = min(HALF_CHUNK, size - start)
-                    _widen(x_base + first * size + start, chunk, m, bf16)
-                    total = _half_reduce(chunk, m, kind, p, total)
+                    if in_registers:
+                        total = _half_reduce_f16(x_base + first * size + start, m, kind, total)
+                    else:
+                        _widen(x_base + first * size + start, chunk, m, bf16)
+                        total = _half_reduce(chunk, m, kind, p, total)
                     start = start + m
                 values[0] = _half_finish(total, size, kind, p)
             _narrow(values, out_base + first, last - first, bf16)

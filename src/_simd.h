@@ -311,6 +311,14 @@ static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int3
 #include <immintrin.h>
 #endif
 
+/* 1 where float16 is converted in registers (F16C: the x86-64-v3 build) by
+ * the *_f16 helpers below; 0 where the callers widen into scratch. */
+#if defined(__F16C__)
+#define OVPOOL_F16C_ROWS 1
+#else
+#define OVPOOL_F16C_ROWS 0
+#endif
+
 static inline float ovpool_half_to_float(uint16_t h) {
     const uint32_t shifted_exp = 0x7c00u << 13;
     uint32_t bits = (uint32_t)(h & 0x7fffu) << 13, exp = shifted_exp & bits;
@@ -447,6 +455,70 @@ static inline float ovpool_plane_sum_f32(const float *x, ptrdiff_t n) {
     return total + tail;
 }
 
+/* float16 planes converted in registers (F16C, the x86-64-v3 build): exactly
+ * ovpool_plane_sum_f32 and ovpool_span_max_f32 of the widened values, without
+ * widening them into scratch first. Only when OVPOOL_F16C_ROWS. */
+#if defined(__F16C__)
+static inline float ovpool_plane_sum_f16(const uint16_t *x, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    float tail = 0.0f;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_add_ps(a0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+        a1 = _mm256_add_ps(a1, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + 8))));
+    }
+    a0 = _mm256_add_ps(a0, a1);
+    __m128 c = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+    c = _mm_add_ps(c, _mm_movehl_ps(c, c));
+    float total = _mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1));
+    for (; i < n; i++) tail += ovpool_half_to_float(x[i]);
+    return total + tail;
+}
+
+static inline float ovpool_span_max_f16(const uint16_t *x, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    int nan = 0;
+    float acc = -INFINITY;
+    if (n >= 8) {
+        __m256 a = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)x));
+        __m256 u = _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
+        for (i = 8; i + 8 <= n; i += 8) {
+            __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+            a = _mm256_max_ps(a, v);
+            u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        }
+        if (i < n) {
+            __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + n - 8)));
+            a = _mm256_max_ps(a, v);
+            u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            i = n;
+        }
+        __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        __m128 ub = _mm_or_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+        b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+        b = _mm_max_ss(b, _mm_shuffle_ps(b, b, 1));
+        acc = _mm_cvtss_f32(b);
+        nan = _mm_movemask_ps(ub) != 0;
+    }
+    for (; i < n; i++) {
+        float v = ovpool_half_to_float(x[i]);
+        acc = acc > v ? acc : v;
+        nan |= (v != v);
+    }
+    return nan ? NAN : acc;
+}
+#else
+static inline float ovpool_plane_sum_f16(const uint16_t *x, ptrdiff_t n) {
+    (void)x; (void)n;
+    return NAN;
+}
+
+static inline float ovpool_span_max_f16(const uint16_t *x, ptrdiff_t n) {
+    (void)x; (void)n;
+    return NAN;
+}
+#endif
+
 static inline double ovpool_plane_sum_f64(const double *x, ptrdiff_t n) {
     ptrdiff_t i = 0;
     double total, tail = 0.0;
@@ -580,20 +652,50 @@ static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {
 #endif
 }
 
+/* Loads and stores of the tiling blocks, from float32 rows or, with half set
+ * (a constant in every instance), from float16 rows converted in registers
+ * (F16C, the x86-64-v3 build): exact widening, and the narrowing of
+ * ovpool_narrow_f16, so the same bits as widening the rows into scratch
+ * first, without the scratch's store and reload (half of the 16-bit tiling
+ * time). Offsets count elements. */
 #if defined(__SSE2__)
+static inline OVPOOL_INLINE const void *ovpool_at(const void *p, ptrdiff_t i, int half) {
+    return half ? (const void *)((const uint16_t *)p + i) : (const void *)((const float *)p + i);
+}
+
+static inline OVPOOL_INLINE __m128 ovpool_load4(const void *p, ptrdiff_t i, int half) {
+#if defined(__F16C__)
+    if (half)
+        return _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)((const uint16_t *)p + i)));
+#endif
+    (void)half;
+    return _mm_loadu_ps((const float *)p + i);
+}
+
+static inline OVPOOL_INLINE void ovpool_store4(void *p, __m128 v, int half) {
+#if defined(__F16C__)
+    if (half) {
+        _mm_storel_epi64((__m128i *)p, _mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        return;
+    }
+#endif
+    (void)half;
+    _mm_storeu_ps((float *)p, v);
+}
+
 /* taps u < kw of the 4 outputs whose windows start at p, p + kw, ... */
-static inline OVPOOL_INLINE void ovpool_taps4(const float *p, int kw, __m128 v[4]) {
+static inline OVPOOL_INLINE void ovpool_taps4(const void *p, int kw, __m128 v[4], int half) {
     if (kw == 1) {
-        v[0] = _mm_loadu_ps(p);
+        v[0] = ovpool_load4(p, 0, half);
     } else if (kw == 2) {
-        __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + 4);
+        __m128 a = ovpool_load4(p, 0, half), b = ovpool_load4(p, 4, half);
         v[0] = _mm_shuffle_ps(a, b, 0x88);
         v[1] = _mm_shuffle_ps(a, b, 0xdd);
     } else {
-        v[0] = _mm_loadu_ps(p);
-        v[1] = _mm_loadu_ps(p + 4);
-        v[2] = _mm_loadu_ps(p + 8);
-        v[3] = _mm_loadu_ps(p + 12);
+        v[0] = ovpool_load4(p, 0, half);
+        v[1] = ovpool_load4(p, 4, half);
+        v[2] = ovpool_load4(p, 8, half);
+        v[3] = ovpool_load4(p, 12, half);
         _MM_TRANSPOSE4_PS(v[0], v[1], v[2], v[3]);
     }
 }
@@ -608,12 +710,12 @@ static inline OVPOOL_INLINE __m128 ovpool_comb4(__m128 acc, __m128 v, __m128 *na
 /* Blocks at p and q at once: each block is a serial chain of kh * kw
  * operations (the exact tap order), so two chains keep the adder busy.
  * With scale set, divisor holds the factor of ovpool_tile_scale. */
-static inline OVPOOL_INLINE void ovpool_tile_block4x2(const float *p, const float *q, ptrdiff_t in_w,
-                                        float *out_p, float *out_q, int kh, int kw,
-                                        int is_max, int scale, __m128 divisor) {
+static inline OVPOOL_INLINE void ovpool_tile_block4x2(const void *p, const void *q, ptrdiff_t in_w,
+                                        void *out_p, void *out_q, int kh, int kw,
+                                        int is_max, int scale, __m128 divisor, int half) {
     __m128 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
-    ovpool_taps4(p, kw, v);
-    ovpool_taps4(q, kw, w);
+    ovpool_taps4(p, kw, v, half);
+    ovpool_taps4(q, kw, w, half);
     acc_p = v[0];
     acc_q = w[0];
     nan_p = _mm_cmpunord_ps(acc_p, acc_p);
@@ -623,8 +725,8 @@ static inline OVPOOL_INLINE void ovpool_tile_block4x2(const float *p, const floa
         acc_q = ovpool_comb4(acc_q, w[u], &nan_q, is_max);
     }
     for (int t = 1; t < kh; t++) {
-        ovpool_taps4(p + t * in_w, kw, v);
-        ovpool_taps4(q + t * in_w, kw, w);
+        ovpool_taps4(ovpool_at(p, t * in_w, half), kw, v, half);
+        ovpool_taps4(ovpool_at(q, t * in_w, half), kw, w, half);
         for (int u = 0; u < kw; u++) {
             acc_p = ovpool_comb4(acc_p, v[u], &nan_p, is_max);
             acc_q = ovpool_comb4(acc_q, w[u], &nan_q, is_max);
@@ -638,23 +740,43 @@ static inline OVPOOL_INLINE void ovpool_tile_block4x2(const float *p, const floa
         acc_p = scale ? _mm_mul_ps(acc_p, divisor) : _mm_div_ps(acc_p, divisor);
         acc_q = scale ? _mm_mul_ps(acc_q, divisor) : _mm_div_ps(acc_q, divisor);
     }
-    _mm_storeu_ps(out_p, acc_p);
-    _mm_storeu_ps(out_q, acc_q);
+    ovpool_store4(out_p, acc_p, half);
+    ovpool_store4(out_q, acc_q, half);
 }
 #endif
 
 #if defined(__AVX2__)
+static inline OVPOOL_INLINE __m256 ovpool_load8(const void *p, ptrdiff_t i, int half) {
+#if defined(__F16C__)
+    if (half)
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+#endif
+    (void)half;
+    return _mm256_loadu_ps((const float *)p + i);
+}
+
+static inline OVPOOL_INLINE void ovpool_store8(void *p, __m256 v, int half) {
+#if defined(__F16C__)
+    if (half) {
+        _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        return;
+    }
+#endif
+    (void)half;
+    _mm256_storeu_ps((float *)p, v);
+}
+
 /* The same for 8 outputs; the lanes come out permuted (see ovpool_unpermute8). */
-static inline OVPOOL_INLINE void ovpool_taps8(const float *p, int kw, __m256 v[4]) {
+static inline OVPOOL_INLINE void ovpool_taps8(const void *p, int kw, __m256 v[4], int half) {
     if (kw == 1) {
-        v[0] = _mm256_loadu_ps(p);
+        v[0] = ovpool_load8(p, 0, half);
     } else if (kw == 2) {            /* lanes: outputs 0 1 4 5 2 3 6 7 */
-        __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+        __m256 a = ovpool_load8(p, 0, half), b = ovpool_load8(p, 8, half);
         v[0] = _mm256_shuffle_ps(a, b, 0x88);
         v[1] = _mm256_shuffle_ps(a, b, 0xdd);
     } else {                         /* lanes: outputs 0 2 4 6 1 3 5 7 */
-        __m256 r0 = _mm256_loadu_ps(p), r1 = _mm256_loadu_ps(p + 8);
-        __m256 r2 = _mm256_loadu_ps(p + 16), r3 = _mm256_loadu_ps(p + 24);
+        __m256 r0 = ovpool_load8(p, 0, half), r1 = ovpool_load8(p, 8, half);
+        __m256 r2 = ovpool_load8(p, 16, half), r3 = ovpool_load8(p, 24, half);
         __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
         __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
         v[0] = _mm256_shuffle_ps(t0, t2, 0x44);
@@ -679,12 +801,12 @@ static inline OVPOOL_INLINE __m256 ovpool_comb8(__m256 acc, __m256 v, __m256 *na
     return _mm256_max_ps(acc, v);
 }
 
-static inline OVPOOL_INLINE void ovpool_tile_block8x2(const float *p, const float *q, ptrdiff_t in_w,
-                                        float *out_p, float *out_q, int kh, int kw,
-                                        int is_max, int scale, __m256 divisor) {
+static inline OVPOOL_INLINE void ovpool_tile_block8x2(const void *p, const void *q, ptrdiff_t in_w,
+                                        void *out_p, void *out_q, int kh, int kw,
+                                        int is_max, int scale, __m256 divisor, int half) {
     __m256 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
-    ovpool_taps8(p, kw, v);
-    ovpool_taps8(q, kw, w);
+    ovpool_taps8(p, kw, v, half);
+    ovpool_taps8(q, kw, w, half);
     acc_p = v[0];
     acc_q = w[0];
     nan_p = _mm256_cmp_ps(acc_p, acc_p, _CMP_UNORD_Q);
@@ -694,8 +816,8 @@ static inline OVPOOL_INLINE void ovpool_tile_block8x2(const float *p, const floa
         acc_q = ovpool_comb8(acc_q, w[u], &nan_q, is_max);
     }
     for (int t = 1; t < kh; t++) {
-        ovpool_taps8(p + t * in_w, kw, v);
-        ovpool_taps8(q + t * in_w, kw, w);
+        ovpool_taps8(ovpool_at(p, t * in_w, half), kw, v, half);
+        ovpool_taps8(ovpool_at(q, t * in_w, half), kw, w, half);
         for (int u = 0; u < kw; u++) {
             acc_p = ovpool_comb8(acc_p, v[u], &nan_p, is_max);
             acc_q = ovpool_comb8(acc_q, w[u], &nan_q, is_max);
@@ -709,18 +831,19 @@ static inline OVPOOL_INLINE void ovpool_tile_block8x2(const float *p, const floa
         acc_p = scale ? _mm256_mul_ps(acc_p, divisor) : _mm256_div_ps(acc_p, divisor);
         acc_q = scale ? _mm256_mul_ps(acc_q, divisor) : _mm256_div_ps(acc_q, divisor);
     }
-    _mm256_storeu_ps(out_p, ovpool_unpermute8(acc_p, kw));
-    _mm256_storeu_ps(out_q, ovpool_unpermute8(acc_q, kw));
+    ovpool_store8(out_p, ovpool_unpermute8(acc_p, kw), half);
+    ovpool_store8(out_q, ovpool_unpermute8(acc_q, kw), half);
 }
 #endif
 
 #if defined(__SSE2__)
-static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t in_w,
-                                                    float *out, ptrdiff_t out_w, int kh, int kw,
-                                                    int is_max, int scale, float divisor) {
+static inline OVPOOL_INLINE void ovpool_tile_row_kw(const void *row0, ptrdiff_t in_w,
+                                                    void *out, ptrdiff_t out_w, int kh, int kw,
+                                                    int is_max, int scale, float divisor,
+                                                    int half) {
     /* block starts 0, L, 2L, ..., and out_w - L for a partial last block,
      * taken two at a time (an odd count repeats the last block) */
-
+    size_t out_size = half ? sizeof(uint16_t) : sizeof(float);
 #if defined(__AVX2__)
     if (out_w >= 8) {
         ptrdiff_t n_blocks = (out_w + 7) / 8, b;
@@ -728,8 +851,9 @@ static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t
         for (b = 0; b < n_blocks; b += 2) {
             ptrdiff_t o = ovpool_block_start(b, 8, out_w);
             ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, out_w);
-            ovpool_tile_block8x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
-                                 kh, kw, is_max, scale, d8);
+            ovpool_tile_block8x2(ovpool_at(row0, o * kw, half), ovpool_at(row0, o2 * kw, half),
+                                 in_w, (char *)out + o * out_size, (char *)out + o2 * out_size,
+                                 kh, kw, is_max, scale, d8, half);
         }
         return;
     }
@@ -739,20 +863,42 @@ static inline OVPOOL_INLINE void ovpool_tile_row_kw(const float *row0, ptrdiff_t
     for (b = 0; b < n_blocks; b += 2) {
         ptrdiff_t o = ovpool_block_start(b, 4, out_w);
         ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 4, out_w);
-        ovpool_tile_block4x2(row0 + o * kw, row0 + o2 * kw, in_w, out + o, out + o2,
-                             kh, kw, is_max, scale, d4);
+        ovpool_tile_block4x2(ovpool_at(row0, o * kw, half), ovpool_at(row0, o2 * kw, half),
+                             in_w, (char *)out + o * out_size, (char *)out + o2 * out_size,
+                             kh, kw, is_max, scale, d4, half);
     }
 }
-#endif
 
-#if defined(__SSE2__)
-static inline OVPOOL_INLINE void ovpool_tile_rows_kw(const float *row0, ptrdiff_t in_w,
-                                                     float *out, ptrdiff_t out_w,
+static inline OVPOOL_INLINE void ovpool_tile_rows_kw(const void *row0, ptrdiff_t in_w,
+                                                     void *out, ptrdiff_t out_w,
                                                      ptrdiff_t n_rows, int kh, int kw,
-                                                     int is_max, int scale, float divisor) {
+                                                     int is_max, int scale, float divisor,
+                                                     int half) {
+    size_t out_size = half ? sizeof(uint16_t) : sizeof(float);
     for (ptrdiff_t r = 0; r < n_rows; r++)
-        ovpool_tile_row_kw(row0 + r * kh * in_w, in_w, out + r * out_w, out_w, kh, kw, is_max,
-                           scale, divisor);
+        ovpool_tile_row_kw(ovpool_at(row0, r * kh * in_w, half), in_w,
+                           (char *)out + r * out_w * out_size, out_w, kh, kw, is_max, scale,
+                           divisor, half);
+}
+
+/* Every (is_max, scale, kw) instance for one element type (half constant). */
+static inline OVPOOL_INLINE void ovpool_tile_rows_any(const void *row0, ptrdiff_t in_w, void *out,
+                                                      ptrdiff_t out_w, ptrdiff_t n_rows, int kh,
+                                                      int kw, int is_max, int scale,
+                                                      float divisor, int half) {
+    if (is_max) {
+        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 1, 0, divisor, half);
+        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 1, 0, divisor, half);
+        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 1, 0, divisor, half);
+    } else if (scale) {
+        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 1, divisor, half);
+        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 1, divisor, half);
+        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 1, divisor, half);
+    } else {
+        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 0, divisor, half);
+        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 0, divisor, half);
+        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 0, divisor, half);
+    }
 }
 #endif
 
@@ -766,19 +912,20 @@ static inline void ovpool_tile_rows_f32(const float *row0, ptrdiff_t in_w, float
                                         ptrdiff_t out_w, ptrdiff_t n_rows, int kh, int kw,
                                         int is_max, int scale, float divisor) {
 #if defined(__SSE2__)
-    if (is_max) {
-        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 1, 0, divisor);
-        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 1, 0, divisor);
-        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 1, 0, divisor);
-    } else if (scale) {
-        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 1, divisor);
-        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 1, divisor);
-        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 1, divisor);
-    } else {
-        if (kw == 1) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 0, divisor);
-        else if (kw == 2) ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 0, divisor);
-        else ovpool_tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 0, divisor);
-    }
+    ovpool_tile_rows_any(row0, in_w, out, out_w, n_rows, kh, kw, is_max, scale, divisor, 0);
+#else
+    (void)row0; (void)in_w; (void)out; (void)out_w; (void)n_rows; (void)kh; (void)kw;
+    (void)is_max; (void)scale; (void)divisor;
+#endif
+}
+
+/* The same on float16 rows and outputs, converted in registers; only when
+ * OVPOOL_F16C_ROWS (else the caller widens into scratch). */
+static inline void ovpool_tile_rows_f16(const uint16_t *row0, ptrdiff_t in_w, uint16_t *out,
+                                        ptrdiff_t out_w, ptrdiff_t n_rows, int kh, int kw,
+                                        int is_max, int scale, float divisor) {
+#if OVPOOL_F16C_ROWS
+    ovpool_tile_rows_any(row0, in_w, out, out_w, n_rows, kh, kw, is_max, scale, divisor, 1);
 #else
     (void)row0; (void)in_w; (void)out; (void)out_w; (void)n_rows; (void)kh; (void)kw;
     (void)is_max; (void)scale; (void)divisor;
@@ -798,11 +945,11 @@ static inline void ovpool_tile_rows_f32(const float *row0, ptrdiff_t in_w, float
 /* taps u < k of 4 outputs at p: deinterleaved by stride */
 static inline OVPOOL_INLINE void ovpool_taps4s(const float *p, int stride, int k, __m128 v[4]) {
     if (stride == k) {
-        ovpool_taps4(p, k, v);
+        ovpool_taps4(p, k, v, 0);
     } else if (stride == 2) {          /* k == 3: even, odd, then the odd of p + 1 */
         __m128 w[4];                   /* (not the even of p + 2: a float too far) */
-        ovpool_taps4(p, 2, v);
-        ovpool_taps4(p + 1, 2, w);
+        ovpool_taps4(p, 2, v, 0);
+        ovpool_taps4(p + 1, 2, w, 0);
         v[2] = w[1];
     } else {                           /* stride 1 */
         for (int u = 0; u < k; u++)
@@ -858,11 +1005,11 @@ static inline OVPOOL_INLINE int ovpool_lane_kw(int stride, int k) {
 
 static inline OVPOOL_INLINE void ovpool_taps8s(const float *p, int stride, int k, __m256 v[4]) {
     if (stride == k) {
-        ovpool_taps8(p, k, v);
+        ovpool_taps8(p, k, v, 0);
     } else if (stride == 2) {
         __m256 w[4];
-        ovpool_taps8(p, 2, v);
-        ovpool_taps8(p + 1, 2, w);
+        ovpool_taps8(p, 2, v, 0);
+        ovpool_taps8(p + 1, 2, w, 0);
         v[2] = w[1];
     } else {
         for (int u = 0; u < k; u++)

@@ -562,6 +562,57 @@ def test_sixteen_bit_floats_against_references(half, name):
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=unit * 1.05, atol=1e-6)
 
 
+def _float16_specials(shape):
+    """Normal values with subnormals, zeros of both signs, infinities and
+    NaNs of both signs mixed in."""
+    x = (RNG.standard_normal(shape) * 3).astype(np.float16)
+    flat = x.reshape(-1)
+    picks = RNG.choice(flat.size, size=8 * max(1, flat.size // 97), replace=False)
+    specials = np.array([6e-8, -3e-6, 0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan],
+                        dtype=np.float16)
+    flat[picks] = np.resize(specials, picks.size)
+    return x
+
+
+@pytest.mark.parametrize("kh,kw", [(1, 1), (2, 2), (3, 2), (1, 4), (4, 4), (3, 1)])
+@pytest.mark.parametrize("out_w", [4, 5, 7, 8, 9, 16, 17, 31])
+def test_float16_tiling_same_bits_as_float32_narrowed(kh, kw, out_w):
+    """float16 tiling rows converted in registers (x86-64-v3) or widened into
+    scratch (baseline) give the bits of the float32 kernel on the widened
+    input, rounded to nearest even by numpy: average and max, divisors that
+    are and are not powers of two, 4- and 8-lane blocks with overlapping last
+    blocks, 1 and 2 threads."""
+    x = _float16_specials((2, 3, 5 * kh, out_w * kw))
+    x32 = x.astype(np.float32)
+    for n_threads in (1, 2):
+        for op in (ovpool.avg_pool, ovpool.max_pool):
+            got = op(x, (kh, kw), strides=(kh, kw), num_threads=n_threads)
+            want = op(x32, (kh, kw), strides=(kh, kw), num_threads=n_threads).astype(np.float16)
+            assert got.dtype == np.float16
+            np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize("size", [1, 7, 8, 15, 16, 17, 49, 1000, 4096])
+def test_float16_global_same_bits_as_float32_narrowed(size):
+    """Global average and max of float16 planes (in registers on x86-64-v3)
+    against the float32 kernel on the widened planes, bit for bit, for plane
+    sizes around the 8- and 16-lane blocks and up to the conversion chunk."""
+    x = _float16_specials((3, 40, 1, size))
+    x32 = x.astype(np.float32)
+    for n_threads in (1, 2):
+        for op in (ovpool.global_avg_pool, ovpool.global_max_pool):
+            got = op(x, num_threads=n_threads)
+            want = op(x32, num_threads=n_threads).astype(np.float16)
+            np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_float16_in_registers_only_where_the_build_has_f16c():
+    """The x86-64-v3 build converts float16 in registers, the baseline build
+    (no F16C in x86-64) widens into scratch."""
+    from ovpool import _isa
+    assert _isa.kernels.float16_in_registers() == (_isa.name == "x86-64-v3")
+
+
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
 def test_sixteen_bit_float_indices_against_torch(half):
     dtype = np.float16 if half == "float16" else _bfloat16()
