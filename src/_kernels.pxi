@@ -87,6 +87,9 @@ cdef extern from "_simd.h":
     bint F16C_ROWS "OVPOOL_F16C_ROWS"     # float16 converted in registers (x86-64-v3 build)
     float _plane_sum_f16 "ovpool_plane_sum_f16"(const uint16_t* x, Py_ssize_t n) noexcept nogil
     float _span_max_f16 "ovpool_span_max_f16"(const uint16_t* x, Py_ssize_t n) noexcept nogil
+    bint _vmax_rows_f16 "ovpool_vmax_rows_f16"(const uint16_t* plane, const int64_t* offsets,
+                                                Py_ssize_t n_rows, float* col,
+                                                Py_ssize_t n) noexcept nogil
     bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
@@ -1812,7 +1815,9 @@ def global_max_pool(const max_t[:, ::1] x,    # IN  (n_planes, plane_size)
 # 16-bit floats arrive as their raw bits (uint16). Each window row is widened
 # to float32 in per-thread scratch (F16C in the x86-64-v3 build), pooled by
 # the float32 row code above, and the output row narrowed back with rounding
-# to nearest even: no float32 copy of the whole input is ever made.
+# to nearest even: no float32 copy of the whole input is ever made. Where
+# F16C converts in registers (F16C_ROWS), float16 tiling rows, global
+# averages and maxima, and the vertical pass of maxima skip the scratch.
 
 cdef inline void _widen_window_rows(const uint16_t* plane, const int64_t* offsets,
                                     Py_ssize_t n_rows, Py_ssize_t width, float* rows,
@@ -1859,6 +1864,8 @@ cdef void _half_pool(const uint16_t* x, uint16_t* out, Py_ssize_t n_planes, cons
     cdef int64_t* offsets
     cdef int64_t* local
     cdef const uint16_t* x_plane
+    # float16 maxima: the vertical pass converts in registers (NaN-free rows)
+    cdef bint max_in_registers = kind == 4 and F16C_ROWS and not bf16 and plan.in_w >= 8
     with parallel(num_threads=n_threads):
         buf = <float*>malloc(buffer_width * sizeof(float))
         rows = <float*>malloc(max_rows * plan.in_w * sizeof(float))
@@ -1884,12 +1891,17 @@ cdef void _half_pool(const uint16_t* x, uint16_t* out, Py_ssize_t n_planes, cons
                 if plan.prefetch > 0 and n_rows > 0:
                     _prefetch_ahead(<const char*>x_plane, offsets, n_rows,
                                     plan.win_h[3 * oh + 1], sizeof(uint16_t), plan)
-                _widen_window_rows(x_plane, offsets, n_rows, plan.in_w, rows, local, bf16)
-                if kind == 4:
-                    _max_row_from(rows, local, n_rows, buf, out_row, plan)
-                else:
-                    _sum_row_from(rows, local, n_rows, out_row, buf, div_w, plan, od, oh,
-                                  kind, p)
+                if (max_in_registers and n_rows > 0
+                        and not _vmax_rows_f16(x_plane, offsets, n_rows, buf + plan.pad_w,
+                                               plan.in_w)):
+                    _max_finish(buf, out_row, plan, True)
+                else:      # widened rows; also float16 rows holding a NaN (exact rule)
+                    _widen_window_rows(x_plane, offsets, n_rows, plan.in_w, rows, local, bf16)
+                    if kind == 4:
+                        _max_row_from(rows, local, n_rows, buf, out_row, plan)
+                    else:
+                        _sum_row_from(rows, local, n_rows, out_row, buf, div_w, plan, od, oh,
+                                      kind, p)
                 _narrow(out_row, out + plane * out_plane + row * plan.out_w, plan.out_w, bf16)
                 row = row + 1
                 oh = oh + 1

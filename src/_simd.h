@@ -250,6 +250,41 @@ static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offset
     return nan;
 }
 
+/* ovpool_vmax_rows_f32 of float16 rows converted in registers (F16C, the
+ * x86-64-v3 build; only when OVPOOL_F16C_ROWS): the same maxps chain on the
+ * same widened values, without widening the window rows into scratch (k3 s2
+ * widened every input row 1.5 times). Needs n >= 8; returns 1 when the rows
+ * hold a NaN (the caller then widens them and takes the exact path). */
+static inline int ovpool_vmax_rows_f16(const uint16_t *plane, const int64_t *offsets,
+                                       ptrdiff_t n_rows, float *col, ptrdiff_t n) {
+#if defined(__F16C__)
+    __m256 u = _mm256_setzero_ps();
+    for (ptrdiff_t r = 0; r < n_rows; r += 3) {
+        ptrdiff_t m = n_rows - r < 3 ? n_rows - r : 3;
+        const uint16_t *a = plane + offsets[r];
+        const uint16_t *b = plane + offsets[r + (m > 1)];
+        const uint16_t *c = plane + offsets[r + m - 1];
+        int first = r == 0;
+        for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
+            ptrdiff_t i = ovpool_block_start(blk, 8, n);
+            __m256 va = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+            __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)));
+            __m256 vc = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(c + i)));
+            u = _mm256_or_ps(u, _mm256_cmp_ps(va, vb, _CMP_UNORD_Q));
+            u = _mm256_or_ps(u, _mm256_cmp_ps(vc, vc, _CMP_UNORD_Q));
+            __m256 v = _mm256_max_ps(_mm256_max_ps(va, vb), vc);
+            if (!first)
+                v = _mm256_max_ps(v, _mm256_loadu_ps(col + i));
+            _mm256_storeu_ps(col + i, v);
+        }
+    }
+    return _mm256_movemask_ps(u) != 0;
+#else
+    (void)plane; (void)offsets; (void)n_rows; (void)col; (void)n;
+    return 1;
+#endif
+}
+
 /* One window row r folded into the column maxima of the vertical-first
  * argmax: where row[i] > col[i], or row[i] is NaN (the last NaN wins),
  * col[i] = row[i] and col_row[i] = r. Vector blocks with the last one moved

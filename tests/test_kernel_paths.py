@@ -606,6 +606,34 @@ def test_float16_global_same_bits_as_float32_narrowed(size):
             np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
+@pytest.mark.parametrize("kernel,strides,pads,dilations", [
+    ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    ((2, 2), (1, 1), (0, 0, 0, 0), (1, 1)),
+    ((3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    ((5, 2), (1, 3), (2, 1, 2, 1), (1, 2)),
+    ((1, 3), (1, 2), (0, 1, 0, 1), (1, 1)),
+    ((7, 3), (2, 2), (3, 1, 3, 1), (1, 1)),
+])
+@pytest.mark.parametrize("width", [5, 8, 9, 16, 23, 57])
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_float16_max_rows_same_bits_as_float32(kernel, strides, pads, dilations, width,
+                                               with_nan):
+    """float16 max pooling by rows: the vertical pass converts in registers
+    (x86-64-v3) when the window rows hold no NaN and widens them otherwise;
+    either way the values are the float32 kernel's on the widened input."""
+    x = _float16_specials((2, 3, 11, width)) if with_nan else \
+        (RNG.standard_normal((2, 3, 11, width)) * 3).astype(np.float16)
+    x32 = x.astype(np.float32)
+    kwargs = dict(strides=strides, pads=pads, dilations=dilations)
+    for n_threads in (1, 2):
+        got = ovpool.max_pool(x, kernel, num_threads=n_threads, **kwargs)
+        want = ovpool.max_pool(x32, kernel, num_threads=n_threads, **kwargs).astype(np.float16)
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+        reference = F.max_pool2d(_t(x32), kernel, strides, (pads[0], pads[1]),
+                                 dilation=dilations).numpy()
+        np.testing.assert_array_equal(got.astype(np.float32), reference)
+
+
 def test_float16_in_registers_only_where_the_build_has_f16c():
     """The x86-64-v3 build converts float16 in registers, the baseline build
     (no F16C in x86-64) widens into scratch."""
