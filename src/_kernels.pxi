@@ -72,10 +72,10 @@ cdef extern from "_simd.h":
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
     bint _hmax_s2k3_f32 "ovpool_hmax_s2k3_f32"(const float* buf, float* out,
                                                 Py_ssize_t n_out) noexcept nogil
-    void _avg_rows_k3s1_f32 "ovpool_avg_rows_k3s1_f32"(
+    void _avg_rows_k3_f32 "ovpool_avg_rows_k3_f32"(
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, const float* div_w,
-        int64_t div_d) noexcept nogil
+        int64_t div_d, int stride) noexcept nogil
     void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                                Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
                                                int kw, int is_max, int scale,
@@ -132,8 +132,8 @@ cdef struct Plan:
     Py_ssize_t slab_hi          # D first, into a slab of input rows slab_lo..slab_hi-1
                                 # (_pool_by_depth)
     bint slab_prefetch          # prefetch the next work unit's slab rows
-    bint rows_3_wide            # W windows 3 wide at stride 1, H windows of <= 3
-                                # rows, no pooling along D (_avg_rows_k3s1_f32)
+    bint rows_3_wide            # W windows 3 wide at stride 1 or 2, H windows of <= 3
+                                # rows, no pooling along D (_avg_rows_k3_f32)
 
 
 def openmp_enabled():
@@ -219,7 +219,7 @@ cdef class Geometry:
             raise ValueError("inconsistent slab rows")
         self.plan.slab_lo, self.plan.slab_hi = slab_lo, slab_hi
         self.plan.slab_prefetch = slab_prefetch
-        self.plan.rows_3_wide = (uniform_w and kernel_w == 3 and stride_w == 1 and dil_w == 1
+        self.plan.rows_3_wide = (uniform_w and kernel_w == 3 and stride_w in (1, 2) and dil_w == 1
                                  and dil_h == 1 and max(win_h[:, 1]) <= 3
                                  and min(win_d[:, 1]) == 1 == max(win_d[:, 1]))
         self.plan.rows_per_block = 1
@@ -232,7 +232,7 @@ cdef class Geometry:
     @property
     def rows_3_wide(self):
         """True when float32 averages take the run-of-rows kernel for windows
-        3 wide at stride 1 (before the per-call dtype, mode and prefetch)."""
+        3 wide at stride 1 or 2 (before the per-call dtype, mode and prefetch)."""
         return bool(self.plan.rows_3_wide)
 
 
@@ -863,7 +863,7 @@ cdef inline void _sum_finish(const real_t* src, const real_t* col, real_t* out_r
 
 cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const real_t* div_w,
                     const Plan* plan, Py_ssize_t buffer_width, Py_ssize_t max_rows,
-                    int mode, double p, bint k3s1, int n_threads, int* failed) noexcept nogil:
+                    int mode, double p, bint rows_k3, int n_threads, int* failed) noexcept nogil:
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
@@ -901,14 +901,15 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
                         _sum_finish(buf + j * buffer_width, buf + j * buffer_width + plan.pad_w,
                                     out + plane * out_plane + (row + j) * plan.out_w, div_w,
                                     plan, od, oh + j, mode, p)
-                elif real_t is float and k3s1:
+                elif real_t is float and rows_k3:
                     # the rest of this depth slice's rows in one call
                     n_group = min(row_end - row, plan.out_h - oh)
-                    _avg_rows_k3s1_f32(x + plane * in_plane
-                                       + plan.win_d[3 * od] * plan.in_h * plan.in_w,
-                                       plan.in_w, plan.win_h + 3 * oh, n_group,
-                                       out + plane * out_plane + row * plan.out_w, plan.out_w,
-                                       buf, plan.pad_w, div_w, plan.win_d[3 * od + 2])
+                    _avg_rows_k3_f32(x + plane * in_plane
+                                     + plan.win_d[3 * od] * plan.in_h * plan.in_w,
+                                     plan.in_w, plan.win_h + 3 * oh, n_group,
+                                     out + plane * out_plane + row * plan.out_w, plan.out_w,
+                                     buf, plan.pad_w, div_w, plan.win_d[3 * od + 2],
+                                     <int>plan.stride_w)
                 else:
                     n_group = 1
                     _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
@@ -935,11 +936,11 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
     cdef Plan plan = geometry.plan
     cdef const real_t* div_w
     cdef int failed[1]
-    # float32 averages of 3-wide stride-1 windows (Inception's 3x3 s1) whose H
-    # windows have at most 3 rows, with no pooling along D and no prefetch:
-    # a run of rows per call (_avg_rows_k3s1_f32)
-    cdef bint k3s1 = (real_t is float and mode == SUM_AVERAGE and plan.rows_3_wide
-                      and plan.prefetch == 0)
+    # float32 averages of 3-wide windows at stride 1 or 2 (3x3 s1 and s2) whose
+    # H windows have at most 3 rows, with no pooling along D and no prefetch:
+    # a run of rows per call (_avg_rows_k3_f32)
+    cdef bint rows_k3 = (real_t is float and mode == SUM_AVERAGE and plan.rows_3_wide
+                         and plan.prefetch == 0)
     failed[0] = 0
     if x.shape[0] == 0 or out.shape[1] == 0:
         return
@@ -957,7 +958,7 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
                            geometry.buffer_width, geometry.max_rows, False, n_threads, failed)
         else:
             _sum_pool(&x[0, 0], &out[0, 0], x.shape[0], div_w, &plan, geometry.buffer_width,
-                      geometry.max_rows, mode, p, k3s1, n_threads, failed)
+                      geometry.max_rows, mode, p, rows_k3, n_threads, failed)
     if failed[0]:
         raise MemoryError("ovpool: cannot allocate the per-thread scratch buffers")
 

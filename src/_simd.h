@@ -624,18 +624,20 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
 /* The rows ovpool_tile_row_f32 (stride == k) and ovpool_argmax_row_f32 take:
  * 4+ outputs (one whole vector block) of a tiling (stride == k in 1, 2, 4) or of
  * 3-tap windows at stride 2 or 1. */
-/* Average of windows 3 taps wide at stride 1 along W (Inception's 3x3 s1
- * AveragePool), float32, for n_rows consecutive output rows of one 2D slice:
- * row r's window rows are plane + (win_h[3r] + t) * in_w for t < win_h[3r+1]
- * <= 3, its divisor (float)(div_d * win_h[3r+2]) * div_w[o]. buf is the
- * per-thread padded column buffer (zeros outside buf[pad_w .. pad_w + in_w)).
- * The same operations in the same order as _vsum, _hsum_k and _sum_finish,
- * so the same bits; one call per slice instead of one per row (the per-row
- * calls cost more than the rows' arithmetic on a 35x35 plane). */
-static inline void ovpool_avg_rows_k3s1_f32(const float *plane, ptrdiff_t in_w,
-                                            const int64_t *win_h, ptrdiff_t n_rows, float *out,
-                                            ptrdiff_t out_w, float *buf, ptrdiff_t pad_w,
-                                            const float *div_w, int64_t div_d) {
+/* Average of windows 3 taps wide at stride 1 or 2 along W (Inception's 3x3
+ * s1 AveragePool, 3x3 s2 ones), float32, for n_rows consecutive output rows
+ * of one 2D slice: row r's window rows are plane + (win_h[3r] + t) * in_w for
+ * t < win_h[3r+1] <= 3, its divisor (float)(div_d * win_h[3r+2]) * div_w[o].
+ * buf is the per-thread padded column buffer (zeros outside buf[pad_w ..
+ * pad_w + in_w)). The same operations in the same order as _vsum, _hsum_k
+ * and _sum_finish, so the same bits; one call per slice instead of one per
+ * row (the per-row calls cost more than the rows' arithmetic on a 35x35
+ * plane). Stride 2's horizontal pass stays scalar: its vector form measured
+ * slower in the row path (see ovpool_hmax_s2k3_f32). */
+static inline void ovpool_avg_rows_k3_f32(const float *plane, ptrdiff_t in_w,
+                                          const int64_t *win_h, ptrdiff_t n_rows, float *out,
+                                          ptrdiff_t out_w, float *buf, ptrdiff_t pad_w,
+                                          const float *div_w, int64_t div_d, int stride) {
     float *col = buf + pad_w;
     for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
         const int64_t *wh = win_h + 3 * r;
@@ -659,6 +661,11 @@ static inline void ovpool_avg_rows_k3s1_f32(const float *plane, ptrdiff_t in_w,
         for (; i < in_w; i++)
             col[i] = n == 0 ? 0.0f : n == 1 ? a[i] : n == 2 ? a[i] + b[i] : a[i] + b[i] + c[i];
         ptrdiff_t o = 0;
+        if (stride == 2) {
+            for (; o < out_w; o++)
+                out[o] = (buf[2 * o] + buf[2 * o + 1] + buf[2 * o + 2]) / (row_div * div_w[o]);
+            continue;
+        }
 #if defined(__AVX__)
         if (out_w >= 8) {
             __m256 row_divs = _mm256_set1_ps(row_div);

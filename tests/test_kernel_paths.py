@@ -289,14 +289,14 @@ def test_depth_pooling_adaptive_against_torch(depth_path):
     depth_path()
 
 
-# -- 3-wide stride-1 averages: a slice of rows per call -----------------------
+# -- 3-wide averages at W stride 1 or 2: a slice of rows per call ------------
 
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 35])
 @pytest.mark.parametrize("count_include_pad", [0, 1])
-def test_average_3_wide_stride_1_rows(width, count_include_pad):
-    """float32 averages 3 taps wide at stride 1 along W whose H windows have
-    at most 3 rows (Inception's 3x3 s1 p1) run a depth slice's rows in one
-    call (ovpool_avg_rows_k3s1_f32): H windows of 1-3 rows at strides 1-2,
+def test_average_3_wide_rows(width, count_include_pad):
+    """float32 averages 3 taps wide at W stride 1 or 2 whose H windows have
+    at most 3 rows (Inception's 3x3 s1 p1, 3x3 s2) run a depth slice's rows in
+    one call (ovpool_avg_rows_k3_f32): H windows of 1-3 rows at strides 1-2,
     edge windows of 1-2 rows, padded and unpadded W, vector blocks and
     scalar tails, 2D and 3D without depth pooling; against torch and the
     ONNX reference (asymmetric pads, ceil mode)."""
@@ -306,24 +306,27 @@ def test_average_3_wide_stride_1_rows(width, count_include_pad):
     _core._cache.clear()
     for kh, sh, ph in [(3, 1, 1), (3, 2, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
         for pw in (0, 1):
-            if width + 2 * pw < 3:
-                continue
-            got = ovpool.avg_pool(x, (kh, 3), strides=(sh, 1), pads=(ph, pw, ph, pw),
-                                  count_include_pad=count_include_pad)
-            want = F.avg_pool2d(_t(x), (kh, 3), (sh, 1), (ph, pw),
-                                count_include_pad=bool(count_include_pad)).numpy()
-            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7,
-                                       err_msg=f"kernel ({kh}, 3) stride {sh} pads {ph} {pw}")
+            for sw in (1, 2):
+                if width + 2 * pw < 3:
+                    continue
+                got = ovpool.avg_pool(x, (kh, 3), strides=(sh, sw), pads=(ph, pw, ph, pw),
+                                      count_include_pad=count_include_pad)
+                want = F.avg_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw),
+                                    count_include_pad=bool(count_include_pad)).numpy()
+                np.testing.assert_allclose(
+                    got, want, rtol=1e-6, atol=1e-7,
+                    err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
     # every plan so far takes the run-of-rows kernel
     assert all(plan.geometry.rows_3_wide for plan in _core._cache.values()
                if isinstance(plan, _core.Plan))
     if width >= 2:
-        attrs = onnx_pool_attrs((2, 3), strides=(2, 1), pads=(0, 1, 1, 0), ceil_mode=True,
-                                count_include_pad=count_include_pad)
-        (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
-        got = ovpool.avg_pool(x, (2, 3), strides=(2, 1), pads=(0, 1, 1, 0), ceil_mode=True,
-                              count_include_pad=count_include_pad)
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+        for sw in (1, 2):
+            attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
+                                    count_include_pad=count_include_pad)
+            (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
+            got = ovpool.avg_pool(x, (2, 3), strides=(2, sw), pads=(0, 1, 1, 0),
+                                  ceil_mode=True, count_include_pad=count_include_pad)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
     x3 = RNG.standard_normal((1, 2, 4, 6, width)).astype(np.float32)
     got = ovpool.avg_pool(x3, (1, 3, 3), strides=(2, 1, 1), pads=(0, 1, 1) * 2,
                           count_include_pad=count_include_pad, num_threads=2)
