@@ -593,6 +593,12 @@ def test_float16_tiling_same_bits_as_float32_narrowed(kh, kw, out_w):
             want = op(x32, (kh, kw), strides=(kh, kw), num_threads=n_threads).astype(np.float16)
             assert got.dtype == np.float16
             np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+        # independently: torch on the widened input (tiling sums are bit-exact
+        # with it), rounded to nearest even by numpy
+        for op, ref in ((ovpool.avg_pool, F.avg_pool2d), (ovpool.max_pool, F.max_pool2d)):
+            got = op(x, (kh, kw), strides=(kh, kw), num_threads=n_threads)
+            np.testing.assert_array_equal(
+                got, ref(_t(x32), (kh, kw), (kh, kw)).numpy().astype(np.float16))
 
 
 @pytest.mark.parametrize("size", [1, 7, 8, 15, 16, 17, 49, 1000, 4096])
@@ -607,6 +613,14 @@ def test_float16_global_same_bits_as_float32_narrowed(size):
             got = op(x, num_threads=n_threads)
             want = op(x32, num_threads=n_threads).astype(np.float16)
             np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+        # independently: numpy's maximum, and the float64 mean to half an ulp
+        np.testing.assert_array_equal(ovpool.global_max_pool(x, num_threads=n_threads),
+                                      x32.max(axis=(2, 3), keepdims=True).astype(np.float16))
+        finite = np.where(np.isfinite(x32), x32, 0).astype(np.float16)
+        np.testing.assert_allclose(
+            ovpool.global_avg_pool(finite, num_threads=n_threads).astype(np.float64),
+            finite.astype(np.float64).mean(axis=(2, 3), keepdims=True),
+            rtol=2.0 ** -11 * 1.05, atol=1e-6)
 
 
 @pytest.mark.parametrize("kernel,strides,pads,dilations", [
