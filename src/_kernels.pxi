@@ -76,6 +76,9 @@ cdef extern from "_simd.h":
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, const float* div_w,
         int64_t div_d, int stride) noexcept nogil
+    void _max_rows_k3_f32 "ovpool_max_rows_k3_f32"(
+        const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
+        Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, int stride) noexcept nogil
     void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                                Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
                                                int kw, int is_max, int scale,
@@ -231,8 +234,9 @@ cdef class Geometry:
 
     @property
     def rows_3_wide(self):
-        """True when float32 averages take the run-of-rows kernel for windows
-        3 wide at stride 1 or 2 (before the per-call dtype, mode and prefetch)."""
+        """True when float32 averages and maxima take the run-of-rows kernels
+        for windows 3 wide at stride 1 or 2 (before the per-call dtype, mode
+        and prefetch)."""
         return bool(self.plan.rows_3_wide)
 
 
@@ -1035,6 +1039,9 @@ cdef inline void _max_slices(const max_t* plane, max_t* buf, Py_ssize_t buffer_w
 cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan* plan,
                     Py_ssize_t buffer_width, Py_ssize_t max_rows, int n_threads,
                     int* failed) noexcept nogil:
+    # float32 windows 3 wide at stride 1 or 2 (3x3 s2, 3x3 s1) with no pooling
+    # along D and no prefetch: a run of rows per call (_max_rows_k3_f32)
+    cdef bint rows_k3 = max_t is float and plan.rows_3_wide and plan.prefetch == 0
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
@@ -1069,6 +1076,14 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
                     for j in range(n_group):
                         _max_finish(buf + j * buffer_width,
                                     out + plane * out_plane + (row + j) * plan.out_w, plan, False)
+                elif max_t is float and rows_k3:
+                    # the rest of this depth slice's rows in one call
+                    n_group = min(row_end - row, plan.out_h - oh)
+                    _max_rows_k3_f32(x + plane * in_plane
+                                     + plan.win_d[3 * od] * plan.in_h * plan.in_w,
+                                     plan.in_w, plan.win_h + 3 * oh, n_group,
+                                     out + plane * out_plane + row * plan.out_w, plan.out_w,
+                                     buf, plan.pad_w, <int>plan.stride_w)
                 else:
                     n_group = 1
                     n_rows = _row_offsets(plan, od, oh, offsets)

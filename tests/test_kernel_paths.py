@@ -336,6 +336,64 @@ def test_average_3_wide_rows(width, count_include_pad):
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 17, 33])
+@pytest.mark.parametrize("nans", [False, True])
+def test_max_3_wide_rows(width, nans):
+    """float32 maxima 3 taps wide at W stride 1 or 2 whose H windows have at
+    most 3 rows (the ResNet stem's 3x3 s2 p1, 3x3 s1) run a depth slice's rows
+    in one call (ovpool_max_rows_k3_f32): H windows of 1-3 rows at strides
+    1-2, edge windows of 1-2 rows, padded and unpadded W, vector blocks and
+    scalar tails, rows with and without NaN; the values equal torch's and the
+    float64 row path's, and the ONNX reference's in ceil mode."""
+    from references import onnx_pool_attrs, onnx_reference
+
+    x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
+    x[0, 1, 4, width // 2] = np.inf
+    x[1, 0, 2, width - 1] = -np.inf
+    if nans:
+        x = _with_nans(x, count=4)
+    _core._cache.clear()
+    for kh, sh, ph in [(3, 2, 1), (3, 1, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
+        for pw in (0, 1):
+            for sw in (1, 2):
+                if width + 2 * pw < 3:
+                    continue
+                args = dict(strides=(sh, sw), pads=(ph, pw, ph, pw))
+                got = ovpool.max_pool(x, (kh, 3), **args)
+                want = F.max_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw)).numpy()
+                message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
+                np.testing.assert_array_equal(got, want, err_msg=message)
+                by_rows = ovpool.max_pool(x.astype(np.float64), (kh, 3), **args)
+                np.testing.assert_array_equal(got, by_rows, err_msg=message)
+                assert got.dtype == np.float32
+    # every float32 plan so far takes the run-of-rows kernel
+    assert all(plan.geometry.rows_3_wide and plan.prefetch == 0
+               for plan in _core._cache.values() if isinstance(plan, _core.Plan))
+    if width >= 2:
+        finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's
+        for sw in (1, 2):
+            attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True)
+            (want,) = onnx_reference("MaxPool", [finite], attrs, opset=22)
+            got = ovpool.max_pool(finite, (2, 3), strides=(2, sw), pads=(0, 1, 1, 0),
+                                  ceil_mode=True, num_threads=2)
+            np.testing.assert_array_equal(got, want)
+    x3 = RNG.standard_normal((1, 2, 4, 6, width)).astype(np.float32)
+    got = ovpool.max_pool(x3, (1, 3, 3), strides=(2, 1, 2), pads=(0, 1, 1) * 2, num_threads=2)
+    want = F.max_pool3d(_t(x3), (1, 3, 3), (2, 1, 2), (0, 1, 1)).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_max_3_wide_rows_hand_computed():
+    """The stem's 3x3 s2 p1 on a 4x5 plane, by hand: padding never wins, the
+    NaN window rows and columns give NaN."""
+    x = np.arange(20, dtype=np.float32).reshape(1, 1, 4, 5) * np.float32(-1)
+    got = ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1))
+    np.testing.assert_array_equal(got[0, 0], [[0, -1, -3], [-5, -6, -8]])
+    x[0, 0, 2, 4] = np.nan
+    got = ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1))
+    np.testing.assert_array_equal(got[0, 0], [[0, -1, -3], [-5, -6, np.nan]])
+
+
 # -- long window rows and global reductions ------------------------------------
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 49, 100, 1000])
