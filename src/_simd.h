@@ -26,14 +26,194 @@ static inline ptrdiff_t ovpool_block_start(ptrdiff_t b, ptrdiff_t L, ptrdiff_t n
     return b * L < n - L ? b * L : n - L;
 }
 
-static inline float ovpool_scalar_max_f32(const float *x, ptrdiff_t n, float acc, int *nan) {
-    for (ptrdiff_t i = 0; i < n; i++) {
-        float v = x[i];
-        acc = acc > v ? acc : v;
-        *nan |= (v != v);
+#if defined(__GNUC__)
+#define OVPOOL_INLINE __attribute__((always_inline))
+#else
+#define OVPOOL_INLINE
+#endif
+
+/* float16 and bfloat16 rows, converted to and from float32 in scratch.
+ *
+ * float16: F16C (vcvtph2ps / vcvtps2ph, round to nearest even) in the
+ * x86-64-v3 build; elsewhere the exact scalar conversions of F. Giesen's
+ * public-domain half.c (half_to_float_fast5, float_to_half_fast3_rtne).
+ * bfloat16: the upper 16 bits of a float32, rounded to nearest even; a NaN
+ * stays a quiet NaN. Both match numpy's and ml_dtypes' casts. */
+#include <stdint.h>
+#include <string.h>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+/* 1 where float16 is converted in registers (F16C: the x86-64-v3 build) by
+ * the *_f16 helpers below; 0 where the callers widen into scratch. */
+#if defined(__F16C__)
+#define OVPOOL_F16C_ROWS 1
+#else
+#define OVPOOL_F16C_ROWS 0
+#endif
+
+static inline float ovpool_half_to_float(uint16_t h) {
+    const uint32_t shifted_exp = 0x7c00u << 13;
+    uint32_t bits = (uint32_t)(h & 0x7fffu) << 13, exp = shifted_exp & bits;
+    float out, magic;
+    uint32_t magic_bits = 113u << 23;
+    memcpy(&magic, &magic_bits, 4);
+    bits += (127u - 15u) << 23;
+    if (exp == shifted_exp) {
+        bits += (128u - 16u) << 23;               /* Inf / NaN */
+        memcpy(&out, &bits, 4);
+    } else if (exp == 0) {
+        bits += 1u << 23;                         /* zero / subnormal */
+        memcpy(&out, &bits, 4);
+        out -= magic;
+    } else {
+        memcpy(&out, &bits, 4);
     }
-    return acc;
+    memcpy(&bits, &out, 4);
+    bits |= (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&out, &bits, 4);
+    return out;
 }
+
+static inline uint16_t ovpool_float_to_half(float value) {
+    const uint32_t f32_infinity = 255u << 23, f16_max = (127u + 16u) << 23;
+    const uint32_t denorm_magic_bits = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+    uint32_t bits, sign;
+    uint16_t out;
+    float denorm_magic;
+    memcpy(&denorm_magic, &denorm_magic_bits, 4);
+    memcpy(&bits, &value, 4);
+    sign = bits & 0x80000000u;
+    bits ^= sign;
+    if (bits >= f16_max) {
+        out = bits > f32_infinity ? 0x7e00u : 0x7c00u;   /* NaN -> quiet NaN, Inf/overflow -> Inf */
+    } else if (bits < (113u << 23)) {                  /* subnormal or zero */
+        float f;
+        memcpy(&f, &bits, 4);
+        f += denorm_magic;
+        memcpy(&bits, &f, 4);
+        out = (uint16_t)(bits - denorm_magic_bits);
+    } else {
+        uint32_t mantissa_odd = (bits >> 13) & 1u;
+        bits += ((uint32_t)(15 - 127) << 23) + 0xfffu;
+        bits += mantissa_odd;
+        out = (uint16_t)(bits >> 13);
+    }
+    return (uint16_t)(out | (sign >> 16));
+}
+
+static inline void ovpool_widen_f16(const uint16_t *src, float *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = ovpool_half_to_float(src[i]);
+}
+
+static inline void ovpool_narrow_f16(const float *src, uint16_t *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+    for (; i < n; i++) dst[i] = ovpool_float_to_half(src[i]);
+}
+
+static inline void ovpool_widen_bf16(const uint16_t *src, float *dst, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)src[i] << 16;
+        memcpy(dst + i, &bits, 4);
+    }
+}
+
+static inline void ovpool_narrow_bf16(const float *src, uint16_t *dst, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, src + i, 4);
+        if ((bits & 0x7fffffffu) > 0x7f800000u)
+            dst[i] = (uint16_t)((bits >> 16) | 0x40u);               /* quiet NaN */
+        else
+            dst[i] = (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    }
+}
+
+static inline void ovpool_widen(const uint16_t *src, float *dst, ptrdiff_t n, int bf16) {
+    if (bf16) ovpool_widen_bf16(src, dst, n); else ovpool_widen_f16(src, dst, n);
+}
+
+static inline void ovpool_narrow(const float *src, uint16_t *dst, ptrdiff_t n, int bf16) {
+    if (bf16) ovpool_narrow_bf16(src, dst, n); else ovpool_narrow_f16(src, dst, n);
+}
+
+/* Loads and stores of the tiling blocks, from float32 rows or, with half set
+ * (a constant in every instance), from float16 rows converted in registers
+ * (F16C, the x86-64-v3 build): exact widening, and the narrowing of
+ * ovpool_narrow_f16, so the same bits as widening the rows into scratch
+ * first, without the scratch's store and reload (half of the 16-bit tiling
+ * time). Offsets count elements. */
+#if defined(__SSE2__)
+static inline OVPOOL_INLINE const void *ovpool_at(const void *p, ptrdiff_t i, int half) {
+    return half ? (const void *)((const uint16_t *)p + i) : (const void *)((const float *)p + i);
+}
+
+static inline OVPOOL_INLINE __m128 ovpool_load4(const void *p, ptrdiff_t i, int half) {
+#if defined(__F16C__)
+    if (half)
+        return _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)((const uint16_t *)p + i)));
+#endif
+    (void)half;
+    return _mm_loadu_ps((const float *)p + i);
+}
+
+static inline OVPOOL_INLINE void ovpool_store4(void *p, __m128 v, int half) {
+#if defined(__F16C__)
+    if (half) {
+        _mm_storel_epi64((__m128i *)p, _mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        return;
+    }
+#endif
+    (void)half;
+    _mm_storeu_ps((float *)p, v);
+}
+#endif
+
+#if defined(__AVX2__)
+static inline OVPOOL_INLINE __m256 ovpool_load8(const void *p, ptrdiff_t i, int half) {
+#if defined(__F16C__)
+    if (half)
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+#endif
+    (void)half;
+    return _mm256_loadu_ps((const float *)p + i);
+}
+
+static inline OVPOOL_INLINE void ovpool_store8(void *p, __m256 v, int half) {
+#if defined(__F16C__)
+    if (half) {
+        _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        return;
+    }
+#endif
+    (void)half;
+    _mm256_storeu_ps((float *)p, v);
+}
+#endif
+
+/* One element, float32 or (half) float16. */
+static inline OVPOOL_INLINE float ovpool_load1(const void *p, ptrdiff_t i, int half) {
+    if (half) {
+#if defined(__F16C__)
+        return _cvtsh_ss(((const uint16_t *)p)[i]);
+#else
+        return ovpool_half_to_float(((const uint16_t *)p)[i]);
+#endif
+    }
+    return ((const float *)p)[i];
+}
+
 
 static inline double ovpool_scalar_max_f64(const double *x, ptrdiff_t n, double acc, int *nan) {
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -44,24 +224,26 @@ static inline double ovpool_scalar_max_f64(const double *x, ptrdiff_t n, double 
     return acc;
 }
 
-/* NaN-propagating maximum of x[0..n), n >= 1. The last vector block ends at n
- * and may overlap the one before it (max is idempotent): no scalar tail
- * (global max of 7x7 planes: 17% faster). */
-static inline float ovpool_span_max_f32(const float *x, ptrdiff_t n) {
+/* NaN-propagating maximum of x[0..n), n >= 1, of float32 values or, with
+ * half set (a constant in every instance; F16C builds only), of float16
+ * values converted in registers: the same operations on the same values.
+ * The last vector block ends at n and may overlap the one before it (max is
+ * idempotent): no scalar tail (global max of 7x7 planes: 17% faster). */
+static inline OVPOOL_INLINE float ovpool_span_max_any(const void *x, ptrdiff_t n, int half) {
     ptrdiff_t i = 0;
     int nan = 0;
     float acc = -INFINITY;
-#if defined(__AVX__)
+#if defined(__AVX2__)
     if (n >= 8) {
-        __m256 a = _mm256_loadu_ps(x);
+        __m256 a = ovpool_load8(x, 0, half);
         __m256 u = _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
         for (i = 8; i + 8 <= n; i += 8) {
-            __m256 v = _mm256_loadu_ps(x + i);
+            __m256 v = ovpool_load8(x, i, half);
             a = _mm256_max_ps(a, v);
             u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
         }
         if (i < n) {        /* a last block ending at n instead of a scalar tail */
-            __m256 v = _mm256_loadu_ps(x + n - 8);
+            __m256 v = ovpool_load8(x, n - 8, half);
             a = _mm256_max_ps(a, v);
             u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
             i = n;
@@ -75,15 +257,15 @@ static inline float ovpool_span_max_f32(const float *x, ptrdiff_t n) {
     }
 #elif defined(__SSE2__)
     if (n >= 4) {
-        __m128 a = _mm_loadu_ps(x);
+        __m128 a = ovpool_load4(x, 0, half);
         __m128 u = _mm_cmpunord_ps(a, a);
         for (i = 4; i + 4 <= n; i += 4) {
-            __m128 v = _mm_loadu_ps(x + i);
+            __m128 v = ovpool_load4(x, i, half);
             a = _mm_max_ps(a, v);
             u = _mm_or_ps(u, _mm_cmpunord_ps(v, v));
         }
         if (i < n) {
-            __m128 v = _mm_loadu_ps(x + n - 4);
+            __m128 v = ovpool_load4(x, n - 4, half);
             a = _mm_max_ps(a, v);
             u = _mm_or_ps(u, _mm_cmpunord_ps(v, v));
             i = n;
@@ -94,8 +276,16 @@ static inline float ovpool_span_max_f32(const float *x, ptrdiff_t n) {
         nan = _mm_movemask_ps(u) != 0;
     }
 #endif
-    acc = ovpool_scalar_max_f32(x + i, n - i, acc, &nan);
+    for (; i < n; i++) {
+        float v = ovpool_load1(x, i, half);
+        acc = acc > v ? acc : v;
+        nan |= (v != v);
+    }
     return nan ? NAN : acc;
+}
+
+static inline float ovpool_span_max_f32(const float *x, ptrdiff_t n) {
+    return ovpool_span_max_any(x, n, 0);
 }
 
 static inline double ovpool_span_max_f64(const double *x, ptrdiff_t n) {
@@ -333,226 +523,74 @@ static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int3
     }
 }
 
-/* float16 and bfloat16 rows, converted to and from float32 in scratch.
- *
- * float16: F16C (vcvtph2ps / vcvtps2ph, round to nearest even) in the
- * x86-64-v3 build; elsewhere the exact scalar conversions of F. Giesen's
- * public-domain half.c (half_to_float_fast5, float_to_half_fast3_rtne).
- * bfloat16: the upper 16 bits of a float32, rounded to nearest even; a NaN
- * stays a quiet NaN. Both match numpy's and ml_dtypes' casts. */
-#include <stdint.h>
-#include <string.h>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
-
-/* 1 where float16 is converted in registers (F16C: the x86-64-v3 build) by
- * the *_f16 helpers below; 0 where the callers widen into scratch. */
-#if defined(__F16C__)
-#define OVPOOL_F16C_ROWS 1
-#else
-#define OVPOOL_F16C_ROWS 0
-#endif
-
-static inline float ovpool_half_to_float(uint16_t h) {
-    const uint32_t shifted_exp = 0x7c00u << 13;
-    uint32_t bits = (uint32_t)(h & 0x7fffu) << 13, exp = shifted_exp & bits;
-    float out, magic;
-    uint32_t magic_bits = 113u << 23;
-    memcpy(&magic, &magic_bits, 4);
-    bits += (127u - 15u) << 23;
-    if (exp == shifted_exp) {
-        bits += (128u - 16u) << 23;               /* Inf / NaN */
-        memcpy(&out, &bits, 4);
-    } else if (exp == 0) {
-        bits += 1u << 23;                         /* zero / subnormal */
-        memcpy(&out, &bits, 4);
-        out -= magic;
-    } else {
-        memcpy(&out, &bits, 4);
-    }
-    memcpy(&bits, &out, 4);
-    bits |= (uint32_t)(h & 0x8000u) << 16;
-    memcpy(&out, &bits, 4);
-    return out;
-}
-
-static inline uint16_t ovpool_float_to_half(float value) {
-    const uint32_t f32_infinity = 255u << 23, f16_max = (127u + 16u) << 23;
-    const uint32_t denorm_magic_bits = ((127u - 15u) + (23u - 10u) + 1u) << 23;
-    uint32_t bits, sign;
-    uint16_t out;
-    float denorm_magic;
-    memcpy(&denorm_magic, &denorm_magic_bits, 4);
-    memcpy(&bits, &value, 4);
-    sign = bits & 0x80000000u;
-    bits ^= sign;
-    if (bits >= f16_max) {
-        out = bits > f32_infinity ? 0x7e00u : 0x7c00u;   /* NaN -> quiet NaN, Inf/overflow -> Inf */
-    } else if (bits < (113u << 23)) {                  /* subnormal or zero */
-        float f;
-        memcpy(&f, &bits, 4);
-        f += denorm_magic;
-        memcpy(&bits, &f, 4);
-        out = (uint16_t)(bits - denorm_magic_bits);
-    } else {
-        uint32_t mantissa_odd = (bits >> 13) & 1u;
-        bits += ((uint32_t)(15 - 127) << 23) + 0xfffu;
-        bits += mantissa_odd;
-        out = (uint16_t)(bits >> 13);
-    }
-    return (uint16_t)(out | (sign >> 16));
-}
-
-static inline void ovpool_widen_f16(const uint16_t *src, float *dst, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-#if defined(__F16C__)
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
-#endif
-    for (; i < n; i++) dst[i] = ovpool_half_to_float(src[i]);
-}
-
-static inline void ovpool_narrow_f16(const float *src, uint16_t *dst, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-#if defined(__F16C__)
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(dst + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-#endif
-    for (; i < n; i++) dst[i] = ovpool_float_to_half(src[i]);
-}
-
-static inline void ovpool_widen_bf16(const uint16_t *src, float *dst, ptrdiff_t n) {
-    for (ptrdiff_t i = 0; i < n; i++) {
-        uint32_t bits = (uint32_t)src[i] << 16;
-        memcpy(dst + i, &bits, 4);
-    }
-}
-
-static inline void ovpool_narrow_bf16(const float *src, uint16_t *dst, ptrdiff_t n) {
-    for (ptrdiff_t i = 0; i < n; i++) {
-        uint32_t bits;
-        memcpy(&bits, src + i, 4);
-        if ((bits & 0x7fffffffu) > 0x7f800000u)
-            dst[i] = (uint16_t)((bits >> 16) | 0x40u);               /* quiet NaN */
-        else
-            dst[i] = (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-    }
-}
-
-static inline void ovpool_widen(const uint16_t *src, float *dst, ptrdiff_t n, int bf16) {
-    if (bf16) ovpool_widen_bf16(src, dst, n); else ovpool_widen_f16(src, dst, n);
-}
-
-static inline void ovpool_narrow(const float *src, uint16_t *dst, ptrdiff_t n, int bf16) {
-    if (bf16) ovpool_narrow_bf16(src, dst, n); else ovpool_narrow_f16(src, dst, n);
-}
 
 
 /* Sum of x[0..n) in 16 lanes: lane j adds x[j], x[j+16], ... in order; then
  * the fold lanes j+8 -> j, j+4 -> j, j+2 -> j, lane 1 -> 0, and the tail
- * (n % 16 values) added in order. Every build computes exactly this order. */
-static inline float ovpool_plane_sum_f32(const float *x, ptrdiff_t n) {
+ * (n % 16 values) added in order. Every build computes exactly this order.
+ * float32 values or, with half set (F16C builds only), float16 values
+ * converted in registers, as ovpool_span_max_any. */
+static inline OVPOOL_INLINE float ovpool_plane_sum_any(const void *x, ptrdiff_t n, int half) {
     ptrdiff_t i = 0;
     float total, tail = 0.0f;
-#if defined(__AVX__)
+#if defined(__AVX2__)
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
-        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a0 = _mm256_add_ps(a0, ovpool_load8(x, i, half));
+        a1 = _mm256_add_ps(a1, ovpool_load8(x, i + 8, half));
     }
     a0 = _mm256_add_ps(a0, a1);
     __m128 c = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
 #elif defined(__SSE2__)
     __m128 q0 = _mm_setzero_ps(), q1 = _mm_setzero_ps(), q2 = _mm_setzero_ps(), q3 = _mm_setzero_ps();
     for (; i + 16 <= n; i += 16) {
-        q0 = _mm_add_ps(q0, _mm_loadu_ps(x + i));
-        q1 = _mm_add_ps(q1, _mm_loadu_ps(x + i + 4));
-        q2 = _mm_add_ps(q2, _mm_loadu_ps(x + i + 8));
-        q3 = _mm_add_ps(q3, _mm_loadu_ps(x + i + 12));
+        q0 = _mm_add_ps(q0, ovpool_load4(x, i, half));
+        q1 = _mm_add_ps(q1, ovpool_load4(x, i + 4, half));
+        q2 = _mm_add_ps(q2, ovpool_load4(x, i + 8, half));
+        q3 = _mm_add_ps(q3, ovpool_load4(x, i + 12, half));
     }
     __m128 c = _mm_add_ps(_mm_add_ps(q0, q2), _mm_add_ps(q1, q3));
 #endif
-#if defined(__AVX__) || defined(__SSE2__)
+#if defined(__AVX2__) || defined(__SSE2__)
     c = _mm_add_ps(c, _mm_movehl_ps(c, c));
     total = _mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1));
 #else
     float acc[16] = {0};
     for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) acc[j] += x[i + j];
+        for (int j = 0; j < 16; j++) acc[j] += ovpool_load1(x, i + j, half);
     for (int j = 0; j < 8; j++) acc[j] += acc[j + 8];
     for (int j = 0; j < 4; j++) acc[j] += acc[j + 4];
     for (int j = 0; j < 2; j++) acc[j] += acc[j + 2];
     total = acc[0] + acc[1];
 #endif
-    for (; i < n; i++) tail += x[i];
+    for (; i < n; i++) tail += ovpool_load1(x, i, half);
     return total + tail;
 }
 
-/* float16 planes converted in registers (F16C, the x86-64-v3 build): exactly
- * ovpool_plane_sum_f32 and ovpool_span_max_f32 of the widened values, without
- * widening them into scratch first. Only when OVPOOL_F16C_ROWS. */
-#if defined(__F16C__)
+static inline float ovpool_plane_sum_f32(const float *x, ptrdiff_t n) {
+    return ovpool_plane_sum_any(x, n, 0);
+}
+
+/* float16 planes converted in registers (only when OVPOOL_F16C_ROWS): the
+ * sums and maxima of the widened values, without widening them into scratch
+ * first. Elsewhere the callers widen, and these are never called. */
 static inline float ovpool_plane_sum_f16(const uint16_t *x, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-    float tail = 0.0f;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_ps(a0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
-        a1 = _mm256_add_ps(a1, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + 8))));
-    }
-    a0 = _mm256_add_ps(a0, a1);
-    __m128 c = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
-    c = _mm_add_ps(c, _mm_movehl_ps(c, c));
-    float total = _mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1));
-    for (; i < n; i++) tail += ovpool_half_to_float(x[i]);
-    return total + tail;
-}
-
-static inline float ovpool_span_max_f16(const uint16_t *x, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-    int nan = 0;
-    float acc = -INFINITY;
-    if (n >= 8) {
-        __m256 a = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)x));
-        __m256 u = _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
-        for (i = 8; i + 8 <= n; i += 8) {
-            __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
-            a = _mm256_max_ps(a, v);
-            u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        }
-        if (i < n) {
-            __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + n - 8)));
-            a = _mm256_max_ps(a, v);
-            u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            i = n;
-        }
-        __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-        __m128 ub = _mm_or_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
-        b = _mm_max_ps(b, _mm_movehl_ps(b, b));
-        b = _mm_max_ss(b, _mm_shuffle_ps(b, b, 1));
-        acc = _mm_cvtss_f32(b);
-        nan = _mm_movemask_ps(ub) != 0;
-    }
-    for (; i < n; i++) {
-        float v = ovpool_half_to_float(x[i]);
-        acc = acc > v ? acc : v;
-        nan |= (v != v);
-    }
-    return nan ? NAN : acc;
-}
+#if OVPOOL_F16C_ROWS
+    return ovpool_plane_sum_any(x, n, 1);
 #else
-static inline float ovpool_plane_sum_f16(const uint16_t *x, ptrdiff_t n) {
     (void)x; (void)n;
     return NAN;
+#endif
 }
 
 static inline float ovpool_span_max_f16(const uint16_t *x, ptrdiff_t n) {
+#if OVPOOL_F16C_ROWS
+    return ovpool_span_max_any(x, n, 1);
+#else
     (void)x; (void)n;
     return NAN;
-}
 #endif
+}
 
 static inline double ovpool_plane_sum_f64(const double *x, ptrdiff_t n) {
     ptrdiff_t i = 0;
@@ -603,11 +641,6 @@ static inline double ovpool_plane_sum_f64(const double *x, ptrdiff_t n) {
  * so rows of 4 to 15 outputs -- adaptive 28->7, 14->7 -- need no scalar
  * tail. Loads stay within the first out_w * kw floats of each window row.
  */
-#if defined(__GNUC__)
-#define OVPOOL_INLINE __attribute__((always_inline))
-#else
-#define OVPOOL_INLINE
-#endif
 
 /* 1 when dividing by divisor is multiplying by *factor (a power of two:
  * x * 2^-k and x / 2^k round the same exact value); else *factor = divisor. */
@@ -694,37 +727,7 @@ static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {
 #endif
 }
 
-/* Loads and stores of the tiling blocks, from float32 rows or, with half set
- * (a constant in every instance), from float16 rows converted in registers
- * (F16C, the x86-64-v3 build): exact widening, and the narrowing of
- * ovpool_narrow_f16, so the same bits as widening the rows into scratch
- * first, without the scratch's store and reload (half of the 16-bit tiling
- * time). Offsets count elements. */
 #if defined(__SSE2__)
-static inline OVPOOL_INLINE const void *ovpool_at(const void *p, ptrdiff_t i, int half) {
-    return half ? (const void *)((const uint16_t *)p + i) : (const void *)((const float *)p + i);
-}
-
-static inline OVPOOL_INLINE __m128 ovpool_load4(const void *p, ptrdiff_t i, int half) {
-#if defined(__F16C__)
-    if (half)
-        return _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)((const uint16_t *)p + i)));
-#endif
-    (void)half;
-    return _mm_loadu_ps((const float *)p + i);
-}
-
-static inline OVPOOL_INLINE void ovpool_store4(void *p, __m128 v, int half) {
-#if defined(__F16C__)
-    if (half) {
-        _mm_storel_epi64((__m128i *)p, _mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-        return;
-    }
-#endif
-    (void)half;
-    _mm_storeu_ps((float *)p, v);
-}
-
 /* taps u < kw of the 4 outputs whose windows start at p, p + kw, ... */
 static inline OVPOOL_INLINE void ovpool_taps4(const void *p, int kw, __m128 v[4], int half) {
     if (kw == 1) {
@@ -788,26 +791,6 @@ static inline OVPOOL_INLINE void ovpool_tile_block4x2(const void *p, const void 
 #endif
 
 #if defined(__AVX2__)
-static inline OVPOOL_INLINE __m256 ovpool_load8(const void *p, ptrdiff_t i, int half) {
-#if defined(__F16C__)
-    if (half)
-        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
-#endif
-    (void)half;
-    return _mm256_loadu_ps((const float *)p + i);
-}
-
-static inline OVPOOL_INLINE void ovpool_store8(void *p, __m256 v, int half) {
-#if defined(__F16C__)
-    if (half) {
-        _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-        return;
-    }
-#endif
-    (void)half;
-    _mm256_storeu_ps((float *)p, v);
-}
-
 /* The same for 8 outputs; the lanes come out permuted (see ovpool_unpermute8). */
 static inline OVPOOL_INLINE void ovpool_taps8(const void *p, int kw, __m256 v[4], int half) {
     if (kw == 1) {
