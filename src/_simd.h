@@ -982,11 +982,12 @@ static inline OVPOOL_INLINE void ovpool_taps4s(const float *p, int stride, int k
     }
 }
 
-static inline OVPOOL_INLINE void ovpool_argblock4x2(
+/* ovpool_argblock8x2 in 4 lanes (SSE2: blends by and/andnot/or). */
+static inline OVPOOL_INLINE int ovpool_argblock4x2(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
         int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int stride,
-        int k) {
-    __m128 v[4], w[4], best_p, best_q;
+        int k, int exact) {
+    __m128 v[4], w[4], best_p, best_q, nan = _mm_setzero_ps();
     __m128i at_p, at_q;
     /* lane l holds output l */
     __m128i lanes = _mm_setr_epi32(0, stride, 2 * stride, 3 * stride);
@@ -997,13 +998,27 @@ static inline OVPOOL_INLINE void ovpool_argblock4x2(
         ovpool_taps4s(q + t * in_w, stride, k, w);
         for (int u = 0; u < k; u++) {
             __m128i tap = _mm_set1_epi32((int32_t)(t * in_w + u));
-            __m128i idx_p = _mm_add_epi32(base_p, tap), idx_q = _mm_add_epi32(base_q, tap);
+            __m128 take_p, take_q;
+            __m128i idx_p = tap, idx_q = tap;
+            if (!exact)
+                nan = _mm_or_ps(nan, _mm_cmpunord_ps(v[u], w[u]));
+            else {
+                idx_p = _mm_add_epi32(base_p, tap);
+                idx_q = _mm_add_epi32(base_q, tap);
+            }
             if (t == 0 && u == 0) {
-                best_p = v[0]; best_q = w[0]; at_p = idx_p; at_q = idx_q;
+                best_p = v[0]; best_q = w[0];
+                at_p = exact ? idx_p : _mm_setzero_si128();
+                at_q = exact ? idx_q : _mm_setzero_si128();
                 continue;
             }
-            __m128 take_p = _mm_or_ps(_mm_cmpgt_ps(v[u], best_p), _mm_cmpunord_ps(v[u], v[u]));
-            __m128 take_q = _mm_or_ps(_mm_cmpgt_ps(w[u], best_q), _mm_cmpunord_ps(w[u], w[u]));
+            if (!exact) {
+                take_p = _mm_cmpgt_ps(v[u], best_p);
+                take_q = _mm_cmpgt_ps(w[u], best_q);
+            } else {
+                take_p = _mm_or_ps(_mm_cmpgt_ps(v[u], best_p), _mm_cmpunord_ps(v[u], v[u]));
+                take_q = _mm_or_ps(_mm_cmpgt_ps(w[u], best_q), _mm_cmpunord_ps(w[u], w[u]));
+            }
             best_p = _mm_or_ps(_mm_and_ps(take_p, v[u]), _mm_andnot_ps(take_p, best_p));
             best_q = _mm_or_ps(_mm_and_ps(take_q, w[u]), _mm_andnot_ps(take_q, best_q));
             __m128i tp = _mm_castps_si128(take_p), tq = _mm_castps_si128(take_q);
@@ -1011,10 +1026,17 @@ static inline OVPOOL_INLINE void ovpool_argblock4x2(
             at_q = _mm_or_si128(_mm_and_si128(tq, idx_q), _mm_andnot_si128(tq, at_q));
         }
     }
+    if (!exact) {
+        if (_mm_movemask_ps(nan))
+            return 1;
+        at_p = _mm_add_epi32(at_p, base_p);
+        at_q = _mm_add_epi32(at_q, base_q);
+    }
     _mm_storeu_ps(out_p, best_p);
     _mm_storeu_ps(out_q, best_q);
     _mm_storeu_si128((__m128i *)pos_p, at_p);
     _mm_storeu_si128((__m128i *)pos_q, at_q);
+    return 0;
 }
 #endif
 
@@ -1063,11 +1085,19 @@ static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n
     return 1;
 }
 
-static inline OVPOOL_INLINE void ovpool_argblock8x2(
+/* Values and in-plane positions of the window maxima of two blocks of 8
+ * outputs (p and q), the taps in row-major order with a strict ">" (the
+ * first maximum wins). With exact clear, the NaN-free version: ">" alone,
+ * the tap's offset blended and the lanes' bases added once at the end, and
+ * one unordered compare per pair of taps (one of each block); it returns 1
+ * when a tap was NaN, and the caller redoes the blocks with exact set (a NaN
+ * always wins, the last one): 4 vector operations per tap of a block
+ * instead of 6. */
+static inline OVPOOL_INLINE int ovpool_argblock8x2(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
         int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int stride,
-        int k) {
-    __m256 v[4], w[4], best_p, best_q;
+        int k, int exact) {
+    __m256 v[4], w[4], best_p, best_q, nan = _mm256_setzero_ps();
     __m256i at_p, at_q;
     int kw = ovpool_lane_kw(stride, k);
     /* the output each lane holds (ovpool_taps8's permutation for kw) */
@@ -1082,6 +1112,23 @@ static inline OVPOOL_INLINE void ovpool_argblock8x2(
         ovpool_taps8s(q + t * in_w, stride, k, w);
         for (int u = 0; u < k; u++) {
             __m256i tap = _mm256_set1_epi32((int32_t)(t * in_w + u));
+            if (!exact) {
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[u], w[u], _CMP_UNORD_Q));
+                if (t == 0 && u == 0) {
+                    best_p = v[0]; best_q = w[0];
+                    at_p = at_q = _mm256_setzero_si256();
+                    continue;
+                }
+                __m256 take_p = _mm256_cmp_ps(v[u], best_p, _CMP_GT_OQ);
+                __m256 take_q = _mm256_cmp_ps(w[u], best_q, _CMP_GT_OQ);
+                best_p = _mm256_blendv_ps(best_p, v[u], take_p);
+                best_q = _mm256_blendv_ps(best_q, w[u], take_q);
+                at_p = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_p),
+                                                            _mm256_castsi256_ps(tap), take_p));
+                at_q = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_q),
+                                                            _mm256_castsi256_ps(tap), take_q));
+                continue;
+            }
             __m256i idx_p = _mm256_add_epi32(base_p, tap), idx_q = _mm256_add_epi32(base_q, tap);
             if (t == 0 && u == 0) {
                 best_p = v[0]; best_q = w[0]; at_p = idx_p; at_q = idx_q;
@@ -1099,10 +1146,17 @@ static inline OVPOOL_INLINE void ovpool_argblock8x2(
                                                         _mm256_castsi256_ps(idx_q), take_q));
         }
     }
+    if (!exact) {
+        if (_mm256_movemask_ps(nan))
+            return 1;
+        at_p = _mm256_add_epi32(at_p, base_p);
+        at_q = _mm256_add_epi32(at_q, base_q);
+    }
     _mm256_storeu_ps(out_p, ovpool_unpermute8(best_p, kw));
     _mm256_storeu_ps(out_q, ovpool_unpermute8(best_q, kw));
     _mm256_storeu_si256((__m256i *)pos_p, ovpool_unpermute8i(at_p, kw));
     _mm256_storeu_si256((__m256i *)pos_q, ovpool_unpermute8i(at_q, kw));
+    return 0;
 }
 #else
 static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
@@ -1121,9 +1175,14 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
         for (b = 0; b < n_blocks; b += 2) {
             ptrdiff_t o = ovpool_block_start(b, 8, n_out);
             ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, n_out);
-            ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
-                               pos + o, pos + o2, (int32_t)(row_offset + o * stride),
-                               (int32_t)(row_offset + o2 * stride), kh, stride, k);
+            if (ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
+                                   out + o2, pos + o, pos + o2,
+                                   (int32_t)(row_offset + o * stride),
+                                   (int32_t)(row_offset + o2 * stride), kh, stride, k, 0))
+                ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
+                                   out + o2, pos + o, pos + o2,
+                                   (int32_t)(row_offset + o * stride),
+                                   (int32_t)(row_offset + o2 * stride), kh, stride, k, 1);
         }
         return;
     }
@@ -1132,9 +1191,12 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
     for (b = 0; b < n_blocks; b += 2) {
         ptrdiff_t o = ovpool_block_start(b, 4, n_out);
         ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 4, n_out);
-        ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
-                           pos + o, pos + o2, (int32_t)(row_offset + o * stride),
-                           (int32_t)(row_offset + o2 * stride), kh, stride, k);
+        if (ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
+                               pos + o, pos + o2, (int32_t)(row_offset + o * stride),
+                               (int32_t)(row_offset + o2 * stride), kh, stride, k, 0))
+            ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
+                               pos + o, pos + o2, (int32_t)(row_offset + o * stride),
+                               (int32_t)(row_offset + o2 * stride), kh, stride, k, 1);
     }
 }
 #endif
