@@ -93,6 +93,9 @@ cdef extern from "_simd.h":
     bint _vmax_rows_f16 "ovpool_vmax_rows_f16"(const uint16_t* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
+    Py_ssize_t _window_argmax8_f32 "ovpool_window_argmax8_f32"(
+        const float* col, const int32_t* col_row, Py_ssize_t in_w, Py_ssize_t first,
+        Py_ssize_t n_taps) noexcept nogil
     bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
@@ -1379,6 +1382,16 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
             out_row[o] = _lowest(<max_t>0)
             index_row[o] = <index_t>index_base
             continue
+        if max_t is float:
+            # windows of up to 8 columns: the same choice in one vector
+            if plan.dil_w == 1 and n_taps <= 8 and plan.in_w >= 8:
+                c = _window_argmax8_f32(col, col_row, plan.in_w, first, n_taps)
+                if c >= 0:
+                    out_row[o] = col[c]
+                    index_row[o] = <index_t>_flat_index(offsets[col_row[c]] + c, plan,
+                                                        index_base, stride_d, stride_h,
+                                                        stride_w)
+                    continue
         # the maximum by a compare-select chain, then the smallest (rank,
         # column) holding it as one int64 key: no branch depends on the data
         # (mispredicted branches cost more than both passes); a window with a

@@ -1064,6 +1064,40 @@ static inline OVPOOL_INLINE void ovpool_taps8s(const float *p, int stride, int k
     }
 }
 
+/* The horizontal pass of the vertical-first argmax for one window of
+ * 1 <= n_taps <= 8 consecutive columns first.. of the column maxima col and
+ * the ranks col_row of their rows (in_w >= 8 columns): the column whose
+ * (rank, column) is smallest among those holding the window's maximum, in
+ * one vector (the block moved back to end at in_w when it would pass it).
+ * Returns the column, or -1 when the window holds a NaN or the build has
+ * no AVX2 (the caller then takes its scalar loop). */
+static inline ptrdiff_t ovpool_window_argmax8_f32(const float *col, const int32_t *col_row,
+                                                  ptrdiff_t in_w, ptrdiff_t first,
+                                                  ptrdiff_t n_taps) {
+    ptrdiff_t start = first + 8 <= in_w ? first : in_w - 8;
+    int lo = (int)(first - start);
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256 in = _mm256_castsi256_ps(_mm256_and_si256(
+        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo - 1)),
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(lo + (int)n_taps), lane)));
+    __m256 v = _mm256_loadu_ps(col + start);
+    if (_mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), in)))
+        return -1;
+    __m256 m = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, in);
+    m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0x4e));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0xb1));     /* the maximum, every lane */
+    __m256 at_max = _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_EQ_OQ), in);
+    __m256i rank = _mm256_loadu_si256((const __m256i *)(col_row + start));
+    rank = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX)),
+                                                _mm256_castsi256_ps(rank), at_max));
+    __m256i low = _mm256_min_epi32(rank, _mm256_permute2x128_si256(rank, rank, 1));
+    low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0x4e));
+    low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0xb1));
+    int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(rank, low)));
+    return start + __builtin_ctz((unsigned)lanes);
+}
+
 /* Horizontal max of 3-tap windows at stride 2 (the ResNet stem) over a
  * NaN-free float32 row: out[o] = max of buf[2o], buf[2o + 1], buf[2o + 2],
  * with the same operations as the scalar loop of _hmax_k, so the same bits,
@@ -1162,6 +1196,13 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
 static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
     (void)buf; (void)out; (void)n_out;
     return 0;
+}
+
+static inline ptrdiff_t ovpool_window_argmax8_f32(const float *col, const int32_t *col_row,
+                                                  ptrdiff_t in_w, ptrdiff_t first,
+                                                  ptrdiff_t n_taps) {
+    (void)col; (void)col_row; (void)in_w; (void)first; (void)n_taps;
+    return -1;      /* no AVX2: the caller's scalar loop */
 }
 #endif
 

@@ -461,7 +461,9 @@ def test_adaptive_max_indices_every_row_width(width):
     h = 13
     x = np.round(RNG.standard_normal((2, 3, h, width)) * 1.5).astype(np.float32)
     nans = _with_nans(x, 3)
-    for output in [(5, max(1, width // 2 + 1)), (3, max(1, width - 3)), (h, width)]:
+    # bins 1-2, 2-4, 5-8 (one vector of columns) and 1 column wide
+    for output in [(5, max(1, width // 2 + 1)), (3, max(1, width - 3)),
+                   (4, max(1, -(-width // 6))), (h, width)]:
         for data in (x, nans):
             for dtype in (np.float32, np.float64):
                 values, indices = ovpool.adaptive_max_pool(data.astype(dtype), output)
