@@ -72,10 +72,10 @@ cdef extern from "_simd.h":
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
     bint _hmax_s2k3_f32 "ovpool_hmax_s2k3_f32"(const float* buf, float* out,
                                                 Py_ssize_t n_out) noexcept nogil
-    void _avg_rows_k3_f32 "ovpool_avg_rows_k3_f32"(
+    void _sum_rows_k3_f32 "ovpool_sum_rows_k3_f32"(
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, const float* div_w,
-        int64_t div_d, int stride) noexcept nogil
+        int64_t div_d, int stride, bint lp2) noexcept nogil
     void _max_rows_k3_f32 "ovpool_max_rows_k3_f32"(
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, int stride) noexcept nogil
@@ -139,7 +139,8 @@ cdef struct Plan:
                                 # (_pool_by_depth)
     bint slab_prefetch          # prefetch the next work unit's slab rows
     bint rows_3_wide            # W windows 3 wide at stride 1 or 2, H windows of <= 3
-                                # rows, no pooling along D (_avg_rows_k3_f32)
+                                # rows, no pooling along D (_sum_rows_k3_f32,
+                                # _max_rows_k3_f32)
 
 
 def openmp_enabled():
@@ -237,9 +238,9 @@ cdef class Geometry:
 
     @property
     def rows_3_wide(self):
-        """True when float32 averages and maxima take the run-of-rows kernels
-        for windows 3 wide at stride 1 or 2 (before the per-call dtype, mode
-        and prefetch)."""
+        """True when float32 averages, L2 norms and maxima take the run-of-rows
+        kernels for windows 3 wide at stride 1 or 2 (before the per-call dtype,
+        mode and prefetch)."""
         return bool(self.plan.rows_3_wide)
 
 
@@ -911,12 +912,12 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
                 elif real_t is float and rows_k3:
                     # the rest of this depth slice's rows in one call
                     n_group = min(row_end - row, plan.out_h - oh)
-                    _avg_rows_k3_f32(x + plane * in_plane
+                    _sum_rows_k3_f32(x + plane * in_plane
                                      + plan.win_d[3 * od] * plan.in_h * plan.in_w,
                                      plan.in_w, plan.win_h + 3 * oh, n_group,
                                      out + plane * out_plane + row * plan.out_w, plan.out_w,
                                      buf, plan.pad_w, div_w, plan.win_d[3 * od + 2],
-                                     <int>plan.stride_w)
+                                     <int>plan.stride_w, mode == SUM_LP_2)
                 else:
                     n_group = 1
                     _sum_row(x + plane * in_plane, out + plane * out_plane + row * plan.out_w,
@@ -943,11 +944,11 @@ def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
     cdef Plan plan = geometry.plan
     cdef const real_t* div_w
     cdef int failed[1]
-    # float32 averages of 3-wide windows at stride 1 or 2 (3x3 s1 and s2) whose
-    # H windows have at most 3 rows, with no pooling along D and no prefetch:
-    # a run of rows per call (_avg_rows_k3_f32)
-    cdef bint rows_k3 = (real_t is float and mode == SUM_AVERAGE and plan.rows_3_wide
-                         and plan.prefetch == 0)
+    # float32 averages and L2 norms (LpPool p = 2) of 3-wide windows at stride
+    # 1 or 2 (3x3 s1 and s2) whose H windows have at most 3 rows, with no
+    # pooling along D and no prefetch: a run of rows per call (_sum_rows_k3_f32)
+    cdef bint rows_k3 = (real_t is float and (mode == SUM_AVERAGE or mode == SUM_LP_2)
+                         and plan.rows_3_wide and plan.prefetch == 0)
     failed[0] = 0
     if x.shape[0] == 0 or out.shape[1] == 0:
         return

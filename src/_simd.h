@@ -657,20 +657,21 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
 /* The rows ovpool_tile_row_f32 (stride == k) and ovpool_argmax_row_f32 take:
  * 4+ outputs (one whole vector block) of a tiling (stride == k in 1, 2, 4) or of
  * 3-tap windows at stride 2 or 1. */
-/* Average of windows 3 taps wide at stride 1 or 2 along W (Inception's 3x3
- * s1 AveragePool, 3x3 s2 ones), float32, for n_rows consecutive output rows
- * of one 2D slice: row r's window rows are plane + (win_h[3r] + t) * in_w for
- * t < win_h[3r+1] <= 3, its divisor (float)(div_d * win_h[3r+2]) * div_w[o].
- * buf is the per-thread padded column buffer (zeros outside buf[pad_w ..
- * pad_w + in_w)). The same operations in the same order as _vsum, _hsum_k
- * and _sum_finish, so the same bits; one call per slice instead of one per
- * row (the per-row calls cost more than the rows' arithmetic on a 35x35
- * plane). Stride 2's horizontal pass stays scalar: its vector form measured
- * slower in the row path (see ovpool_hmax_s2k3_f32). */
-static inline void ovpool_avg_rows_k3_f32(const float *plane, ptrdiff_t in_w,
-                                          const int64_t *win_h, ptrdiff_t n_rows, float *out,
-                                          ptrdiff_t out_w, float *buf, ptrdiff_t pad_w,
-                                          const float *div_w, int64_t div_d, int stride) {
+/* Average (lp2 clear) or L2 norm (lp2 set: LpPool p = 2) of windows 3 taps
+ * wide at stride 1 or 2 along W (Inception's 3x3 s1 AveragePool, 3x3 s2
+ * ones), float32, for n_rows consecutive output rows of one 2D slice: row
+ * r's window rows are plane + (win_h[3r] + t) * in_w for t < win_h[3r+1] <= 3,
+ * its divisor (float)(div_d * win_h[3r+2]) * div_w[o]. buf is the per-thread
+ * padded column buffer (zeros outside buf[pad_w .. pad_w + in_w)). The same
+ * operations in the same order as _vsum (_vsum_lp), _hsum_k and _sum_finish,
+ * so the same bits; one call per slice instead of one per row (the per-row
+ * calls cost more than the rows' arithmetic on a 35x35 plane). Stride 2's
+ * horizontal pass stays scalar: its vector form measured slower in the row
+ * path (see ovpool_hmax_s2k3_f32). */
+static inline OVPOOL_INLINE void ovpool_sum_rows_k3_any(
+        const float *plane, ptrdiff_t in_w, const int64_t *win_h, ptrdiff_t n_rows, float *out,
+        ptrdiff_t out_w, float *buf, ptrdiff_t pad_w, const float *div_w, int64_t div_d,
+        int stride, int lp2) {
     float *col = buf + pad_w;
     for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
         const int64_t *wh = win_h + 3 * r;
@@ -682,21 +683,37 @@ static inline void ovpool_avg_rows_k3_f32(const float *plane, ptrdiff_t in_w,
         if (in_w >= 8) {
             for (ptrdiff_t blk = 0; blk * 8 < in_w; blk++) {
                 i = ovpool_block_start(blk, 8, in_w);
-                __m256 v = _mm256_setzero_ps();
-                if (n >= 1) v = _mm256_loadu_ps(a + i);
-                if (n >= 2) v = _mm256_add_ps(v, _mm256_loadu_ps(b + i));
-                if (n >= 3) v = _mm256_add_ps(v, _mm256_loadu_ps(c + i));
+                __m256 v = _mm256_setzero_ps(), t;
+                if (n >= 1) {
+                    t = _mm256_loadu_ps(a + i);
+                    v = lp2 ? _mm256_mul_ps(t, t) : t;
+                }
+                if (n >= 2) {
+                    t = _mm256_loadu_ps(b + i);
+                    v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
+                }
+                if (n >= 3) {
+                    t = _mm256_loadu_ps(c + i);
+                    v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
+                }
                 _mm256_storeu_ps(col + i, v);
             }
             i = in_w;
         }
 #endif
-        for (; i < in_w; i++)
-            col[i] = n == 0 ? 0.0f : n == 1 ? a[i] : n == 2 ? a[i] + b[i] : a[i] + b[i] + c[i];
+        for (; i < in_w; i++) {     /* (reads only the n rows: an empty window has none) */
+            float v = 0.0f;
+            if (n >= 1) v = lp2 ? a[i] * a[i] : a[i];
+            if (n >= 2) v = v + (lp2 ? b[i] * b[i] : b[i]);
+            if (n >= 3) v = v + (lp2 ? c[i] * c[i] : c[i]);
+            col[i] = v;
+        }
         ptrdiff_t o = 0;
         if (stride == 2) {
-            for (; o < out_w; o++)
-                out[o] = (buf[2 * o] + buf[2 * o + 1] + buf[2 * o + 2]) / (row_div * div_w[o]);
+            for (; o < out_w; o++) {
+                float sum = buf[2 * o] + buf[2 * o + 1] + buf[2 * o + 2];
+                out[o] = lp2 ? sqrtf(sum) : sum / (row_div * div_w[o]);
+            }
             continue;
         }
 #if defined(__AVX__)
@@ -706,15 +723,31 @@ static inline void ovpool_avg_rows_k3_f32(const float *plane, ptrdiff_t in_w,
                 o = ovpool_block_start(blk, 8, out_w);
                 __m256 v = _mm256_add_ps(_mm256_loadu_ps(buf + o), _mm256_loadu_ps(buf + o + 1));
                 v = _mm256_add_ps(v, _mm256_loadu_ps(buf + o + 2));
-                v = _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+                v = lp2 ? _mm256_sqrt_ps(v)
+                        : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
                 _mm256_storeu_ps(out + o, v);
             }
             o = out_w;
         }
 #endif
-        for (; o < out_w; o++)
-            out[o] = (buf[o] + buf[o + 1] + buf[o + 2]) / (row_div * div_w[o]);
+        for (; o < out_w; o++) {
+            float sum = buf[o] + buf[o + 1] + buf[o + 2];
+            out[o] = lp2 ? sqrtf(sum) : sum / (row_div * div_w[o]);
+        }
     }
+}
+
+static inline void ovpool_sum_rows_k3_f32(const float *plane, ptrdiff_t in_w,
+                                          const int64_t *win_h, ptrdiff_t n_rows, float *out,
+                                          ptrdiff_t out_w, float *buf, ptrdiff_t pad_w,
+                                          const float *div_w, int64_t div_d, int stride,
+                                          int lp2) {
+    if (lp2)
+        ovpool_sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w,
+                               div_d, stride, 1);
+    else
+        ovpool_sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w,
+                               div_d, stride, 0);
 }
 
 static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {

@@ -296,7 +296,7 @@ def test_depth_pooling_adaptive_against_torch(depth_path):
 def test_average_3_wide_rows(width, count_include_pad):
     """float32 averages 3 taps wide at W stride 1 or 2 whose H windows have
     at most 3 rows (Inception's 3x3 s1 p1, 3x3 s2) run a depth slice's rows in
-    one call (ovpool_avg_rows_k3_f32): H windows of 1-3 rows at strides 1-2,
+    one call (ovpool_sum_rows_k3_f32): H windows of 1-3 rows at strides 1-2,
     edge windows of 1-2 rows, padded and unpadded W, vector blocks and
     scalar tails, 2D and 3D without depth pooling; against torch and the
     ONNX reference (asymmetric pads, ceil mode)."""
@@ -334,6 +334,68 @@ def test_average_3_wide_rows(width, count_include_pad):
                             count_include_pad=count_include_pad)
     (want,) = onnx_reference("AveragePool", [x3], attrs, opset=19)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def _l2_rows_reference(x, kh, sh, ph, pw, sw):
+    """LpPool p=2 of 3-wide windows in float32, in the kernel's order: the
+    squares of the window rows added top to bottom, the three columns left
+    to right, then the square root (zero padding adds exact zeros)."""
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))).astype(np.float32)
+    squares = xp * xp
+    out_h = (xp.shape[2] - kh) // sh + 1
+    out_w = (xp.shape[3] - 3) // sw + 1
+    out = np.empty(x.shape[:2] + (out_h, out_w), np.float32)
+    for oh in range(out_h):
+        col = squares[:, :, oh * sh]
+        for t in range(1, kh):
+            col = col + squares[:, :, oh * sh + t]
+        for ow in range(out_w):
+            c = ow * sw
+            out[:, :, oh, ow] = np.sqrt((col[:, :, c] + col[:, :, c + 1]) + col[:, :, c + 2])
+    return out
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 17, 33])
+def test_l2_norm_3_wide_rows(width):
+    """LpPool p=2 of windows 3 wide at W stride 1 or 2 with H windows of at
+    most 3 rows (float32, no depth pooling) takes the run-of-rows kernel with
+    the averages (ovpool_sum_rows_k3_f32, squaring the rows): bit for bit
+    against numpy in the kernel's order of operations, and against torch's
+    lp_pool2d and ONNX Runtime (ceil mode, asymmetric pads) by value. (Not
+    onnx.reference here: on a ceil-mode window cut by the input's end it
+    scales the sum by kernel size / taps inside, as an average would; ONNX
+    Runtime and the spec's zero padding do not.)"""
+    from references import onnx_pool_attrs, onnxruntime_run
+
+    x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
+    _core._cache.clear()
+    for kh, sh, ph in [(3, 2, 1), (3, 1, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
+        for pw in (0, 1):
+            for sw in (1, 2):
+                if width + 2 * pw < 3:
+                    continue
+                got = ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, sw), pads=(ph, pw, ph, pw))
+                message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
+                np.testing.assert_array_equal(got, _l2_rows_reference(x, kh, sh, ph, pw, sw),
+                                              err_msg=message)
+                if ph == pw == 0:
+                    want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
+                    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
+                                               err_msg=message)
+    assert all(plan.geometry.rows_3_wide and plan.prefetch == 0
+               for plan in _core._cache.values() if isinstance(plan, _core.Plan))
+    if width >= 2:
+        for sw in (1, 2):
+            attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
+                                    p=2)
+            (want,) = onnxruntime_run("LpPool", [x], attrs, opset=18)
+            got = ovpool.lp_pool(x, (2, 3), p=2, strides=(2, sw), pads=(0, 1, 1, 0),
+                                 ceil_mode=True, num_threads=2)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # the other p keep the row path, against the float64 row path's values
+    got = ovpool.lp_pool(x, (3, 3), p=3, strides=(2, 2), pads=(1, 1, 1, 1))
+    want = ovpool.lp_pool(x.astype(np.float64), (3, 3), p=3, strides=(2, 2), pads=(1, 1, 1, 1))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 17, 33])
