@@ -908,11 +908,34 @@ static inline OVPOOL_INLINE __m256 ovpool_load4x2(const void *p, const void *q, 
                                 _mm_loadu_ps((const float *)q + i), 1);
 }
 
+/* ovpool_taps4 of blocks p and q side by side: taps u < kw (1, 2, 4) of the
+ * 4 outputs whose windows start at p, p + kw, ... in the low 128-bit lane,
+ * of those at q in the high one. The deinterleave and the 4x4 transpose of
+ * kw = 4 stay within each 128-bit lane, so the lanes hold outputs in order. */
+static inline OVPOOL_INLINE void ovpool_taps4x2(const void *p, const void *q, int kw,
+                                                __m256 v[4], int half) {
+    if (kw == 1) {
+        v[0] = ovpool_load4x2(p, q, 0, half);
+    } else if (kw == 2) {
+        __m256 a = ovpool_load4x2(p, q, 0, half), b = ovpool_load4x2(p, q, 4, half);
+        v[0] = _mm256_shuffle_ps(a, b, 0x88);
+        v[1] = _mm256_shuffle_ps(a, b, 0xdd);
+    } else {
+        __m256 r0 = ovpool_load4x2(p, q, 0, half), r1 = ovpool_load4x2(p, q, 4, half);
+        __m256 r2 = ovpool_load4x2(p, q, 8, half), r3 = ovpool_load4x2(p, q, 12, half);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        v[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+        v[1] = _mm256_shuffle_ps(t0, t2, 0xee);
+        v[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+        v[3] = _mm256_shuffle_ps(t1, t3, 0xee);
+    }
+}
+
 /* ovpool_tile_block4x2 with its two blocks side by side in 256-bit registers
  * (rows of 4-7 outputs: adaptive 28->7, 14->7): the same operation on every
  * lane as the 4-lane block, so the same bits, with half the shuffles, adds
- * and (float16) conversions. The 4x4 transpose of kw = 4 stays within each
- * 128-bit lane, so the lanes hold outputs in order. */
+ * and (float16) conversions. */
 static inline OVPOOL_INLINE void ovpool_tile_block4x2_wide(const void *p, const void *q,
                                                            ptrdiff_t in_w, void *out_p,
                                                            void *out_q, int kh, int kw,
@@ -920,23 +943,7 @@ static inline OVPOOL_INLINE void ovpool_tile_block4x2_wide(const void *p, const 
                                                            __m256 divisor, int half) {
     __m256 v[4], acc, nan;
     for (int t = 0; t < kh; t++) {
-        const void *pt = ovpool_at(p, t * in_w, half), *qt = ovpool_at(q, t * in_w, half);
-        if (kw == 1) {
-            v[0] = ovpool_load4x2(pt, qt, 0, half);
-        } else if (kw == 2) {
-            __m256 a = ovpool_load4x2(pt, qt, 0, half), b = ovpool_load4x2(pt, qt, 4, half);
-            v[0] = _mm256_shuffle_ps(a, b, 0x88);
-            v[1] = _mm256_shuffle_ps(a, b, 0xdd);
-        } else {
-            __m256 r0 = ovpool_load4x2(pt, qt, 0, half), r1 = ovpool_load4x2(pt, qt, 4, half);
-            __m256 r2 = ovpool_load4x2(pt, qt, 8, half), r3 = ovpool_load4x2(pt, qt, 12, half);
-            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-            __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-            v[0] = _mm256_shuffle_ps(t0, t2, 0x44);
-            v[1] = _mm256_shuffle_ps(t0, t2, 0xee);
-            v[2] = _mm256_shuffle_ps(t1, t3, 0x44);
-            v[3] = _mm256_shuffle_ps(t1, t3, 0xee);
-        }
+        ovpool_taps4x2(ovpool_at(p, t * in_w, half), ovpool_at(q, t * in_w, half), kw, v, half);
         for (int u = 0; u < kw; u++) {
             if (t == 0 && u == 0) {
                 acc = v[0];
@@ -1302,6 +1309,54 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
     _mm256_storeu_si256((__m256i *)pos_q, ovpool_unpermute8i(at_q, kw));
     return 0;
 }
+
+/* ovpool_argblock4x2 of tiling windows (stride == k in 1, 2, 4) with its two
+ * blocks side by side in 256-bit registers (rows of 4-7 outputs: adaptive
+ * 28->7 and 14->7 with indices), the NaN-free version first as
+ * ovpool_argblock8x2: the same choice on every lane, with half the
+ * operations. */
+static inline OVPOOL_INLINE int ovpool_argblock4x2_wide(
+        const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
+        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int k,
+        int exact) {
+    __m256 v[4], best, nan = _mm256_setzero_ps();
+    __m256i at;
+    __m256i base = _mm256_add_epi32(   /* window start of each lane's output */
+        _mm256_setr_epi32(0, k, 2 * k, 3 * k, 0, k, 2 * k, 3 * k),
+        _mm256_setr_epi32(off_p, off_p, off_p, off_p, off_q, off_q, off_q, off_q));
+    for (int t = 0; t < kh; t++) {
+        ovpool_taps4x2(p + t * in_w, q + t * in_w, k, v, 0);
+        for (int u = 0; u < k; u++) {
+            __m256i tap = _mm256_set1_epi32((int32_t)(t * in_w + u));
+            __m256 take;
+            if (!exact)
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
+            else
+                tap = _mm256_add_epi32(base, tap);
+            if (t == 0 && u == 0) {
+                best = v[0];
+                at = exact ? tap : _mm256_setzero_si256();
+                continue;
+            }
+            take = _mm256_cmp_ps(v[u], best, _CMP_GT_OQ);
+            if (exact)
+                take = _mm256_or_ps(take, _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
+            best = _mm256_blendv_ps(best, v[u], take);
+            at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at),
+                                                      _mm256_castsi256_ps(tap), take));
+        }
+    }
+    if (!exact) {
+        if (_mm256_movemask_ps(nan))
+            return 1;
+        at = _mm256_add_epi32(at, base);
+    }
+    _mm_storeu_ps(out_p, _mm256_castps256_ps128(best));
+    _mm_storeu_ps(out_q, _mm256_extractf128_ps(best, 1));
+    _mm_storeu_si128((__m128i *)pos_p, _mm256_castsi256_si128(at));
+    _mm_storeu_si128((__m128i *)pos_q, _mm256_extracti128_si256(at, 1));
+    return 0;
+}
 #else
 static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
     (void)buf; (void)out; (void)n_out;
@@ -1342,6 +1397,19 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
     for (b = 0; b < n_blocks; b += 2) {
         ptrdiff_t o = ovpool_block_start(b, 4, n_out);
         ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 4, n_out);
+#if defined(__AVX2__)
+        if (stride == k) {              /* the tilings (4-7 outputs: adaptive 28->7) */
+            if (ovpool_argblock4x2_wide(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
+                                        out + o2, pos + o, pos + o2,
+                                        (int32_t)(row_offset + o * stride),
+                                        (int32_t)(row_offset + o2 * stride), kh, k, 0))
+                ovpool_argblock4x2_wide(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
+                                        out + o2, pos + o, pos + o2,
+                                        (int32_t)(row_offset + o * stride),
+                                        (int32_t)(row_offset + o2 * stride), kh, k, 1);
+            continue;
+        }
+#endif
         if (ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
                                pos + o, pos + o2, (int32_t)(row_offset + o * stride),
                                (int32_t)(row_offset + o2 * stride), kh, stride, k, 0))
