@@ -289,6 +289,17 @@ def test_depth_pooling_adaptive_against_torch(depth_path):
     depth_path()
 
 
+def _three_wide_geometries(width):
+    """(kh, sh, ph, pw, sw) of the run-of-rows kernels' tests: H windows of
+    1-3 rows at strides 1-2 (edge windows of 1-2 rows), W padded or not, W
+    strides 1 and 2; only those whose padded width holds a window."""
+    for kh, sh, ph in [(3, 2, 1), (3, 1, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
+        for pw in (0, 1):
+            for sw in (1, 2):
+                if width + 2 * pw >= 3:
+                    yield kh, sh, ph, pw, sw
+
+
 # -- 3-wide averages at W stride 1 or 2: a slice of rows per call ------------
 
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 35])
@@ -304,18 +315,14 @@ def test_average_3_wide_rows(width, count_include_pad):
 
     x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
     _core._cache.clear()
-    for kh, sh, ph in [(3, 1, 1), (3, 2, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
-        for pw in (0, 1):
-            for sw in (1, 2):
-                if width + 2 * pw < 3:
-                    continue
-                got = ovpool.avg_pool(x, (kh, 3), strides=(sh, sw), pads=(ph, pw, ph, pw),
-                                      count_include_pad=count_include_pad)
-                want = F.avg_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw),
-                                    count_include_pad=bool(count_include_pad)).numpy()
-                np.testing.assert_allclose(
-                    got, want, rtol=1e-6, atol=1e-7,
-                    err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
+    for kh, sh, ph, pw, sw in _three_wide_geometries(width):
+        got = ovpool.avg_pool(x, (kh, 3), strides=(sh, sw), pads=(ph, pw, ph, pw),
+                              count_include_pad=count_include_pad)
+        want = F.avg_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw),
+                            count_include_pad=bool(count_include_pad)).numpy()
+        np.testing.assert_allclose(
+            got, want, rtol=1e-6, atol=1e-7,
+            err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
     # every plan so far takes the run-of-rows kernel
     assert all(plan.geometry.rows_3_wide for plan in _core._cache.values()
                if isinstance(plan, _core.Plan))
@@ -369,19 +376,15 @@ def test_l2_norm_3_wide_rows(width):
 
     x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
     _core._cache.clear()
-    for kh, sh, ph in [(3, 2, 1), (3, 1, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
-        for pw in (0, 1):
-            for sw in (1, 2):
-                if width + 2 * pw < 3:
-                    continue
-                got = ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, sw), pads=(ph, pw, ph, pw))
-                message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
-                np.testing.assert_array_equal(got, _l2_rows_reference(x, kh, sh, ph, pw, sw),
-                                              err_msg=message)
-                if ph == pw == 0:
-                    want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
-                    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
-                                               err_msg=message)
+    for kh, sh, ph, pw, sw in _three_wide_geometries(width):
+        got = ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, sw), pads=(ph, pw, ph, pw))
+        message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
+        np.testing.assert_array_equal(got, _l2_rows_reference(x, kh, sh, ph, pw, sw),
+                                      err_msg=message)
+        if ph == pw == 0:
+            want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
+                                       err_msg=message)
     assert all(plan.geometry.rows_3_wide and plan.prefetch == 0
                for plan in _core._cache.values() if isinstance(plan, _core.Plan))
     if width >= 2:
@@ -415,19 +418,15 @@ def test_max_3_wide_rows(width, nans):
     if nans:
         x = _with_nans(x, count=4)
     _core._cache.clear()
-    for kh, sh, ph in [(3, 2, 1), (3, 1, 1), (2, 1, 1), (1, 1, 0), (3, 1, 0)]:
-        for pw in (0, 1):
-            for sw in (1, 2):
-                if width + 2 * pw < 3:
-                    continue
-                args = dict(strides=(sh, sw), pads=(ph, pw, ph, pw))
-                got = ovpool.max_pool(x, (kh, 3), **args)
-                want = F.max_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw)).numpy()
-                message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
-                np.testing.assert_array_equal(got, want, err_msg=message)
-                by_rows = ovpool.max_pool(x.astype(np.float64), (kh, 3), **args)
-                np.testing.assert_array_equal(got, by_rows, err_msg=message)
-                assert got.dtype == np.float32
+    for kh, sh, ph, pw, sw in _three_wide_geometries(width):
+        args = dict(strides=(sh, sw), pads=(ph, pw, ph, pw))
+        got = ovpool.max_pool(x, (kh, 3), **args)
+        want = F.max_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw)).numpy()
+        message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
+        np.testing.assert_array_equal(got, want, err_msg=message)
+        by_rows = ovpool.max_pool(x.astype(np.float64), (kh, 3), **args)
+        np.testing.assert_array_equal(got, by_rows, err_msg=message)
+        assert got.dtype == np.float32
     # every float32 plan so far takes the run-of-rows kernel
     assert all(plan.geometry.rows_3_wide and plan.prefetch == 0
                for plan in _core._cache.values() if isinstance(plan, _core.Plan))
