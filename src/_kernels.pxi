@@ -76,7 +76,7 @@ cdef extern from "_simd.h":
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, const float* div_w,
         int64_t div_d, int stride, bint lp2) noexcept nogil
-    void _max_rows_k3_f32 "ovpool_max_rows_k3_f32"(
+    Py_ssize_t _max_rows_k3_f32 "ovpool_max_rows_k3_f32"(
         const float* plane, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_rows, float* out,
         Py_ssize_t out_w, float* buf, Py_ssize_t pad_w, int stride) noexcept nogil
     void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
@@ -1050,7 +1050,7 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
     cdef Py_ssize_t out_plane = plan.out_d * plan.out_h * plan.out_w
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = n_planes * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows, i, j, n_group
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, n_rows, i, j, n_group, n_done
     cdef Py_ssize_t scratch_rows = max(1, plan.slice_rows)
     cdef max_t* buf
     cdef int64_t* offsets
@@ -1081,13 +1081,20 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
                         _max_finish(buf + j * buffer_width,
                                     out + plane * out_plane + (row + j) * plan.out_w, plan, False)
                 elif max_t is float and rows_k3:
-                    # the rest of this depth slice's rows in one call
+                    # the rest of this depth slice's rows in one call, up to a row
+                    # with a NaN (or no window row), which takes the row path
                     n_group = min(row_end - row, plan.out_h - oh)
-                    _max_rows_k3_f32(x + plane * in_plane
-                                     + plan.win_d[3 * od] * plan.in_h * plan.in_w,
-                                     plan.in_w, plan.win_h + 3 * oh, n_group,
-                                     out + plane * out_plane + row * plan.out_w, plan.out_w,
-                                     buf, plan.pad_w, <int>plan.stride_w)
+                    n_done = _max_rows_k3_f32(x + plane * in_plane
+                                              + plan.win_d[3 * od] * plan.in_h * plan.in_w,
+                                              plan.in_w, plan.win_h + 3 * oh, n_group,
+                                              out + plane * out_plane + row * plan.out_w,
+                                              plan.out_w, buf, plan.pad_w, <int>plan.stride_w)
+                    if n_done < n_group:
+                        n_group = n_done + 1
+                        n_rows = _row_offsets(plan, od, oh + n_done, offsets)
+                        _max_row_from(x + plane * in_plane, offsets, n_rows, buf,
+                                      out + plane * out_plane + (row + n_done) * plan.out_w,
+                                      plan)
                 else:
                     n_group = 1
                     n_rows = _row_offsets(plan, od, oh, offsets)
@@ -1103,8 +1110,6 @@ cdef void _max_pool(const max_t* x, max_t* out, Py_ssize_t n_planes, const Plan*
                     od = od + 1
         free(buf)
         free(offsets)
-
-
 
 
 cdef inline void _prefetch_slab_part(const char* next_src, const int64_t* next_wd,
@@ -1356,6 +1361,7 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     cdef int32_t rank, best_r
     cdef int64_t key, best_key
     cdef bint take, value_nan, best_nan, any_nan
+    cdef bint vector_bins = max_t is float and plan.dil_w == 1 and plan.in_w >= 8
     if n_rows == 0:
         for o in range(plan.out_w):
             out_row[o] = _lowest(<max_t>0)
@@ -1385,7 +1391,7 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
             continue
         if max_t is float:
             # windows of up to 8 columns: the same choice in one vector
-            if plan.dil_w == 1 and n_taps <= 8 and plan.in_w >= 8:
+            if vector_bins and n_taps <= 8:
                 c = _window_argmax8_f32(col, col_row, plan.in_w, first, n_taps)
                 if c >= 0:
                     out_row[o] = col[c]

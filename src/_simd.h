@@ -39,7 +39,6 @@ static inline ptrdiff_t ovpool_block_start(ptrdiff_t b, ptrdiff_t L, ptrdiff_t n
  * public-domain half.c (half_to_float_fast5, float_to_half_fast3_rtne).
  * bfloat16: the upper 16 bits of a float32, rounded to nearest even; a NaN
  * stays a quiet NaN. Both match numpy's and ml_dtypes' casts. */
-#include <stdint.h>
 #include <string.h>
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -154,11 +153,11 @@ static inline void ovpool_narrow(const float *src, uint16_t *dst, ptrdiff_t n, i
  * ovpool_narrow_f16, so the same bits as widening the rows into scratch
  * first, without the scratch's store and reload (half of the 16-bit tiling
  * time). Offsets count elements. */
-#if defined(__SSE2__)
 static inline OVPOOL_INLINE const void *ovpool_at(const void *p, ptrdiff_t i, int half) {
     return half ? (const void *)((const uint16_t *)p + i) : (const void *)((const float *)p + i);
 }
 
+#if defined(__SSE2__)
 static inline OVPOOL_INLINE __m128 ovpool_load4(const void *p, ptrdiff_t i, int half) {
 #if defined(__F16C__)
     if (half)
@@ -382,24 +381,27 @@ static inline ptrdiff_t ovpool_span_argmax_f64(const double *x, ptrdiff_t n) {
  * and the caller then redoes the row with the exact rule. One check per row
  * instead of a blend per element: a 3-row pass does about half the work.
  * Rows go 3 at a time; a group of fewer repeats its last row, and the last
- * vector block overlaps the one before it (max is idempotent). */
-static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offsets,
-                                       ptrdiff_t n_rows, float *col, ptrdiff_t n) {
+ * vector block overlaps the one before it (max is idempotent). float32 rows
+ * or, with half set (a constant; F16C builds only), float16 rows converted in
+ * registers: the same maxps chain on the same values. */
+static inline OVPOOL_INLINE int ovpool_vmax_rows_any(const void *plane, const int64_t *offsets,
+                                                     ptrdiff_t n_rows, float *col, ptrdiff_t n,
+                                                     int half) {
     int nan = 0;
     for (ptrdiff_t r = 0; r < n_rows; r += 3) {
         ptrdiff_t m = n_rows - r < 3 ? n_rows - r : 3;
-        const float *a = plane + offsets[r];
-        const float *b = plane + offsets[r + (m > 1)];
-        const float *c = plane + offsets[r + m - 1];
+        const void *a = ovpool_at(plane, offsets[r], half);
+        const void *b = ovpool_at(plane, offsets[r + (m > 1)], half);
+        const void *c = ovpool_at(plane, offsets[r + m - 1], half);
         int first = r == 0;
         ptrdiff_t i = 0;
-#if defined(__AVX__)
+#if defined(__AVX2__)
         if (n >= 8) {
             __m256 u = _mm256_setzero_ps();
             for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
                 i = ovpool_block_start(blk, 8, n);
-                __m256 va = _mm256_loadu_ps(a + i), vb = _mm256_loadu_ps(b + i);
-                __m256 vc = _mm256_loadu_ps(c + i);
+                __m256 va = ovpool_load8(a, i, half), vb = ovpool_load8(b, i, half);
+                __m256 vc = ovpool_load8(c, i, half);
                 u = _mm256_or_ps(u, _mm256_cmp_ps(va, vb, _CMP_UNORD_Q));
                 u = _mm256_or_ps(u, _mm256_cmp_ps(vc, vc, _CMP_UNORD_Q));
                 __m256 v = _mm256_max_ps(_mm256_max_ps(va, vb), vc);
@@ -415,8 +417,8 @@ static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offset
             __m128 u = _mm_setzero_ps();
             for (ptrdiff_t blk = 0; blk * 4 < n; blk++) {
                 i = ovpool_block_start(blk, 4, n);
-                __m128 va = _mm_loadu_ps(a + i), vb = _mm_loadu_ps(b + i);
-                __m128 vc = _mm_loadu_ps(c + i);
+                __m128 va = ovpool_load4(a, i, half), vb = ovpool_load4(b, i, half);
+                __m128 vc = ovpool_load4(c, i, half);
                 u = _mm_or_ps(u, _mm_cmpunord_ps(va, vb));
                 u = _mm_or_ps(u, _mm_cmpunord_ps(vc, vc));
                 __m128 v = _mm_max_ps(_mm_max_ps(va, vb), vc);
@@ -429,46 +431,32 @@ static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offset
         }
 #endif
         for (; i < n; i++) {
-            float v = a[i] > b[i] ? a[i] : b[i];
-            v = v > c[i] ? v : c[i];
+            float x = ovpool_load1(a, i, half), y = ovpool_load1(b, i, half);
+            float z = ovpool_load1(c, i, half);
+            float v = x > y ? x : y;
+            v = v > z ? v : z;
             if (!first)
                 v = v > col[i] ? v : col[i];
             col[i] = v;
-            nan |= (a[i] != a[i]) | (b[i] != b[i]) | (c[i] != c[i]);
+            nan |= (x != x) | (y != y) | (z != z);
         }
     }
     return nan;
 }
 
-/* ovpool_vmax_rows_f32 of float16 rows converted in registers (F16C, the
- * x86-64-v3 build; only when OVPOOL_F16C_ROWS): the same maxps chain on the
- * same widened values, without widening the window rows into scratch (k3 s2
- * widened every input row 1.5 times). Needs n >= 8; returns 1 when the rows
- * hold a NaN (the caller then widens them and takes the exact path). */
+static inline int ovpool_vmax_rows_f32(const float *plane, const int64_t *offsets,
+                                       ptrdiff_t n_rows, float *col, ptrdiff_t n) {
+    return ovpool_vmax_rows_any(plane, offsets, n_rows, col, n, 0);
+}
+
+/* The same of float16 rows converted in registers, only when OVPOOL_F16C_ROWS
+ * (k3 s2 widened every input row 1.5 times into scratch); returns 1 (the
+ * caller widens the rows and takes the exact path) when the rows hold a NaN
+ * or the build converts in scratch. */
 static inline int ovpool_vmax_rows_f16(const uint16_t *plane, const int64_t *offsets,
                                        ptrdiff_t n_rows, float *col, ptrdiff_t n) {
-#if defined(__F16C__)
-    __m256 u = _mm256_setzero_ps();
-    for (ptrdiff_t r = 0; r < n_rows; r += 3) {
-        ptrdiff_t m = n_rows - r < 3 ? n_rows - r : 3;
-        const uint16_t *a = plane + offsets[r];
-        const uint16_t *b = plane + offsets[r + (m > 1)];
-        const uint16_t *c = plane + offsets[r + m - 1];
-        int first = r == 0;
-        for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
-            ptrdiff_t i = ovpool_block_start(blk, 8, n);
-            __m256 va = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
-            __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)));
-            __m256 vc = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(c + i)));
-            u = _mm256_or_ps(u, _mm256_cmp_ps(va, vb, _CMP_UNORD_Q));
-            u = _mm256_or_ps(u, _mm256_cmp_ps(vc, vc, _CMP_UNORD_Q));
-            __m256 v = _mm256_max_ps(_mm256_max_ps(va, vb), vc);
-            if (!first)
-                v = _mm256_max_ps(v, _mm256_loadu_ps(col + i));
-            _mm256_storeu_ps(col + i, v);
-        }
-    }
-    return _mm256_movemask_ps(u) != 0;
+#if OVPOOL_F16C_ROWS
+    return ovpool_vmax_rows_any(plane, offsets, n_rows, col, n, 1);
 #else
     (void)plane; (void)offsets; (void)n_rows; (void)col; (void)n;
     return 1;
@@ -522,7 +510,6 @@ static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int3
         col_row[i] = take ? r : col_row[i];
     }
 }
-
 
 
 /* Sum of x[0..n) in 16 lanes: lane j adds x[j], x[j+16], ... in order; then
@@ -654,9 +641,6 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
     return 0;
 }
 
-/* The rows ovpool_tile_row_f32 (stride == k) and ovpool_argmax_row_f32 take:
- * 4+ outputs (one whole vector block) of a tiling (stride == k in 1, 2, 4) or of
- * 3-tap windows at stride 2 or 1. */
 /* Average (lp2 clear) or L2 norm (lp2 set: LpPool p = 2) of windows 3 taps
  * wide at stride 1 or 2 along W (Inception's 3x3 s1 AveragePool, 3x3 s2
  * ones), float32, for n_rows consecutive output rows of one 2D slice: row
@@ -750,6 +734,9 @@ static inline void ovpool_sum_rows_k3_f32(const float *plane, ptrdiff_t in_w,
                                div_d, stride, 0);
 }
 
+/* The rows ovpool_tile_row_f32 (stride == k) and ovpool_argmax_row_f32 take:
+ * 4+ outputs (one whole vector block) of a tiling (stride == k in 1, 2, 4) or of
+ * 3-tap windows at stride 2 or 1. */
 static inline int ovpool_vector_rows_ok(ptrdiff_t n_out, int stride, int k) {
 #if defined(__SSE2__)
     return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4))
@@ -825,23 +812,31 @@ static inline OVPOOL_INLINE void ovpool_tile_block4x2(const void *p, const void 
 
 #if defined(__AVX2__)
 /* The same for 8 outputs; the lanes come out permuted (see ovpool_unpermute8). */
-static inline OVPOOL_INLINE void ovpool_taps8(const void *p, int kw, __m256 v[4], int half) {
+/* Taps u < kw (1, 2, 4) of consecutive kw-wide windows from kw registers r
+ * holding them contiguously, each 128-bit lane on its own: the kw = 2
+ * deinterleave and the kw = 4 transpose never cross the lanes. */
+static inline OVPOOL_INLINE void ovpool_deinterleave8(const __m256 r[4], int kw, __m256 v[4]) {
     if (kw == 1) {
-        v[0] = ovpool_load8(p, 0, half);
-    } else if (kw == 2) {            /* lanes: outputs 0 1 4 5 2 3 6 7 */
-        __m256 a = ovpool_load8(p, 0, half), b = ovpool_load8(p, 8, half);
-        v[0] = _mm256_shuffle_ps(a, b, 0x88);
-        v[1] = _mm256_shuffle_ps(a, b, 0xdd);
-    } else {                         /* lanes: outputs 0 2 4 6 1 3 5 7 */
-        __m256 r0 = ovpool_load8(p, 0, half), r1 = ovpool_load8(p, 8, half);
-        __m256 r2 = ovpool_load8(p, 16, half), r3 = ovpool_load8(p, 24, half);
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        v[0] = r[0];
+    } else if (kw == 2) {
+        v[0] = _mm256_shuffle_ps(r[0], r[1], 0x88);
+        v[1] = _mm256_shuffle_ps(r[0], r[1], 0xdd);
+    } else {
+        __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+        __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
         v[0] = _mm256_shuffle_ps(t0, t2, 0x44);
         v[1] = _mm256_shuffle_ps(t0, t2, 0xee);
         v[2] = _mm256_shuffle_ps(t1, t3, 0x44);
         v[3] = _mm256_shuffle_ps(t1, t3, 0xee);
     }
+}
+
+/* Lanes of kw = 2: outputs 0 1 4 5 2 3 6 7; of kw = 4: 0 2 4 6 1 3 5 7. */
+static inline OVPOOL_INLINE void ovpool_taps8(const void *p, int kw, __m256 v[4], int half) {
+    __m256 r[4];
+    for (int j = 0; j < kw; j++)
+        r[j] = ovpool_load8(p, 8 * j, half);
+    ovpool_deinterleave8(r, kw, v);
 }
 
 static inline OVPOOL_INLINE __m256 ovpool_unpermute8(__m256 acc, int kw) {
@@ -910,26 +905,14 @@ static inline OVPOOL_INLINE __m256 ovpool_load4x2(const void *p, const void *q, 
 
 /* ovpool_taps4 of blocks p and q side by side: taps u < kw (1, 2, 4) of the
  * 4 outputs whose windows start at p, p + kw, ... in the low 128-bit lane,
- * of those at q in the high one. The deinterleave and the 4x4 transpose of
- * kw = 4 stay within each 128-bit lane, so the lanes hold outputs in order. */
+ * of those at q in the high one (ovpool_deinterleave8 stays within each
+ * 128-bit lane, so the lanes hold outputs in order). */
 static inline OVPOOL_INLINE void ovpool_taps4x2(const void *p, const void *q, int kw,
                                                 __m256 v[4], int half) {
-    if (kw == 1) {
-        v[0] = ovpool_load4x2(p, q, 0, half);
-    } else if (kw == 2) {
-        __m256 a = ovpool_load4x2(p, q, 0, half), b = ovpool_load4x2(p, q, 4, half);
-        v[0] = _mm256_shuffle_ps(a, b, 0x88);
-        v[1] = _mm256_shuffle_ps(a, b, 0xdd);
-    } else {
-        __m256 r0 = ovpool_load4x2(p, q, 0, half), r1 = ovpool_load4x2(p, q, 4, half);
-        __m256 r2 = ovpool_load4x2(p, q, 8, half), r3 = ovpool_load4x2(p, q, 12, half);
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-        v[0] = _mm256_shuffle_ps(t0, t2, 0x44);
-        v[1] = _mm256_shuffle_ps(t0, t2, 0xee);
-        v[2] = _mm256_shuffle_ps(t1, t3, 0x44);
-        v[3] = _mm256_shuffle_ps(t1, t3, 0xee);
-    }
+    __m256 r[4];
+    for (int j = 0; j < kw; j++)
+        r[j] = ovpool_load4x2(p, q, 4 * j, half);
+    ovpool_deinterleave8(r, kw, v);
 }
 
 /* ovpool_tile_block4x2 with its two blocks side by side in 256-bit registers
@@ -1442,61 +1425,34 @@ static inline void ovpool_argmax_row_f32(const float *row0, ptrdiff_t in_w, floa
 }
 
 /* Maximum of windows 3 taps wide at stride 1 or 2 along W (the ResNet stem's
- * 3x3 s2, 3x3 s1), float32, for n_rows consecutive output rows of one 2D
- * slice: row r's window rows are plane + (win_h[3r] + t) * in_w for
+ * 3x3 s2, 3x3 s1), float32, for up to n_rows consecutive output rows of one
+ * 2D slice: row r's window rows are plane + (win_h[3r] + t) * in_w for
  * t < win_h[3r+1] <= 3. buf is the per-thread padded column buffer (-inf
  * outside buf[pad_w .. pad_w + in_w)). The same operations as the row path
  * (_max_rows_exact, then _hmax), so the same bits; one call per slice
- * instead of one per row. Rows holding a NaN take the exact rule (a window
- * with a NaN gives the canonical NaN). Taken without software prefetch only:
- * on inputs beyond L3 (the stem at batch 16, prefetched) it measured 12%
- * slower than the row path, for reasons not found. */
-static inline void ovpool_max_rows_k3_f32(const float *plane, ptrdiff_t in_w,
-                                          const int64_t *win_h, ptrdiff_t n_rows, float *out,
-                                          ptrdiff_t out_w, float *buf, ptrdiff_t pad_w,
-                                          int stride) {
+ * instead of one per row. Returns the number of rows done: it stops before a
+ * row whose window rows hold a NaN or that has none, which the caller's row
+ * path takes with the exact rule. Taken without software prefetch only: on
+ * inputs beyond L3 (the stem at batch 16, prefetched) it measured 12% slower
+ * than the row path, for reasons not found. */
+static inline ptrdiff_t ovpool_max_rows_k3_f32(const float *plane, ptrdiff_t in_w,
+                                               const int64_t *win_h, ptrdiff_t n_rows,
+                                               float *out, ptrdiff_t out_w, float *buf,
+                                               ptrdiff_t pad_w, int stride) {
     float *col = buf + pad_w;
     for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
         const int64_t *wh = win_h + 3 * r;
         int64_t offsets[3];
-        ptrdiff_t n = wh[1], i, o;
-        int nan = 0;
+        ptrdiff_t n = wh[1], o = 0;
         for (ptrdiff_t t = 0; t < n; t++)
             offsets[t] = (wh[0] + t) * in_w;
-        if (n == 0) {
-            for (i = 0; i < in_w; i++)
-                col[i] = -INFINITY;
-        } else if (ovpool_vmax_rows_f32(plane, offsets, n, col, in_w)) {
-            /* the exact rule: NaN when any row's element is NaN */
-            nan = 1;
-            for (i = 0; i < in_w; i++) {
-                float v = plane[offsets[0] + i];
-                int seen = v != v;
-                for (ptrdiff_t t = 1; t < n; t++) {
-                    float w = plane[offsets[t] + i];
-                    v = v > w ? v : w;
-                    seen |= w != w;
-                }
-                col[i] = seen ? NAN : v;
-            }
-        }
-        if (nan) {
-            for (o = 0; o < out_w; o++) {
-                const float *taps = buf + o * stride;
-                float v = taps[0];
-                int seen = (taps[0] != taps[0]) | (taps[1] != taps[1]) | (taps[2] != taps[2]);
-                v = v > taps[1] ? v : taps[1];
-                v = v > taps[2] ? v : taps[2];
-                out[o] = seen ? NAN : v;
-            }
-            continue;
-        }
-        o = 0;
+        if (n == 0 || ovpool_vmax_rows_f32(plane, offsets, n, col, in_w))
+            return r;
         if (stride == 2) {
             if (ovpool_hmax_s2k3_f32(buf, out, out_w))
                 continue;
         }
-#if defined(__AVX__)
+#if defined(__AVX2__)
         else if (out_w >= 8) {
             for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
                 o = ovpool_block_start(blk, 8, out_w);
@@ -1506,12 +1462,13 @@ static inline void ovpool_max_rows_k3_f32(const float *plane, ptrdiff_t in_w,
             o = out_w;
         }
 #endif
-        for (; o < out_w; o++) {
+        for (; o < out_w; o++) {       /* _hmax_k's chain */
             const float *taps = buf + o * stride;
             float v = taps[0] > taps[1] ? taps[0] : taps[1];
             out[o] = v > taps[2] ? v : taps[2];
         }
     }
+    return n_rows;
 }
 
 #endif /* OVPOOL_SIMD_H */
