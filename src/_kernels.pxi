@@ -68,6 +68,9 @@ cdef extern from "_simd.h":
     Py_ssize_t _span_argmax_f64 "ovpool_span_argmax_f64"(const double* x, Py_ssize_t n) noexcept nogil
     float _plane_sum_f32 "ovpool_plane_sum_f32"(const float* x, Py_ssize_t n) noexcept nogil
     double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
+    Py_ssize_t _span_sums8_f32 "ovpool_span_sums8_f32"(const float* x, Py_ssize_t stride,
+                                                       Py_ssize_t k, Py_ssize_t n_out,
+                                                       float* out, bint ahead) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
     bint _hmax_s2k3_f32 "ovpool_hmax_s2k3_f32"(const float* buf, float* out,
@@ -625,7 +628,8 @@ cdef inline void _hsum_k(const real_t* buf, real_t* out, Py_ssize_t n_out,
 
 cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssize_t k,
                        Py_ssize_t stride, Py_ssize_t dilation, const real_t* div_w,
-                       real_t row_div) noexcept nogil:
+                       real_t row_div, bint from_input=False) noexcept nogil:
+    # from_input: buf is a row of the input (not scratch), streamed in order
     cdef Py_ssize_t o, t
     cdef real_t acc
     if dilation == 1 and stride == 1:
@@ -660,7 +664,10 @@ cdef inline void _hsum(const real_t* buf, real_t* out, Py_ssize_t n_out, Py_ssiz
         else:
             _hsum_k(buf, out, n_out, k, k, div_w, row_div)
     elif dilation == 1 and k >= 8:
-        for o in range(n_out):
+        o = 0
+        if real_t is float:
+            o = _span_sums8_f32(buf, stride, k, n_out, out, from_input)
+        for o in range(o, n_out):
             out[o] = _span_sum(buf + o * stride, k)
         _divide_row(out, n_out, div_w, row_div)
     else:
@@ -815,7 +822,7 @@ cdef inline void _sum_row_from(const real_t* plane, const int64_t* offsets, Py_s
         _vsum(plane, offsets, n_rows, col, plan.in_w)
     else:
         _vsum_lp(plane, offsets, n_rows, col, plan.in_w, mode, p)
-    _sum_finish(src, col, out_row, div_w, plan, od, oh, mode, p)
+    _sum_finish(src, col, out_row, div_w, plan, od, oh, mode, p, src != buf)
 
 
 cdef inline void _sum_slices(const real_t* plane, real_t* buf, Py_ssize_t buffer_width,
@@ -845,9 +852,11 @@ cdef inline void _sum_slices(const real_t* plane, real_t* buf, Py_ssize_t buffer
 
 cdef inline void _sum_finish(const real_t* src, const real_t* col, real_t* out_row,
                              const real_t* div_w, const Plan* plan, Py_ssize_t od,
-                             Py_ssize_t oh, int mode, double p) noexcept nogil:
+                             Py_ssize_t oh, int mode, double p,
+                             bint from_input=False) noexcept nogil:
     """Horizontal pass and divisor of one output row from its column sums
-    ``col`` (``src``: the same sums with the W padding before them)."""
+    ``col`` (``src``: the same sums with the W padding before them; or with
+    from_input, the input row itself)."""
     cdef Py_ssize_t o
     cdef real_t row_div
     cdef double inv_p
@@ -857,7 +866,8 @@ cdef inline void _sum_finish(const real_t* src, const real_t* col, real_t* out_r
     if mode != SUM_AVERAGE:
         div_w = NULL
     if plan.uniform_w:
-        _hsum(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div)
+        _hsum(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div,
+              from_input)
     else:
         _hsum_table(col, out_row, plan, div_w, row_div)
     if mode == SUM_LP_2:

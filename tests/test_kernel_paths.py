@@ -496,6 +496,88 @@ def test_long_window_rows_against_torch(k):
                                F.avg_pool1d(_t(y), k, k).numpy(), rtol=1e-6, atol=1e-7)
 
 
+def _span_sums_reference(x, k, stride):
+    """Average of windows of k >= 8 taps along the last axis, in float32 in
+    the kernels' order (_span_sum): eight lanes, each 0 + x[j] + x[j+8] + ...
+    over the whole blocks of 8; the tail from 0, left to right; lanes folded
+    j + (j + 4), then (0 + 2) + (1 + 3); plus the tail; divided by k."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _span_sums_in_order(x.astype(np.float32), k, stride)
+
+
+def _span_sums_in_order(x, k, stride):
+    n_out = (x.shape[-1] - k) // stride + 1
+    full = k // 8 * 8
+    zero = np.float32(0)
+    out = np.empty(x.shape[:-1] + (n_out,), np.float32)
+    for o in range(n_out):
+        w = x[..., o * stride:o * stride + k]
+        lanes = [zero + w[..., j] for j in range(8)]
+        for i in range(8, full, 8):
+            lanes = [lanes[j] + w[..., i + j] for j in range(8)]
+        tail = np.zeros(x.shape[:-1], np.float32)
+        for i in range(full, k):
+            tail = tail + w[..., i]
+        c = [lanes[j] + lanes[j + 4] for j in range(4)]
+        out[..., o] = (((c[0] + c[2]) + (c[1] + c[3])) + tail) / np.float32(k)
+    return out
+
+
+def _long_window_specials(shape):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1, shape[-1])
+    flat[0, :] = -0.0                                    # windows of -0 alone: +0
+    flat[1, RNG.choice(shape[-1], 3, replace=False)] = [np.nan, np.inf, -np.inf]
+    flat[2, RNG.choice(shape[-1], 2, replace=False)] = [np.inf, -np.inf]
+    flat[3, :] = RNG.integers(-2, 3, shape[-1]) * 2.0 ** 100  # cancellations
+    return x
+
+
+@pytest.mark.parametrize("k", [8, 9, 10, 11, 12, 13, 15, 16, 17, 20, 24, 33])
+@pytest.mark.parametrize("stride_of", ["3", "5", "k"])
+def test_long_window_sums_eight_at_a_time(k, stride_of):
+    """Averages of 8+ taps along W at strides of 3 and more (strides 1 and 2
+    have running-sum kernels of their own), eight windows at a time with the
+    fold across them (ovpool_span_sums8_f32, the last block overlapping): every
+    tail length 0-7 and one to four whole blocks of 8, rows of 8 to 31
+    outputs, from the input row itself (1D, and 2D with one window row) and
+    from column sums (2D, two window rows). Bit for bit against numpy in the
+    kernels' order (a window of -0 alone gives +0, NaN and infinities
+    propagate), by value against torch."""
+    stride = {"3": 3, "5": 5, "k": k}[stride_of]
+    for n_out in (8, 13, 31):
+        width = (n_out - 1) * stride + k + int(RNG.integers(0, stride))
+        x = _long_window_specials((2, 3, width))
+        got = ovpool.avg_pool(x, (k,), strides=(stride,))
+        want = _span_sums_reference(x, k, stride)
+        assert got.shape == want.shape == (2, 3, n_out)
+        np.testing.assert_array_equal(got, want)
+        assert not np.signbit(got[0, 0]).any(), "a window of -0 sums to +0"
+        finite = np.isfinite(x).all(axis=-1)
+        np.testing.assert_allclose(got[finite], F.avg_pool1d(_t(x), k, stride).numpy()[finite],
+                                   rtol=2e-6, atol=1e-6)
+        x2 = x.reshape(2, 3, 1, width)
+        np.testing.assert_array_equal(ovpool.avg_pool(x2, (1, k), strides=(1, stride)),
+                                      want.reshape(2, 3, 1, n_out))
+        rows = np.concatenate([x2, x2 * np.float32(0.5)], axis=2)   # column sums 1.5 x
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(rows, (2, k), strides=(1, stride)),
+            (_span_sums_reference(rows[:, :, 0] + rows[:, :, 1], k, stride)
+             / np.float32(2)).reshape(2, 3, 1, n_out))
+
+
+def test_adaptive_1000_to_100_against_torch():
+    """The issue's aap1d shape, scaled down in batch: 1000 -> 100 bins of 10
+    taps (a tiling), eight bins at a time from the input rows."""
+    x = RNG.standard_normal((2, 16, 1000)).astype(np.float32)
+    got = ovpool.adaptive_avg_pool(x, 100)
+    np.testing.assert_array_equal(got, _span_sums_reference(x, 10, 10))
+    np.testing.assert_allclose(got, F.adaptive_avg_pool1d(_t(x), 100).numpy(),
+                               rtol=1e-6, atol=1e-7)
+    for n in (1, 2):
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, 100, num_threads=n), got)
+
+
 # -- argmax paths ---------------------------------------------------------------
 
 @pytest.mark.parametrize("shape, output", [((2, 4, 50, 50), 7), ((2, 4, 28, 28), 7),
