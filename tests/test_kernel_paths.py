@@ -768,6 +768,15 @@ def test_sixteen_bit_floats_against_references(half, name):
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=unit * 1.05, atol=1e-6)
 
 
+def _assert_same_bits(got, want):
+    """float16 arrays equal bit for bit, NaN as NaN: which NaN a sum of NaNs
+    returns (and the sign of the NaN of +inf + -inf) follows the operand order
+    the compiler picked for a commutative add, which IEEE leaves open."""
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(got)],
+                                  want.view(np.uint16)[~np.isnan(want)])
+
+
 def _float16_specials(shape):
     """Normal values with subnormals, zeros of both signs, infinities and
     NaNs of both signs mixed in."""
@@ -795,7 +804,7 @@ def test_float16_tiling_same_bits_as_float32_narrowed(kh, kw, out_w):
             got = op(x, (kh, kw), strides=(kh, kw), num_threads=n_threads)
             want = op(x32, (kh, kw), strides=(kh, kw), num_threads=n_threads).astype(np.float16)
             assert got.dtype == np.float16
-            np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+            _assert_same_bits(got, want)
         # independently: torch on the widened input (tiling sums are bit-exact
         # with it), rounded to nearest even by numpy
         for op, ref in ((ovpool.avg_pool, F.avg_pool2d), (ovpool.max_pool, F.max_pool2d)):
@@ -817,11 +826,7 @@ def test_float16_global_same_bits_as_float32_narrowed(size):
         for op in (ovpool.global_avg_pool, ovpool.global_max_pool):
             got = op(x, num_threads=n_threads)
             want = op(x32, num_threads=n_threads).astype(np.float16)
-            # which NaN a sum of NaNs returns (the sign of +inf + -inf and
-            # NaN) follows the operand order the compiler picked, not IEEE
-            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-            np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(got)],
-                                          want.view(np.uint16)[~np.isnan(want)])
+            _assert_same_bits(got, want)
         # independently: numpy's maximum, and the float64 mean to half an ulp
         np.testing.assert_array_equal(ovpool.global_max_pool(x, num_threads=n_threads),
                                       x32.max(axis=(2, 3), keepdims=True).astype(np.float16))
