@@ -1804,6 +1804,10 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
 cdef enum:
     HALF_CHUNK = 4096     # float16 / bfloat16 elements widened at a time
 
+cdef enum:
+    GLOBAL_GROUP = 64     # planes a work unit of the global averages takes
+
+
 cdef inline real_t _plane_sum(const real_t* x, Py_ssize_t n) noexcept nogil:
     """Sum of n contiguous values: 16 lanes (two vector registers of
     independent partial sums), a fixed pairwise fold, then the tail (the
@@ -1818,31 +1822,45 @@ def global_sum_pool(const real_t[:, ::1] x,   # IN  (n_planes, plane_size)
                     real_t[::1] out,          # OUT (n_planes,)
                     int mode, double p, int n_threads):
     """Global average (mode 0) or Lp (modes 1-3) pooling of each plane."""
-    cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane, i
+    cdef Py_ssize_t n_planes = x.shape[0], size = x.shape[1], plane, i, group, last
+    # averages: groups of up to GLOBAL_GROUP planes, fewer when there are
+    # few planes, so every thread still gets work units
+    cdef Py_ssize_t group_size = max(1, min(GLOBAL_GROUP, n_planes // (16 * n_threads)))
+    cdef Py_ssize_t n_groups = (n_planes + group_size - 1) // group_size
     cdef real_t total
     cdef const real_t* row
     if n_planes == 0:
         return
+    if mode == SUM_AVERAGE:
+        # the sums of a group of planes, then their means in one vector loop:
+        # a divide after each small plane's sum stalled on its latency (each
+        # divide rounds as the scalar one; 32x2048x7x7: 0.249 -> 0.208 ms at
+        # 1 thread, 0.192 -> 0.159 ms at 2; the memory-bound 128x2048x7x7 the same)
+        for group in prange(n_groups, nogil=True, num_threads=n_threads, schedule="dynamic",
+                            chunksize=_chunk(n_groups, n_threads)):
+            last = min((group + 1) * group_size, n_planes)
+            for plane in range(group * group_size, last):
+                out[plane] = _plane_sum(&x[plane, 0], size)
+            for plane in range(group * group_size, last):
+                out[plane] = out[plane] / <real_t>size
+        return
     for plane in prange(n_planes, nogil=True, num_threads=n_threads, schedule="dynamic",
                         chunksize=_chunk(n_planes, n_threads)):
         row = &x[plane, 0]
-        if mode == SUM_AVERAGE:
-            out[plane] = _plane_sum(row, size) / <real_t>size
-        else:
-            total = 0
-            for i in range(size):
-                if mode == SUM_LP_1:
-                    total = total + fabs(row[i])
-                elif mode == SUM_LP_2:
-                    total = total + row[i] * row[i]
-                else:
-                    total = total + <real_t>pow(fabs(row[i]), p)
+        total = 0
+        for i in range(size):
             if mode == SUM_LP_1:
-                out[plane] = total
+                total = total + fabs(row[i])
             elif mode == SUM_LP_2:
-                out[plane] = sqrt(total)
+                total = total + row[i] * row[i]
             else:
-                out[plane] = <real_t>pow(total, 1.0 / p)
+                total = total + <real_t>pow(fabs(row[i]), p)
+        if mode == SUM_LP_1:
+            out[plane] = total
+        elif mode == SUM_LP_2:
+            out[plane] = sqrt(total)
+        else:
+            out[plane] = <real_t>pow(total, 1.0 / p)
 
 
 def global_max_pool(const max_t[:, ::1] x,    # IN  (n_planes, plane_size)

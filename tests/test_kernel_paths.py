@@ -471,6 +471,26 @@ def test_global_max_and_mean_against_numpy(n, dtype):
         assert np.isnan(got[1, 2]) and not np.isnan(np.delete(got.reshape(-1), 6)).any()
 
 
+@pytest.mark.parametrize("shape", [(4, 700, 7, 7), (1, 3, 5, 5), (2, 1, 300, 300), (3, 37, 16)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_global_mean_in_groups_of_planes(shape, dtype):
+    """Global averages sum a group of up to 64 planes, then divide the group
+    (fewer planes a group when there are few): full and partial groups, a
+    plane a group, 1 and 2 threads, against numpy and torch; every plane
+    divided once, the same bits at any thread count."""
+    x = RNG.standard_normal(shape).astype(dtype)
+    want = x.astype(np.float64).mean(axis=tuple(range(2, x.ndim)), keepdims=True)
+    got = {}
+    for n_threads in (1, 2):
+        got[n_threads] = ovpool.global_avg_pool(x, num_threads=n_threads)
+        np.testing.assert_allclose(got[n_threads], want,
+                                   rtol=1e-5 if dtype == np.float32 else 1e-13, atol=1e-7)
+    np.testing.assert_array_equal(got[1], got[2])
+    if x.ndim == 4:
+        np.testing.assert_allclose(got[1], F.adaptive_avg_pool2d(_t(x), 1).numpy(),
+                                   rtol=1e-5 if dtype == np.float32 else 1e-13, atol=1e-7)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_span_max_nan_at_every_position(dtype):
     """The span maximum (global max, windows of 8+ taps) ends with a vector
