@@ -1803,8 +1803,6 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
 
 cdef enum:
     HALF_CHUNK = 4096     # float16 / bfloat16 elements widened at a time
-
-cdef enum:
     GLOBAL_GROUP = 64     # planes a work unit of the global averages takes
 
 
