@@ -732,6 +732,111 @@ static inline ptrdiff_t ovpool_span_sums8_f32(const float *x, ptrdiff_t stride, 
 #endif
 }
 
+#if defined(__AVX2__)
+/* The first n lanes (0 <= n <= 8) of a mask for _mm256_maskload_ps: a masked
+ * lane reads nothing (no fault past the end of an array) and loads +0. */
+static const int32_t ovpool_lane_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static inline OVPOOL_INLINE __m256i ovpool_first_lanes(ptrdiff_t n) {
+    return _mm256_loadu_si256((const __m256i *)(ovpool_lane_masks + 8 - n));
+}
+#endif
+
+/* Output rows of an adaptive average (windows along W from a table, as
+ * _hsum_table reads it: win_w[3 o] the first column, win_w[3 o + 1] the
+ * taps), eight windows at a time. Output row j (0 <= j < n_out_rows) pools
+ * the input rows win_h[3 j] .. + win_h[3 j + 1] - 1 of the depth slices
+ * x + t * d_stride, t < n_d (row length in_w). Each window sums into 8 lanes
+ * over all its rows (slice by slice, top to bottom) before a single fold,
+ * the one of ovpool_fold8x8: lane j of a window adds its taps j, j + 8, ...
+ * of each row (a last partial block masked: its missing lanes add +0), from
+ * +0. Then out[o] = sum / (div_d * win_h[3 j + 2] * div_w[o]), as
+ * _sum_finish and _divide_row. The separable passes store the column sums
+ * and read them back at unaligned offsets, then fold each window alone:
+ * adaptive 50 -> 7 took ~1500 cycles a plane that way, ~700 this way. Any
+ * taps >= 0 give the right sums; the callers keep it to windows of 8 taps or
+ * more over 2 rows or more, where it is faster (Plan.rows_8_wide). Under
+ * eight windows the missing lanes repeat the last window and are not stored. */
+static inline void ovpool_adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride,
+                                            ptrdiff_t in_w, const int64_t *win_h,
+                                            ptrdiff_t n_out_rows, const int64_t *win_w,
+                                            ptrdiff_t out_w, float *out, ptrdiff_t out_stride,
+                                            const float *div_w, int64_t div_d) {
+#if defined(__AVX2__)
+    for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+        const ptrdiff_t o = out_w >= 8 ? ovpool_block_start(blk, 8, out_w) : 0;
+        /* whole blocks of eight taps every window has, then n_part blocks,
+         * masked per window (one for bins that differ by under 8 taps) */
+        ptrdiff_t first[8], taps[8], full = PTRDIFF_MAX, n_part = 0;
+        float d[8];
+        for (int l = 0; l < 8; l++) {
+            const ptrdiff_t at = o + l < out_w ? o + l : out_w - 1;
+            first[l] = (ptrdiff_t)win_w[3 * at];
+            taps[l] = (ptrdiff_t)win_w[3 * at + 1];
+            d[l] = div_w[at];
+            if ((taps[l] & ~(ptrdiff_t)7) < full)
+                full = taps[l] & ~(ptrdiff_t)7;
+        }
+        for (int l = 0; l < 8; l++)
+            if ((taps[l] - full + 7) / 8 > n_part)
+                n_part = (taps[l] - full + 7) / 8;
+        const __m256 div_o = _mm256_setr_ps(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+        for (ptrdiff_t j = 0; j < n_out_rows; j++) {
+            __m256 v[8];
+            for (int l = 0; l < 8; l++)
+                v[l] = _mm256_setzero_ps();
+            for (ptrdiff_t t = 0; t < n_d; t++) {
+                const float *row = x + t * d_stride + win_h[3 * j] * in_w;
+                for (ptrdiff_t r = 0; r < win_h[3 * j + 1]; r++, row += in_w) {
+                    for (ptrdiff_t i = 0; i < full; i += 8)
+                        for (int l = 0; l < 8; l++)
+                            v[l] = _mm256_add_ps(v[l], _mm256_loadu_ps(row + first[l] + i));
+                    for (ptrdiff_t b = full; b < full + 8 * n_part; b += 8)
+                        for (int l = 0; l < 8; l++) {
+                            const ptrdiff_t left = taps[l] - b;
+                            v[l] = _mm256_add_ps(v[l], _mm256_maskload_ps(
+                                row + first[l] + b,
+                                ovpool_first_lanes(left < 0 ? 0 : left > 8 ? 8 : left)));
+                        }
+                }
+            }
+            const float row_div = (float)(div_d * win_h[3 * j + 2]);
+            __m256 sums = _mm256_div_ps(ovpool_fold8x8(v),
+                                        _mm256_mul_ps(_mm256_set1_ps(row_div), div_o));
+            if (out_w >= 8) {
+                _mm256_storeu_ps(out + j * out_stride + o, sums);
+            } else {
+                float lanes[8];
+                _mm256_storeu_ps(lanes, sums);
+                for (ptrdiff_t l = 0; l < out_w; l++)
+                    out[j * out_stride + l] = lanes[l];
+            }
+        }
+    }
+#else
+    /* the same sums, a window at a time: the lanes and the fold above, the
+     * masked lanes skipped (adding +0 to a sum that started from +0 changes
+     * nothing), so the baseline build gives the same bits */
+    for (ptrdiff_t o = 0; o < out_w; o++) {
+        const ptrdiff_t first = (ptrdiff_t)win_w[3 * o], taps = (ptrdiff_t)win_w[3 * o + 1];
+        for (ptrdiff_t j = 0; j < n_out_rows; j++) {
+            float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (ptrdiff_t t = 0; t < n_d; t++) {
+                const float *row = x + t * d_stride + win_h[3 * j] * in_w + first;
+                for (ptrdiff_t r = 0; r < win_h[3 * j + 1]; r++, row += in_w)
+                    for (ptrdiff_t i = 0; i < taps; i++)
+                        lane[i & 7] += row[i];
+            }
+            for (int l = 0; l < 4; l++)
+                lane[l] += lane[l + 4];
+            const float row_div = (float)(div_d * win_h[3 * j + 2]);
+            out[j * out_stride + o] = ((lane[0] + lane[2]) + (lane[1] + lane[3]))
+                                      / (row_div * div_w[o]);
+        }
+    }
+#endif
+}
+
 /* The sums of n_planes contiguous float16 planes of size elements (F16C
  * builds), each exactly as ovpool_plane_sum_any: eight planes at a time folded
  * together where size >= 16 (the same argument about the dropped zeros as

@@ -598,6 +598,107 @@ def test_adaptive_1000_to_100_against_torch():
         np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, 100, num_threads=n), got)
 
 
+def _bins(n_in, n_out):
+    return [(i * n_in // n_out, -(-(i + 1) * n_in // n_out)) for i in range(n_out)]
+
+
+def _adaptive_lanes_reference(x, out_dhw):
+    """Adaptive average over the last three axes (D, H, W), in float32 in the
+    order of the wide-window kernel (ovpool_adaptive_rows_f32): each window
+    sums into eight lanes, lane j adding taps j, j + 8, ... of every window
+    row, slice by slice and top to bottom, from +0; the lanes folded
+    j + (j + 4), then (0 + 2) + (1 + 3); divided by (div_d * div_h) * div_w."""
+    lead = x.shape[:-3]
+    out = np.empty(lead + tuple(out_dhw), np.float32)
+    bins = [_bins(n, o) for n, o in zip(x.shape[-3:], out_dhw)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        for od, (d0, d1) in enumerate(bins[0]):
+            for oh, (h0, h1) in enumerate(bins[1]):
+                for ow, (w0, w1) in enumerate(bins[2]):
+                    lanes = [np.zeros(lead, np.float32) for _ in range(8)]
+                    for d in range(d0, d1):
+                        for h in range(h0, h1):
+                            for i in range(w1 - w0):
+                                lanes[i % 8] = lanes[i % 8] + x[..., d, h, w0 + i]
+                    c = [lanes[j] + lanes[j + 4] for j in range(4)]
+                    total = (c[0] + c[2]) + (c[1] + c[3])
+                    out[..., od, oh, ow] = total / (np.float32((d1 - d0) * (h1 - h0))
+                                                    * np.float32(w1 - w0))
+    return out
+
+
+def _wide_plans():
+    return [plan for plan in _core._cache.values()
+            if isinstance(plan, _core.Plan) and plan.geometry.rows_8_wide]
+
+
+@pytest.mark.parametrize("shape, output", [
+    ((2, 3, 20, 50), (3, 7)),      # the benchmark's 50 -> 7: 8 taps, no masked block
+    ((2, 3, 37, 70), (7, 9)),      # 8-9 taps: a masked block of one lane or none
+    ((1, 3, 9, 100), (2, 7)),      # 14-15 taps: one whole block, 6-7 lanes masked
+    ((1, 2, 12, 127), (4, 8)),     # 15-17 taps: whole blocks 8 or 16, two masked
+    ((1, 2, 6, 300), (3, 13)),     # 23-24 taps, 13 windows: the last block overlaps
+    ((2, 2, 5, 33), (2, 2)),       # two windows of 17 taps, six lanes repeat the last
+    ((1, 2, 3, 9, 43), (3, 4, 5)), # 3D, one slice a window
+])
+def test_adaptive_wide_windows_all_rows_in_lanes(shape, output):
+    """Adaptive averages whose W bins have 8+ taps and span 2+ rows sum all
+    the rows of eight bins in lanes, one fold for the lot. Bit for bit against
+    numpy in that order (a window of -0 alone gives +0; NaN, infinities and
+    2^100 cancellations), by value against torch, 1 and 2 threads alike."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    planes = x.reshape(shape[0] * shape[1], -1)
+    planes[0] = -0.0                                       # windows of -0 alone: +0
+    planes[-1] = RNG.integers(-2, 3, planes.shape[1]) * 2.0 ** 100   # cancellations
+    planes[-1, RNG.choice(planes.shape[1], 3, replace=False)] = [np.nan, np.inf, -np.inf]
+    x3 = x.reshape(shape[:2] + (1,) * (5 - len(shape)) + shape[2:])
+    out3 = (1,) * (3 - len(output)) + tuple(output)
+    _core._cache.clear()
+    got = ovpool.adaptive_avg_pool(x, output)
+    assert _wide_plans(), "the call took the wide-window kernel"
+    want = _adaptive_lanes_reference(x3, out3).reshape(got.shape)
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got.reshape(planes.shape[0], -1)[0]).any(), "-0 alone sums to +0"
+    for n in (1, 2):
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, output, num_threads=n), got)
+    finite = RNG.standard_normal(shape).astype(np.float32)
+    pool = F.adaptive_avg_pool2d if len(shape) == 4 else F.adaptive_avg_pool3d
+    np.testing.assert_allclose(ovpool.adaptive_avg_pool(finite, output),
+                               pool(_t(finite), output).numpy(), rtol=2e-6, atol=1e-7)
+
+
+def test_adaptive_wide_windows_pooled_along_depth(monkeypatch):
+    """The same kernel reading several depth slices a window (no slab and no
+    slice-by-slice pass: both turned off here), bit for bit against numpy in
+    its order and by value against torch."""
+    monkeypatch.setattr(_core, "_SLAB_BYTES", 0)
+    monkeypatch.setattr(_core, "_PREFETCH_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_core, "_PREFETCH_MIN_PLANE", 0)
+    _core._cache.clear()
+    try:
+        x = RNG.standard_normal((1, 3, 5, 9, 43)).astype(np.float32)
+        got = ovpool.adaptive_avg_pool(x, (2, 4, 5))
+        plans = _wide_plans()
+        assert plans and all(plan.slice_rows == 0 and plan.slab_rows == (0, 0)
+                             and plan.axes[0].table[:, 1].max() > 1 for plan in plans)
+        np.testing.assert_array_equal(got, _adaptive_lanes_reference(x, (2, 4, 5)))
+        np.testing.assert_allclose(got, F.adaptive_avg_pool3d(_t(x), (2, 4, 5)).numpy(),
+                                   rtol=2e-6, atol=1e-7)
+    finally:
+        _core._cache.clear()
+
+
+def test_adaptive_narrow_or_single_row_windows_stay_separable():
+    """Bins under 8 taps, or of a single row, keep the separable passes (the
+    wide-window kernel was slower there): no plan of these calls takes it."""
+    _core._cache.clear()
+    for shape, output in [((1, 2, 30, 30), 7), ((1, 2, 1, 1000), (1, 7)), ((1, 2, 1000), 7)]:
+        x = RNG.standard_normal(shape).astype(np.float32)
+        ovpool.adaptive_avg_pool(x, output)
+    assert not _wide_plans()
+    _core._cache.clear()
+
+
 # -- argmax paths ---------------------------------------------------------------
 
 @pytest.mark.parametrize("shape, output", [((2, 4, 50, 50), 7), ((2, 4, 28, 28), 7),
