@@ -75,6 +75,10 @@ cdef extern from "_simd.h":
         const float* x, Py_ssize_t n_d, Py_ssize_t d_stride, Py_ssize_t in_w,
         const int64_t* win_h, Py_ssize_t n_out_rows, const int64_t* win_w, Py_ssize_t out_w,
         float* out, Py_ssize_t out_stride, const float* div_w, int64_t div_d) noexcept nogil
+    bint _adaptive_narrow_f32 "ovpool_adaptive_narrow_f32"(
+        const float* x, Py_ssize_t in_w, const int64_t* win_h, Py_ssize_t n_out_rows,
+        const int64_t* win_w, Py_ssize_t out_w, float* out, Py_ssize_t out_stride,
+        const float* div_w, int64_t div_d, float* scratch) noexcept nogil
     void _widen "ovpool_widen"(const uint16_t* src, float* dst, Py_ssize_t n, bint bf16) noexcept nogil
     void _narrow "ovpool_narrow"(const float* src, uint16_t* dst, Py_ssize_t n, bint bf16) noexcept nogil
     bint _hmax_s2k3_f32 "ovpool_hmax_s2k3_f32"(const float* buf, float* out,
@@ -150,6 +154,9 @@ cdef struct Plan:
     bint rows_3_wide            # W windows 3 wide at stride 1 or 2, H windows of <= 3
                                 # rows, no pooling along D (_sum_rows_k3_f32,
                                 # _max_rows_k3_f32)
+    bint rows_narrow            # W windows from a table (adaptive), each under 8 taps,
+                                # no dilation, rows of 8+ elements
+                                # (_adaptive_narrow_f32)
     bint rows_8_wide            # W windows from a table (adaptive), each 8 taps or
                                 # more, windows of 2 rows or more, no dilation
                                 # (_adaptive_rows_f32)
@@ -241,6 +248,8 @@ cdef class Geometry:
         self.plan.rows_3_wide = (uniform_w and kernel_w == 3 and stride_w in (1, 2) and dil_w == 1
                                  and dil_h == 1 and max(win_h[:, 1]) <= 3
                                  and min(win_d[:, 1]) == 1 == max(win_d[:, 1]))
+        self.plan.rows_narrow = (not uniform_w and dil_w == 1 and dil_h == 1
+                                 and max(win_w[:, 1]) < 8 and in_w >= 8)
         self.plan.rows_8_wide = (not uniform_w and dil_w == 1 and dil_h == 1
                                  and min(win_w[:, 1]) >= 8
                                  and max(win_d[:, 1]) * max(win_h[:, 1]) >= 2)
@@ -264,6 +273,13 @@ cdef class Geometry:
         (_adaptive_rows_f32): W windows from a table, each 8 taps or more,
         spanning 2 rows or more."""
         return bool(self.plan.rows_8_wide)
+
+    @property
+    def rows_narrow(self):
+        """True when float32 averages take the eight-rows-at-a-time adaptive
+        kernel (_adaptive_narrow_f32): W windows from a table, each under 8
+        taps, rows of 8+ elements (before the per-call mode and prefetch)."""
+        return bool(self.plan.rows_narrow)
 
 
 cdef inline Py_ssize_t _chunk(Py_ssize_t n_units, int n_threads) noexcept nogil:
@@ -914,20 +930,26 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
     # one row were slower that way: 30 -> 7 0.35 -> 0.49, 1000 -> 7 in 1D
     # 1.35 -> 4.45, eight interleaved streams through each row)
     cdef bint rows_8_wide = plan.rows_8_wide and mode == SUM_AVERAGE
+    # adaptive averages of narrow bins: eight output rows at a time (not where
+    # the rows are prefetched: 2x64x224x224 -> 100 went 1.60 -> 2.32 ms)
+    cdef bint narrow = (real_t is float and plan.rows_narrow and mode == SUM_AVERAGE
+                        and plan.prefetch == 0)
     cdef Py_ssize_t scratch_rows = plan.slice_rows if by_slice else 1
     cdef real_t* buf
     cdef int64_t* offsets
+    cdef float* lanes = NULL
     with parallel(num_threads=n_threads):
         # per-thread scratch; its padding (zeros) is never overwritten
         buf = <real_t*>malloc(scratch_rows * buffer_width * sizeof(real_t))
         offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
-        if buf == NULL or offsets == NULL:
+        lanes = <float*>malloc(8 * (plan.in_w + plan.out_w) * sizeof(float)) if narrow else NULL
+        if buf == NULL or offsets == NULL or (narrow and lanes == NULL):
             failed[0] = 1
         else:
             for i in range(scratch_rows * buffer_width):
                 buf[i] = 0
         for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
-            if buf == NULL or offsets == NULL:
+            if buf == NULL or offsets == NULL or (narrow and lanes == NULL):
                 continue
             plane = unit // plan.blocks_per_plane
             row = (unit - plane * plan.blocks_per_plane) * plan.rows_per_block
@@ -953,6 +975,14 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
                                      out + plane * out_plane + row * plan.out_w, plan.out_w,
                                      buf, plan.pad_w, div_w, plan.win_d[3 * od + 2],
                                      <int>plan.stride_w, mode == SUM_LP_2)
+                elif real_t is float and narrow and plan.win_d[3 * od + 1] == 1 and \
+                        _adaptive_narrow_f32(
+                            x + plane * in_plane + plan.win_d[3 * od] * plan.in_h * plan.in_w,
+                            plan.in_w, plan.win_h + 3 * oh, min(8, row_end - row, plan.out_h - oh),
+                            plan.win_w, plan.out_w, out + plane * out_plane + row * plan.out_w,
+                            plan.out_w, div_w, plan.win_d[3 * od + 2], lanes):
+                    # up to eight rows of this depth slice in one call
+                    n_group = min(8, row_end - row, plan.out_h - oh)
                 elif real_t is float and rows_8_wide:
                     # the rest of this depth slice's rows in one call
                     n_group = min(row_end - row, plan.out_h - oh)
@@ -973,6 +1003,7 @@ cdef void _sum_pool(const real_t* x, real_t* out, Py_ssize_t n_planes, const rea
                     od = od + 1
         free(buf)
         free(offsets)
+        free(lanes)
 
 
 def sum_pool(const real_t[:, ::1] x,          # IN  (n_planes, in_d*in_h*in_w)
@@ -1202,18 +1233,23 @@ cdef void _pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const 
     cdef max_t* slab
     cdef max_t* out_row
     cdef int64_t* offsets
+    cdef float* lanes = NULL
+    # adaptive averages of narrow bins: eight output rows at a time
+    cdef bint narrow = max_t is float and not is_max and plan.rows_narrow
+    cdef Py_ssize_t n_group, ahead_row
     with parallel(num_threads=n_threads):
         buf = <max_t*>malloc(buffer_width * sizeof(max_t))
         slab = <max_t*>malloc(slice_size * sizeof(max_t))
         offsets = <int64_t*>malloc(max_rows * sizeof(int64_t))
-        if buf == NULL or slab == NULL or offsets == NULL:
+        lanes = <float*>malloc(8 * (plan.in_w + plan.out_w) * sizeof(float)) if narrow else NULL
+        if buf == NULL or slab == NULL or offsets == NULL or (narrow and lanes == NULL):
             failed[0] = 1
         else:
             # the padding of the column buffer: the identity, never overwritten
             for i in range(buffer_width):
                 buf[i] = _max_identity(<max_t>0) if is_max else 0
         for unit in prange(n_units, schedule="dynamic", chunksize=_chunk(n_units, n_threads)):
-            if buf == NULL or slab == NULL or offsets == NULL:
+            if buf == NULL or slab == NULL or offsets == NULL or (narrow and lanes == NULL):
                 continue
             plane = unit // plan.out_d
             od = unit - plane * plan.out_d
@@ -1229,7 +1265,22 @@ cdef void _pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const 
             # the next unit: the next output depth, or the first of the next plane
             next_src = src if od + 1 < plan.out_d else src + in_plane
             next_wd = wd + 3 if od + 1 < plan.out_d else plan.win_d
-            for oh in range(plan.out_h):
+            oh = 0
+            if max_t is float and narrow:
+                while oh < plan.out_h:
+                    n_group = min(8, plan.out_h - oh)
+                    if not _adaptive_narrow_f32(slab, plan.in_w, plan.win_h + 3 * oh, n_group,
+                                                plan.win_w, plan.out_w,
+                                                out + plane * out_plane
+                                                + (od * plan.out_h + oh) * plan.out_w,
+                                                plan.out_w, div_w, wd[2], lanes):
+                        break
+                    if plan.slab_prefetch and unit + 1 < n_units:
+                        for ahead_row in range(oh, oh + n_group):
+                            _prefetch_slab_part(<const char*>next_src, next_wd, ahead_row,
+                                                sizeof(max_t), plan)
+                    oh = oh + n_group
+            for oh in range(oh, plan.out_h):
                 if plan.slab_prefetch and unit + 1 < n_units:
                     _prefetch_slab_part(<const char*>next_src, next_wd, oh, sizeof(max_t), plan)
                 n_rows = _slice_row_offsets(plan, 0, oh, offsets)
@@ -1242,6 +1293,7 @@ cdef void _pool_by_depth(const max_t* x, max_t* out, Py_ssize_t n_planes, const 
         free(buf)
         free(slab)
         free(offsets)
+        free(lanes)
 
 
 def max_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)

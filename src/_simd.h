@@ -837,6 +837,85 @@ static inline void ovpool_adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdi
 #endif
 }
 
+#if defined(__AVX2__)
+/* v[i] <- column i of the 8x8 matrix whose rows are v[0..8). */
+static inline OVPOOL_INLINE void ovpool_transpose8x8(__m256 v[8]) {
+    __m256 a[8], b[8];
+    for (int i = 0; i < 8; i += 2) {
+        a[i] = _mm256_unpacklo_ps(v[i], v[i + 1]);
+        a[i + 1] = _mm256_unpackhi_ps(v[i], v[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        b[i] = _mm256_shuffle_ps(a[i], a[i + 2], 0x44);
+        b[i + 1] = _mm256_shuffle_ps(a[i], a[i + 2], 0xEE);
+        b[i + 2] = _mm256_shuffle_ps(a[i + 1], a[i + 3], 0x44);
+        b[i + 3] = _mm256_shuffle_ps(a[i + 1], a[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm256_permute2f128_ps(b[i], b[i + 4], 0x20);
+        v[i + 4] = _mm256_permute2f128_ps(b[i], b[i + 4], 0x31);
+    }
+}
+#endif
+
+/* Up to eight output rows of an adaptive average whose W bins (a table, as
+ * _hsum_table reads it) are under 8 taps, from one 2D plane x (rows of in_w
+ * >= 8; output row j pools the rows win_h[3 j] .. + win_h[3 j + 1] - 1): the
+ * same sums as the separable passes (the column sums in row order, each bin
+ * from 0 in tap order, divided by div_d * win_h[3 j + 2] * div_w[o]), with
+ * the eight output rows in the lanes of a vector. The column sums of a
+ * block of eight columns for the eight rows are transposed in registers
+ * into scratch (in_w x 8 floats), and each bin adds its columns as vectors:
+ * no scalar chain per output, no store read back at an unaligned offset.
+ * scratch holds 8 (in_w + out_w) floats. Returns 0 (the caller's separable
+ * passes) without AVX2 or outside those bounds. */
+static inline int ovpool_adaptive_narrow_f32(const float *x, ptrdiff_t in_w,
+                                             const int64_t *win_h, ptrdiff_t n_out_rows,
+                                             const int64_t *win_w, ptrdiff_t out_w, float *out,
+                                             ptrdiff_t out_stride, const float *div_w,
+                                             int64_t div_d, float *scratch) {
+#if defined(__AVX2__)
+    if (in_w < 8 || n_out_rows < 1 || n_out_rows > 8)
+        return 0;
+    float *cols = scratch, *sums = scratch + 8 * in_w;
+    float row_div[8];
+    for (int j = 0; j < 8; j++)
+        row_div[j] = (float)(div_d * win_h[3 * (j < n_out_rows ? j : n_out_rows - 1) + 2]);
+    for (ptrdiff_t cb = 0; cb * 8 < in_w; cb++) {
+        const ptrdiff_t c = ovpool_block_start(cb, 8, in_w);
+        __m256 v[8];
+        for (int j = 0; j < 8; j++) {
+            const int64_t *wh = win_h + 3 * (j < n_out_rows ? j : n_out_rows - 1);
+            const float *row = x + wh[0] * in_w + c;
+            __m256 acc = wh[1] > 0 ? _mm256_loadu_ps(row) : _mm256_setzero_ps();
+            for (int64_t r = 1; r < wh[1]; r++)
+                acc = _mm256_add_ps(acc, _mm256_loadu_ps(row + r * in_w));
+            v[j] = acc;
+        }
+        ovpool_transpose8x8(v);
+        for (int i = 0; i < 8; i++)
+            _mm256_storeu_ps(cols + (c + i) * 8, v[i]);
+    }
+    const __m256 lanes_div = _mm256_loadu_ps(row_div);
+    for (ptrdiff_t o = 0; o < out_w; o++) {
+        const float *col = cols + win_w[3 * o] * 8;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t t = 0; t < win_w[3 * o + 1]; t++)
+            acc = _mm256_add_ps(acc, _mm256_loadu_ps(col + t * 8));
+        _mm256_storeu_ps(sums + o * 8, _mm256_div_ps(acc, _mm256_mul_ps(
+            lanes_div, _mm256_set1_ps(div_w[o]))));
+    }
+    for (ptrdiff_t j = 0; j < n_out_rows; j++)
+        for (ptrdiff_t o = 0; o < out_w; o++)
+            out[j * out_stride + o] = sums[o * 8 + j];
+    return 1;
+#else
+    (void)x; (void)in_w; (void)win_h; (void)n_out_rows; (void)win_w; (void)out_w; (void)out;
+    (void)out_stride; (void)div_w; (void)div_d; (void)scratch;
+    return 0;
+#endif
+}
+
 /* The sums of n_planes contiguous float16 planes of size elements (F16C
  * builds), each exactly as ovpool_plane_sum_any: eight planes at a time folded
  * together where size >= 16 (the same argument about the dropped zeros as

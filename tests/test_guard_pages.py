@@ -79,6 +79,9 @@ for dtype in (np.float64, np.int8):   # the depth slab of max values, its tail b
     ovpool.max_pool(x3, (2, 3, 3), strides=(1, 2, 2), pads=(0, 1, 1, 1, 1, 1))
 xw = guarded(rng.standard_normal((1, 2, 9, 43)).astype(np.float32), at_end)
 ovpool.adaptive_avg_pool(xw, (4, 5))   # bins of 8-9 taps: the last one's masked block
+ovpool.adaptive_avg_pool(xw, (9, 9))   # bins of 5-6 taps: the last block of columns
+ovpool.adaptive_avg_pool(guarded(rng.standard_normal((1, 2, 4, 9, 13)).astype(np.float32),
+                                 at_end), (2, 4, 5))   # the same from the depth slab
 x1 = guarded(rng.standard_normal((2, 3, 100)).astype(np.float32), at_end)
 ovpool.adaptive_avg_pool(x1, 10)
 ovpool.max_pool(x1, (3,), strides=(2,), pads=(1, 1), return_indices=True)

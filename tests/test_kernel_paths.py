@@ -689,14 +689,97 @@ def test_adaptive_wide_windows_pooled_along_depth(monkeypatch):
 
 
 def test_adaptive_narrow_or_single_row_windows_stay_separable():
-    """Bins under 8 taps, or of a single row, keep the separable passes (the
-    wide-window kernel was slower there): no plan of these calls takes it."""
+    """Bins under 8 taps, or of a single row, do not take the wide-window
+    kernel (it was slower there): no plan of these calls takes it."""
     _core._cache.clear()
     for shape, output in [((1, 2, 30, 30), 7), ((1, 2, 1, 1000), (1, 7)), ((1, 2, 1000), 7)]:
         x = RNG.standard_normal(shape).astype(np.float32)
         ovpool.adaptive_avg_pool(x, output)
     assert not _wide_plans()
     _core._cache.clear()
+
+
+def _adaptive_separable_reference(x, out_dhw):
+    """Adaptive average over the last three axes in float32 in the separable
+    order: depth sums first (slice after slice), then the column sums of the
+    window rows top to bottom, then each bin's columns from 0 left to right,
+    divided by (div_d * div_h) * div_w."""
+    lead = x.shape[:-3]
+    out = np.empty(lead + tuple(out_dhw), np.float32)
+    bins = [_bins(n, o) for n, o in zip(x.shape[-3:], out_dhw)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        for od, (d0, d1) in enumerate(bins[0]):
+            depth = x[..., d0, :, :]
+            for d in range(d0 + 1, d1):
+                depth = depth + x[..., d, :, :]
+            for oh, (h0, h1) in enumerate(bins[1]):
+                col = depth[..., h0, :]
+                for h in range(h0 + 1, h1):
+                    col = col + depth[..., h, :]
+                for ow, (w0, w1) in enumerate(bins[2]):
+                    total = np.zeros(lead, np.float32)
+                    for w in range(w0, w1):
+                        total = total + col[..., w]
+                    out[..., od, oh, ow] = total / (np.float32((d1 - d0) * (h1 - h0))
+                                                    * np.float32(w1 - w0))
+    return out
+
+
+@pytest.mark.parametrize("shape, output", [
+    ((2, 3, 30, 30), (7, 7)),        # 4-6 taps, seven output rows in eight lanes
+    ((1, 2, 19, 60), (13, 40)),      # 2-3 taps, output rows 8 + 5
+    ((1, 2, 9, 8), (9, 3)),          # rows of exactly 8: one block of columns
+    ((2, 2, 11, 13), (4, 5)),        # rows of 13: the last block of columns overlaps
+    ((1, 2, 10, 30, 30), (3, 7, 7)), # the benchmark's aap3d_overlap: from the depth slab
+    ((1, 3, 5, 12, 17), (2, 5, 6)),  # 3D, slab, rows of 17
+    ((1, 2, 4, 9, 20), (4, 3, 6)),   # 3D, one slice a window (no slab)
+    ((2, 3, 1000), (180,)),          # 1D: 6-7 taps, one output row
+])
+def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
+    """Adaptive averages whose W bins have under 8 taps (rows of 8+) pool
+    eight output rows at a time, the rows in vector lanes: the column sums of
+    eight columns transposed in registers, each bin adding its columns as
+    vectors. The same sums as the separable passes: bit for bit against numpy
+    in that order (-0 alone gives +0; NaN, infinities, cancellations), by
+    value against torch, 1 and 2 threads alike."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    planes = x.reshape(shape[0] * shape[1], -1)
+    planes[0] = -0.0
+    planes[-1] = RNG.integers(-2, 3, planes.shape[1]) * 2.0 ** 100
+    planes[-1, RNG.choice(planes.shape[1], 3, replace=False)] = [np.nan, np.inf, -np.inf]
+    x3 = x.reshape(shape[:2] + (1,) * (5 - len(shape)) + shape[2:])
+    out3 = (1,) * (3 - len(output)) + tuple(output)
+    _core._cache.clear()
+    got = ovpool.adaptive_avg_pool(x, output)
+    plans = [plan for plan in _core._cache.values() if isinstance(plan, _core.Plan)]
+    assert plans and all(plan.geometry.rows_narrow and plan.prefetch == 0 for plan in plans)
+    np.testing.assert_array_equal(got, _adaptive_separable_reference(x3, out3).reshape(got.shape))
+    assert not np.signbit(got.reshape(planes.shape[0], -1)[0]).any(), "-0 alone sums to +0"
+    for n in (1, 2):
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, output, num_threads=n), got)
+    finite = RNG.standard_normal(shape).astype(np.float32)
+    pool = {3: F.adaptive_avg_pool1d, 4: F.adaptive_avg_pool2d, 5: F.adaptive_avg_pool3d}
+    np.testing.assert_allclose(ovpool.adaptive_avg_pool(finite, output),
+                               pool[len(shape)](_t(finite), output).numpy(), rtol=2e-6,
+                               atol=1e-7)
+
+
+def test_adaptive_narrow_bins_prefetched_rows_stay_separable(monkeypatch):
+    """Where the rows are prefetched (large inputs) the narrow bins keep the
+    row-by-row separable passes, which give the same bits."""
+    monkeypatch.setattr(_core, "_PREFETCH_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_core, "_PREFETCH_MIN_PLANE", 0)
+    _core._cache.clear()
+    try:
+        x = RNG.standard_normal((1, 3, 19, 60)).astype(np.float32)
+        got = ovpool.adaptive_avg_pool(x, (13, 40))
+        plans = [plan for plan in _core._cache.values() if isinstance(plan, _core.Plan)]
+        assert plans and all(plan.prefetch > 0 for plan in plans)
+        np.testing.assert_array_equal(
+            got, _adaptive_separable_reference(x.reshape(1, 3, 1, 19, 60), (1, 13, 40))
+            .reshape(got.shape))
+    finally:
+        _core._cache.clear()
 
 
 # -- argmax paths ---------------------------------------------------------------
