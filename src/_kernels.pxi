@@ -93,11 +93,12 @@ cdef extern from "_simd.h":
     void _tile_rows_f32 "ovpool_tile_rows_f32"(const float* row0, Py_ssize_t in_w, float* out,
                                                Py_ssize_t out_w, Py_ssize_t n_rows, int kh,
                                                int kw, int is_max, int scale,
-                                               float divisor) noexcept nogil
+                                               float divisor, Py_ssize_t ahead) noexcept nogil
     void _tile_rows_f16 "ovpool_tile_rows_f16"(const uint16_t* row0, Py_ssize_t in_w,
                                                uint16_t* out, Py_ssize_t out_w,
                                                Py_ssize_t n_rows, int kh, int kw, int is_max,
-                                               int scale, float divisor) noexcept nogil
+                                               int scale, float divisor,
+                                               Py_ssize_t ahead) noexcept nogil
     bint F16C_ROWS "OVPOOL_F16C_ROWS"     # float16 converted in registers (x86-64-v3 build)
     float _plane_sum_f16 "ovpool_plane_sum_f16"(const uint16_t* x, Py_ssize_t n) noexcept nogil
     void _plane_sums_f16 "ovpool_plane_sums_f16"(const uint16_t* x, Py_ssize_t size,
@@ -1824,7 +1825,7 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
               max_t[:, ::1] out,                # OUT (n_planes, in_d*out_h*out_w)
               Geometry geometry not None,
               Py_ssize_t kh, Py_ssize_t kw, bint is_max,
-              Py_ssize_t rows_per_block, int n_threads):
+              Py_ssize_t rows_per_block, int n_threads, Py_ssize_t ahead=0):
     """Average (float types) or max pooling of tiling windows: windows of kh x kw
     taps at stride (kh, kw), no padding, no pooling along D. The caller checks
     those conditions (ovpool._core.Plan.tiling)."""
@@ -1864,7 +1865,7 @@ def tile_pool(const max_t[:, ::1] x,            # IN  (n_planes, in_d*in_h*in_w)
                 # the rest of this depth slice's rows in one call
                 n_run = min(row_end - row, plan.out_h - oh)
                 _tile_rows_f32(row0, plan.in_w, out_base + plane * out_plane + row * plan.out_w,
-                               plan.out_w, n_run, kh, kw, is_max, scale, factor)
+                               plan.out_w, n_run, kh, kw, is_max, scale, factor, ahead)
             elif is_max:
                 _tile_max_row(row0, out_base + plane * out_plane + row * plan.out_w, &plan, kh, kw)
             elif max_t is float or max_t is double:
@@ -2067,7 +2068,7 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
                    uint16_t[:, ::1] out,          # OUT same encoding
                    Geometry geometry not None,
                    Py_ssize_t kh, Py_ssize_t kw, bint is_max, bint bf16,
-                   Py_ssize_t rows_per_block, int n_threads):
+                   Py_ssize_t rows_per_block, int n_threads, Py_ssize_t ahead=0):
     """tile_pool for float16 / bfloat16. float16 rows that the vector tiling
     code takes are converted in its registers (F16C, the x86-64-v3 build): no
     scratch. Otherwise the input rows of up to HALF_CHUNK elements' worth of
@@ -2121,13 +2122,13 @@ def half_tile_pool(const uint16_t[:, ::1] x,      # IN  raw float16 / bfloat16 b
                 if in_registers:
                     _tile_rows_f16(x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w,
                                    plan.in_w, out_base + plane * out_plane + row * plan.out_w,
-                                   plan.out_w, n, kh, kw, is_max, scale, factor)
+                                   plan.out_w, n, kh, kw, is_max, scale, factor, ahead)
                 else:
                     _widen(x_base + plane * in_plane + (od * plan.in_h + oh * kh) * plan.in_w,
                            rows, n * kh * plan.in_w, bf16)
                     if simd_rows:
                         _tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, kh, kw, is_max,
-                                       scale, factor)
+                                       scale, factor, 0)
                     else:
                         for j in range(n):
                             if is_max:

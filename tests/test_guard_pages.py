@@ -20,6 +20,8 @@ SCRIPT = """
 import ctypes, mmap, sys
 import numpy as np
 import ovpool
+from ovpool import _core
+_core._TILE_PREFETCH_MIN_BYTES = 0   # tiling calls prefetch ahead, past the end too
 
 PAGE = mmap.PAGESIZE
 libc = ctypes.CDLL(None, use_errno=True)

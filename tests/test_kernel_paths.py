@@ -63,6 +63,36 @@ def test_tiling_max_matches_numpy(kh, kw, dtype):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_tiling_prefetching_ahead(dtype, monkeypatch):
+    """Large inputs of tiling windows prefetch the input 8 KiB ahead of each
+    run of rows (_core._TILE_PREFETCH_MIN_BYTES, lowered here so that small
+    inputs do it too; past the end of the input as well, which prefetches
+    may). The values do not change: against torch and numpy, and bit for bit
+    against the same calls without the prefetch, rows of 4-7 outputs (two rows
+    at a time in float16) and of 8+."""
+    x = RNG.standard_normal((2, 3, 28, 56)).astype(dtype)
+    calls = [lambda: ovpool.max_pool(x, (2, 2), strides=(2, 2)),
+             lambda: ovpool.avg_pool(x, (2, 2), strides=(2, 2)),
+             lambda: ovpool.adaptive_avg_pool(x, (7, 14)),      # 4x4 tiles
+             lambda: ovpool.adaptive_avg_pool(x[..., :28], 7)]  # rows of 7 outputs
+    _core._cache.clear()
+    without = [call() for call in calls]
+    assert _core._tile_ahead(x) == 0
+    monkeypatch.setattr(_core, "_TILE_PREFETCH_MIN_BYTES", 0)
+    _core._cache.clear()
+    assert _core._tile_ahead(x) == _core._TILE_AHEAD_BYTES > 0
+    for call, want in zip(calls, without):
+        np.testing.assert_array_equal(call(), want)
+    tx = _t(x.astype(np.float32))
+    tol = dict(rtol=1e-3, atol=1e-3) if dtype == np.float16 else dict(rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(without[0], F.max_pool2d(tx, 2, 2).numpy().astype(dtype))
+    np.testing.assert_allclose(without[1], F.avg_pool2d(tx, 2, 2).numpy(), **tol)
+    np.testing.assert_allclose(without[2], F.avg_pool2d(tx, 4, 4).numpy(), **tol)
+    np.testing.assert_allclose(without[3], F.avg_pool2d(tx[..., :28], 4, 4).numpy(), **tol)
+    _core._cache.clear()
+
+
 @pytest.mark.parametrize("kw", [1, 2, 4])
 @pytest.mark.parametrize("out_w", [4, 5, 7, 8, 9, 12, 16, 17, 23, 28])
 def test_tiling_vector_blocks_every_row_width(kw, out_w):
