@@ -124,6 +124,11 @@ cdef extern from "_simd.h":
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
+    # floats of per-thread scratch the narrow-bin adaptive kernel may take
+    # (_adaptive_narrow_f32: the rows' column sums and the bins' sums)
+    NARROW_SCRATCH = 65536
+
+cdef enum:
     SUM_AVERAGE = 0    # sum / divisor
     SUM_LP_1 = 1       # sum |x|
     SUM_LP_2 = 2       # sqrt(sum x^2)
@@ -156,8 +161,8 @@ cdef struct Plan:
                                 # rows, no pooling along D (_sum_rows_k3_f32,
                                 # _max_rows_k3_f32)
     bint rows_narrow            # W windows from a table (adaptive), each under 8 taps,
-                                # no dilation, rows of 8+ elements
-                                # (_adaptive_narrow_f32)
+                                # no dilation, rows of 8+ elements, scratch within
+                                # NARROW_SCRATCH (_adaptive_narrow_f32)
     bint rows_8_wide            # W windows from a table (adaptive), each 8 taps or
                                 # more, windows of 2 rows or more, no dilation
                                 # (_adaptive_rows_f32)
@@ -249,8 +254,10 @@ cdef class Geometry:
         self.plan.rows_3_wide = (uniform_w and kernel_w == 3 and stride_w in (1, 2) and dil_w == 1
                                  and dil_h == 1 and max(win_h[:, 1]) <= 3
                                  and min(win_d[:, 1]) == 1 == max(win_d[:, 1]))
+        # its per-thread scratch, 8 (in_w + out_w) floats, stays within 256 KiB
         self.plan.rows_narrow = (not uniform_w and dil_w == 1 and dil_h == 1
-                                 and max(win_w[:, 1]) < 8 and in_w >= 8)
+                                 and max(win_w[:, 1]) < 8 and in_w >= 8
+                                 and 8 * (in_w + win_w.shape[0]) <= NARROW_SCRATCH)
         self.plan.rows_8_wide = (not uniform_w and dil_w == 1 and dil_h == 1
                                  and min(win_w[:, 1]) >= 8
                                  and max(win_d[:, 1]) * max(win_h[:, 1]) >= 2)

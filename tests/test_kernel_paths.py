@@ -794,6 +794,23 @@ def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
                                atol=1e-7)
 
 
+def test_adaptive_narrow_bins_of_very_long_rows_stay_separable():
+    """The eight-rows kernel takes 8 (in_w + out_w) floats of scratch per
+    thread; rows too long for 256 KiB of it keep the separable passes (no
+    large allocation), with the same sums."""
+    x = RNG.standard_normal((1, 2, 9000)).astype(np.float32)
+    _core._cache.clear()
+    got = ovpool.adaptive_avg_pool(x, 2000)            # 4-5 taps
+    plans = [plan for plan in _core._cache.values() if isinstance(plan, _core.Plan)]
+    assert plans and not any(plan.geometry.rows_narrow for plan in plans)
+    np.testing.assert_array_equal(
+        got, _adaptive_separable_reference(x.reshape(1, 2, 1, 1, 9000), (1, 1, 2000))
+        .reshape(got.shape))
+    np.testing.assert_allclose(got, F.adaptive_avg_pool1d(_t(x), 2000).numpy(), rtol=2e-6,
+                               atol=1e-7)
+    _core._cache.clear()
+
+
 def test_adaptive_narrow_bins_prefetched_rows_stay_separable(monkeypatch):
     """Where the rows are prefetched (large inputs) the narrow bins keep the
     row-by-row separable passes, which give the same bits."""
