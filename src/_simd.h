@@ -617,6 +617,15 @@ static inline double ovpool_plane_sum_f64(const double *x, ptrdiff_t n) {
     return total + tail;
 }
 
+#if defined(__SSE2__)
+/* Prefetch into L1 the bytes [p, p + n) (n = 0: none): input read in address
+ * order, some way ahead. Prefetches never fault, past the end of an array too. */
+static inline OVPOOL_INLINE void ovpool_prefetch_span(const char *p, ptrdiff_t n) {
+    for (ptrdiff_t b = 0; b < n; b += 64)
+        _mm_prefetch(p + b, _MM_HINT_T0);
+}
+#endif
+
 #if defined(__AVX2__)
 /* Eight windows' sums from their lane sums: lane j of v[l] holds window l's
  * partial sum j. Folded as ovpool_plane_sum_any and _span_sum fold one window
@@ -674,9 +683,8 @@ static inline OVPOOL_INLINE __m256 ovpool_tail8x8(const void *w, ptrdiff_t strid
 static inline OVPOOL_INLINE void ovpool_span_sums8_block(const float *w, ptrdiff_t stride,
                                                          ptrdiff_t k, float *out, int ahead) {
     const ptrdiff_t full = k & ~(ptrdiff_t)7;
-    if (ahead)
-        for (ptrdiff_t b = 0; b < 8 * stride * (ptrdiff_t)sizeof(float); b += 64)
-            _mm_prefetch((const char *)w + OVPOOL_SPAN_AHEAD + b, _MM_HINT_T0);
+    ovpool_prefetch_span((const char *)w + OVPOOL_SPAN_AHEAD,
+                         ahead ? 8 * stride * (ptrdiff_t)sizeof(float) : 0);
     __m256 v[8];
     for (int l = 0; l < 8; l++)
         v[l] = _mm256_loadu_ps(w + l * stride);
@@ -878,17 +886,20 @@ static inline int ovpool_adaptive_narrow_f32(const float *x, ptrdiff_t in_w,
     if (in_w < 8 || n_out_rows < 1 || n_out_rows > 8)
         return 0;
     float *cols = scratch, *sums = scratch + 8 * in_w;
+    /* lane j: output row j (the missing lanes repeat the last row) */
+    const int64_t *wh[8];
     float row_div[8];
-    for (int j = 0; j < 8; j++)
-        row_div[j] = (float)(div_d * win_h[3 * (j < n_out_rows ? j : n_out_rows - 1) + 2]);
+    for (int j = 0; j < 8; j++) {
+        wh[j] = win_h + 3 * (j < n_out_rows ? j : n_out_rows - 1);
+        row_div[j] = (float)(div_d * wh[j][2]);
+    }
     for (ptrdiff_t cb = 0; cb * 8 < in_w; cb++) {
         const ptrdiff_t c = ovpool_block_start(cb, 8, in_w);
         __m256 v[8];
         for (int j = 0; j < 8; j++) {
-            const int64_t *wh = win_h + 3 * (j < n_out_rows ? j : n_out_rows - 1);
-            const float *row = x + wh[0] * in_w + c;
-            __m256 acc = wh[1] > 0 ? _mm256_loadu_ps(row) : _mm256_setzero_ps();
-            for (int64_t r = 1; r < wh[1]; r++)
+            const float *row = x + wh[j][0] * in_w + c;
+            __m256 acc = wh[j][1] > 0 ? _mm256_loadu_ps(row) : _mm256_setzero_ps();
+            for (int64_t r = 1; r < wh[j][1]; r++)
                 acc = _mm256_add_ps(acc, _mm256_loadu_ps(row + r * in_w));
             v[j] = acc;
         }
@@ -1288,13 +1299,6 @@ static inline OVPOOL_INLINE void ovpool_tile_block4x2_wide(const void *p, const 
 #endif
 
 #if defined(__SSE2__)
-/* Prefetch into L1 the bytes [p, p + n): the input ahead of a run of tiling
- * rows (n = 0: none). Prefetches never fault, past the end of an array too. */
-static inline OVPOOL_INLINE void ovpool_prefetch_span(const char *p, ptrdiff_t n) {
-    for (ptrdiff_t b = 0; b < n; b += 64)
-        _mm_prefetch(p + b, _MM_HINT_T0);
-}
-
 static inline OVPOOL_INLINE void ovpool_tile_row_kw(const void *row0, ptrdiff_t in_w,
                                                     void *out, ptrdiff_t out_w, int kh, int kw,
                                                     int is_max, int scale, float divisor,
