@@ -974,6 +974,71 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
     return 0;
 }
 
+/* Column sums (squares: lp2) of n <= 3 rows a, b, c at column i, in 8
+ * lanes or one; the order of _vsum (_vsum_lp). */
+#if defined(__AVX__)
+static inline OVPOOL_INLINE __m256 ovpool_col_sums8(const float *a, const float *b,
+                                                    const float *c, ptrdiff_t n, ptrdiff_t i,
+                                                    int lp2) {
+    __m256 v = _mm256_setzero_ps(), t;
+    if (n >= 1) {
+        t = _mm256_loadu_ps(a + i);
+        v = lp2 ? _mm256_mul_ps(t, t) : t;
+    }
+    if (n >= 2) {
+        t = _mm256_loadu_ps(b + i);
+        v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
+    }
+    if (n >= 3) {
+        t = _mm256_loadu_ps(c + i);
+        v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
+    }
+    return v;
+}
+#endif
+
+static inline OVPOOL_INLINE float ovpool_col_sum1(const float *a, const float *b,
+                                                  const float *c, ptrdiff_t n, ptrdiff_t i,
+                                                  int lp2) {
+    float v = 0.0f;
+    if (n >= 1) v = lp2 ? a[i] * a[i] : a[i];
+    if (n >= 2) v = v + (lp2 ? b[i] * b[i] : b[i]);
+    if (n >= 3) v = v + (lp2 ? c[i] * c[i] : c[i]);
+    return v;
+}
+
+#if defined(__AVX2__)
+/* One output row of 3-tap windows at stride 2 with no padding along W, from
+ * the window rows themselves: the column sums of 8 outputs' 17 columns stay
+ * in registers (two vectors and the 17th as a scalar) and are deinterleaved
+ * there, instead of being stored and read back at offsets 2o, 2o + 1, 2o + 2
+ * (loads that span two stores of the vertical pass). out[o] = (c[2o] +
+ * c[2o+1]) + c[2o+2] as in _hsum_k, then sqrt or the divide: the same bits.
+ * Reads columns 0 .. 2 out_w of each row (needs 2 out_w + 1 <= in_w), the
+ * last block overlapping the one before it. */
+static inline OVPOOL_INLINE void ovpool_sum_row_s2k3(const float *a, const float *b,
+                                                     const float *c, ptrdiff_t n, float *out,
+                                                     ptrdiff_t out_w, float row_div,
+                                                     const float *div_w, int lp2) {
+    const __m256i next_even = _mm256_setr_epi32(1, 4, 3, 6, 5, 2, 7, 0);
+    const __m256 row_divs = _mm256_set1_ps(row_div);
+    for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+        ptrdiff_t o = ovpool_block_start(blk, 8, out_w), i = 2 * o;
+        __m256 lo = ovpool_col_sums8(a, b, c, n, i, lp2);
+        __m256 hi = ovpool_col_sums8(a, b, c, n, i + 8, lp2);
+        __m256 last = _mm256_set1_ps(ovpool_col_sum1(a, b, c, n, i + 16, lp2));
+        /* outputs in lanes 0 1 4 5 2 3 6 7 */
+        __m256 even = _mm256_shuffle_ps(lo, hi, 0x88), odd = _mm256_shuffle_ps(lo, hi, 0xdd);
+        __m256 even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(even, last, 0x01), next_even);
+        __m256 v = _mm256_add_ps(_mm256_add_ps(even, odd), even2);
+        v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8));   /* in order */
+        v = lp2 ? _mm256_sqrt_ps(v)
+                : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+        _mm256_storeu_ps(out + o, v);
+    }
+}
+#endif
+
 /* Average (lp2 clear) or L2 norm (lp2 set: LpPool p = 2) of windows 3 taps
  * wide at stride 1 or 2 along W (Inception's 3x3 s1 AveragePool, 3x3 s2
  * ones), float32, for n_rows consecutive output rows of one 2D slice: row
@@ -983,8 +1048,11 @@ static inline int ovpool_tile_scale(float divisor, float *factor) {
  * operations in the same order as _vsum (_vsum_lp), _hsum_k and _sum_finish,
  * so the same bits; one call per slice instead of one per row (the per-row
  * calls cost more than the rows' arithmetic on a 35x35 plane). Stride 2's
- * horizontal pass stays scalar: its vector form measured slower in the row
- * path (see ovpool_hmax_s2k3_f32). */
+ * horizontal pass is gcc's loop over the stored column sums (a vector form
+ * reading them back measured slower, see ovpool_hmax_s2k3_f32), except rows
+ * with no padding along W and 8+ outputs: ovpool_sum_row_s2k3 keeps their
+ * column sums in registers (LpPool 3x3 s2 on 16x64x56x56 at 2 threads 0.36
+ * -> 0.32 ms; average 3x3 s2 without pads 0.36 -> 0.25 ms). */
 static inline OVPOOL_INLINE void ovpool_sum_rows_k3_any(
         const float *plane, ptrdiff_t in_w, const int64_t *win_h, ptrdiff_t n_rows, float *out,
         ptrdiff_t out_w, float *buf, ptrdiff_t pad_w, const float *div_w, int64_t div_d,
@@ -996,35 +1064,23 @@ static inline OVPOOL_INLINE void ovpool_sum_rows_k3_any(
         const float *a = plane + wh[0] * in_w;     /* rows past the n-th are not formed */
         const float *b = n >= 2 ? a + in_w : a, *c = n >= 3 ? b + in_w : b;
         float row_div = (float)(div_d * wh[2]);
+#if defined(__AVX2__)
+        if (stride == 2 && pad_w == 0 && out_w >= 8 && 2 * out_w + 1 <= in_w) {
+            ovpool_sum_row_s2k3(a, b, c, n, out, out_w, row_div, div_w, lp2);
+            continue;
+        }
+#endif
 #if defined(__AVX__)
         if (in_w >= 8) {
             for (ptrdiff_t blk = 0; blk * 8 < in_w; blk++) {
                 i = ovpool_block_start(blk, 8, in_w);
-                __m256 v = _mm256_setzero_ps(), t;
-                if (n >= 1) {
-                    t = _mm256_loadu_ps(a + i);
-                    v = lp2 ? _mm256_mul_ps(t, t) : t;
-                }
-                if (n >= 2) {
-                    t = _mm256_loadu_ps(b + i);
-                    v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
-                }
-                if (n >= 3) {
-                    t = _mm256_loadu_ps(c + i);
-                    v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
-                }
-                _mm256_storeu_ps(col + i, v);
+                _mm256_storeu_ps(col + i, ovpool_col_sums8(a, b, c, n, i, lp2));
             }
             i = in_w;
         }
 #endif
-        for (; i < in_w; i++) {     /* (reads only the n rows: an empty window has none) */
-            float v = 0.0f;
-            if (n >= 1) v = lp2 ? a[i] * a[i] : a[i];
-            if (n >= 2) v = v + (lp2 ? b[i] * b[i] : b[i]);
-            if (n >= 3) v = v + (lp2 ? c[i] * c[i] : c[i]);
-            col[i] = v;
-        }
+        for (; i < in_w; i++)       /* (reads only the n rows: an empty window has none) */
+            col[i] = ovpool_col_sum1(a, b, c, n, i, lp2);
         ptrdiff_t o = 0;
         if (stride == 2) {
             for (; o < out_w; o++) {
@@ -1585,7 +1641,8 @@ static inline ptrdiff_t ovpool_window_argmax8_f32(const float *col, const int32_
  * Returns 0 (nothing done) for rows of fewer than 8 outputs. The same for
  * sums measured 7% slower than gcc's scalar loop (avg 3x3 s2 on
  * 16x128x56x56 at 1 thread: its loads span two of the vertical pass's
- * stores), the maxima 5-8% faster. */
+ * stores; ovpool_sum_row_s2k3 avoids the store where W has no padding), the
+ * maxima 5-8% faster. */
 static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
     if (n_out < 8)
         return 0;

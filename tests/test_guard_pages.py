@@ -53,10 +53,12 @@ rng = np.random.default_rng(7)
 at_end = sys.argv[1] == "end"
 calls = 0
 for dtype in (np.float32, np.float64, np.float16, np.int8):
-    for shape in [(1, 2, 9, 40), (1, 1, 8, 28), (2, 3, 14, 14), (1, 1, 7, 7), (1, 2, 6, 17)]:
+    for shape in [(1, 2, 9, 40), (1, 1, 8, 28), (2, 3, 14, 14), (1, 1, 7, 7), (1, 2, 6, 17),
+                  (1, 1, 7, 17)]:
         x = guarded((rng.standard_normal(shape) * 3).astype(dtype), at_end)
         h, w = shape[2:]
-        for k, s, p in [((3, 3), (2, 2), 1), ((3, 3), (1, 1), 1), ((2, 2), (2, 2), 0),
+        for k, s, p in [((3, 3), (2, 2), 1), ((3, 3), (2, 2), 0), ((3, 3), (1, 1), 1),
+                        ((2, 2), (2, 2), 0),
                         ((1, 4), (1, 4), 0), ((4, 1), (4, 1), 0), ((2, 1), (2, 1), 0)]:
             if k[0] > h + 2 * p or k[1] > w + 2 * p:
                 continue
@@ -64,7 +66,8 @@ for dtype in (np.float32, np.float64, np.float16, np.int8):
             ovpool.max_pool(x, k, strides=s, pads=(p,) * 4, return_indices=True)
             if dtype != np.int8:
                 ovpool.avg_pool(x, k, strides=s, pads=(p,) * 4)
-            calls += 3
+                ovpool.lp_pool(x, k, strides=s, pads=(p,) * 4, p=2)
+            calls += 4
         if dtype != np.int8:
             ovpool.adaptive_avg_pool(x, (max(1, h // 2), max(1, w // 2)))
             ovpool.adaptive_max_pool(x, (max(1, h // 2), max(1, w // 2)))

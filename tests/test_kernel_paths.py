@@ -431,6 +431,62 @@ def test_l2_norm_3_wide_rows(width):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def _average_rows_reference(x, kh, sh, ph, count_include_pad):
+    """AveragePool of (kh, 3) windows at W stride 2 without W padding, in
+    float32 in the kernel's order: the window rows inside the input added
+    top to bottom, the three columns left to right, then divided by the
+    float32 product (rows counted) * 3."""
+    in_h = x.shape[2]
+    out_h = (in_h + 2 * ph - kh) // sh + 1
+    out_w = (x.shape[3] - 3) // 2 + 1
+    out = np.empty(x.shape[:2] + (out_h, out_w), np.float32)
+    for oh in range(out_h):
+        rows = [r for r in range(oh * sh - ph, oh * sh - ph + kh) if 0 <= r < in_h]
+        col = x[:, :, rows[0]]
+        for r in rows[1:]:
+            col = col + x[:, :, r]
+        count = np.float32(kh if count_include_pad else len(rows)) * np.float32(3)
+        for ow in range(out_w):
+            c = 2 * ow
+            out[:, :, oh, ow] = ((col[:, :, c] + col[:, :, c + 1]) + col[:, :, c + 2]) / count
+    return out
+
+
+@pytest.mark.parametrize("width", [17, 18, 19, 20, 33, 35, 57])
+def test_3_wide_stride_2_rows_in_registers(width):
+    """Averages and L2 norms of 3-wide windows at W stride 2 with no padding
+    along W and 8+ outputs a row take their column sums in registers
+    (ovpool_sum_row_s2k3): rows of exactly 2 out_w + 1 columns and longer,
+    one whole block, two, and an overlapping last block; H windows of 1-3
+    rows (H padding, both count_include_pad). Bit for bit against numpy in
+    the kernel's order, and against torch by value, at 1 and 2 threads."""
+    x = RNG.standard_normal((2, 3, 11, width)).astype(np.float32)
+    for kh, sh, ph in [(3, 2, 0), (3, 2, 1), (3, 1, 1), (2, 2, 1), (1, 1, 0)]:
+        message = f"kernel ({kh}, 3) stride ({sh}, 2) pad {ph}"
+        for n_threads in (1, 2):
+            got = ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, 2), pads=(ph, 0, ph, 0),
+                                 num_threads=n_threads)
+            np.testing.assert_array_equal(got, _l2_rows_reference(x, kh, sh, ph, 0, 2),
+                                          err_msg=message)
+            for cip in (0, 1):
+                got = ovpool.avg_pool(x, (kh, 3), strides=(sh, 2), pads=(ph, 0, ph, 0),
+                                      count_include_pad=cip, num_threads=n_threads)
+                np.testing.assert_array_equal(
+                    got, _average_rows_reference(x, kh, sh, ph, cip), err_msg=message)
+                want = F.avg_pool2d(_t(x), (kh, 3), (sh, 2), (ph, 0),
+                                    count_include_pad=bool(cip)).numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=message)
+        if ph == 0:
+            want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, 2)).numpy()
+            np.testing.assert_allclose(ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, 2)), want,
+                                       rtol=1e-5, atol=1e-6, err_msg=message)
+    # ceil mode on an even width: the last window is cut by the row's end,
+    # which the register path must not read past (it keeps the buffer)
+    got = ovpool.avg_pool(x, (3, 3), strides=(2, 2), ceil_mode=True)
+    want = F.avg_pool2d(_t(x), (3, 3), (2, 2), ceil_mode=True).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 17, 33])
 @pytest.mark.parametrize("nans", [False, True])
 def test_max_3_wide_rows(width, nans):
