@@ -66,6 +66,10 @@ cdef extern from "_simd.h":
     double _span_max_f64 "ovpool_span_max_f64"(const double* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_argmax_f32 "ovpool_span_argmax_f32"(const float* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_argmax_f64 "ovpool_span_argmax_f64"(const double* x, Py_ssize_t n) noexcept nogil
+    int64_t _window_argmax_f32 "ovpool_window_argmax_f32"(
+        const float* plane, Py_ssize_t in_w, Py_ssize_t row_first, Py_ssize_t n_rows,
+        Py_ssize_t dil_h, Py_ssize_t col_first, Py_ssize_t n_cols, Py_ssize_t dil_w,
+        float* best) noexcept nogil
     float _plane_sum_f32 "ovpool_plane_sum_f32"(const float* x, Py_ssize_t n) noexcept nogil
     double _plane_sum_f64 "ovpool_plane_sum_f64"(const double* x, Py_ssize_t n) noexcept nogil
     Py_ssize_t _span_sums8_f32 "ovpool_span_sums8_f32"(const float* x, Py_ssize_t stride,
@@ -1387,6 +1391,16 @@ cdef inline void _argmax_row(const max_t* row, max_t* best, int32_t* pos, const 
         _argmax_taps(row, best, pos, lo, hi, plan.stride_w, start, d, t_begin, k, row_offset)
 
 
+cdef inline bint _short_windows(const int64_t* win_w, Py_ssize_t o_begin,
+                                Py_ssize_t o_end) noexcept nogil:
+    # every window of outputs o_begin..o_end-1 has under 8 taps along W
+    cdef Py_ssize_t ow
+    for ow in range(o_begin, o_end):
+        if win_w[3 * ow + 1] >= 8:
+            return False
+    return True
+
+
 cdef inline void _max_edges_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
                                          const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
                                          Py_ssize_t o_begin, Py_ssize_t o_end,
@@ -1403,7 +1417,23 @@ cdef inline void _max_edges_with_indices(const max_t* plane, max_t* out_row, ind
     cdef max_t best, value
     cdef int64_t row_base
     cdef bint first_row = True, take
+    cdef float best_f32
 
+    if max_t is float and wd[1] == 1 and _short_windows(plan.win_w, o_begin, o_end):
+        # one depth slice, windows under 8 taps a row: each window whole,
+        # without data-dependent branches
+        for ow in range(o_begin, o_end):
+            ww = plan.win_w + 3 * ow
+            if wh[1] == 0 or ww[1] == 0:
+                out_row[ow] = _lowest(<max_t>0)
+                index_row[ow] = <index_t>index_base
+                continue
+            row_base = _window_argmax_f32(plane, plan.in_w, wd[0] * plan.in_h + wh[0], wh[1],
+                                          plan.dil_h, ww[0], ww[1], plan.dil_w, &best_f32)
+            out_row[ow] = best_f32
+            index_row[ow] = <index_t>_flat_index(row_base, plan, index_base, stride_d,
+                                                 stride_h, stride_w)
+        return
     for ow in range(o_begin, o_end):
         out_row[ow] = _lowest(<max_t>0)
         index_row[ow] = <index_t>index_base

@@ -357,6 +357,50 @@ static inline ptrdiff_t ovpool_span_argmax_f32(const float *x, ptrdiff_t n) {
     return i;
 }
 
+/* In-plane offset of the first maximum (or the last NaN) of a window of
+ * n_rows x n_cols taps, row-major order: row row_first + t * dil_h, column
+ * col_first + u * dil_w (n_rows, n_cols >= 1); *best gets its value. The take
+ * rule (v > best) | isnan(v) over the taps in row-major order equals the
+ * leftmost-per-row, then topmost rule. Without branches on the data: the
+ * edge windows of max pooling with indices (those meeting the padding) took
+ * 40% of a 3x3 s2 p1 call on random data in mispredicted compares. */
+static inline int64_t ovpool_window_argmax_f32(const float *plane, ptrdiff_t in_w,
+                                               ptrdiff_t row_first, ptrdiff_t n_rows,
+                                               ptrdiff_t dil_h, ptrdiff_t col_first,
+                                               ptrdiff_t n_cols, ptrdiff_t dil_w,
+                                               float *best) {
+    int64_t at = (int64_t)row_first * in_w + col_first;
+#if defined(__SSE2__)
+    __m128 b = _mm_load_ss(plane + at);
+    for (ptrdiff_t t = 0; t < n_rows; t++) {
+        int64_t row = (int64_t)(row_first + t * dil_h) * in_w;
+        for (ptrdiff_t u = t == 0; u < n_cols; u++) {
+            int64_t tap = row + col_first + u * dil_w;
+            __m128 v = _mm_load_ss(plane + tap);
+            __m128 take = _mm_or_ps(_mm_cmpgt_ss(v, b), _mm_cmpunord_ss(v, v));
+            b = _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, b));
+            at ^= (at ^ tap) & -(int64_t)(_mm_movemask_ps(take) & 1);
+        }
+    }
+    *best = _mm_cvtss_f32(b);
+#else
+    float b = plane[at];
+    for (ptrdiff_t t = 0; t < n_rows; t++) {
+        int64_t row = (int64_t)(row_first + t * dil_h) * in_w;
+        for (ptrdiff_t u = t == 0; u < n_cols; u++) {
+            int64_t tap = row + col_first + u * dil_w;
+            float v = plane[tap];
+            if ((v > b) | (v != v)) {
+                b = v;
+                at = tap;
+            }
+        }
+    }
+    *best = b;
+#endif
+    return at;
+}
+
 static inline ptrdiff_t ovpool_span_argmax_f64(const double *x, ptrdiff_t n) {
     double best = ovpool_span_max_f64(x, n);
     ptrdiff_t i = 0;

@@ -140,6 +140,54 @@ def test_tiling_indices_every_row_width_against_torch(kw, out_w):
             np.testing.assert_array_equal(indices, ti // w * (w - 1) + ti % w)
 
 
+@pytest.mark.parametrize("kernel,stride,pad,dilation", [
+    ((3, 3), (2, 2), (1, 1), (1, 1)), ((3, 3), (1, 1), (1, 1), (1, 1)),
+    ((3, 3), (2, 1), (1, 1), (2, 2)), ((2, 3), (1, 2), (1, 1), (3, 2)),
+    ((3, 5), (2, 3), (1, 2), (1, 2)), ((3, 7), (1, 1), (0, 3), (1, 1))])
+def test_edge_windows_with_indices_against_torch(kernel, stride, pad, dilation):
+    """float32 max pooling with indices on rows of 16+ interior outputs: the
+    windows that meet the padding (left and right edges, top and bottom
+    rows) take each window whole, without branches on the data
+    (ovpool_window_argmax_f32), the interior the vector argmax. Ties (small
+    integers) keep the first maximum in row-major order, NaN the last NaN;
+    against torch, with dilations, and 3D with a depth kernel of 1."""
+    x = _with_nans(np.round(RNG.standard_normal((2, 3, 13, 47)) * 1.5).astype(np.float32),
+                   count=40)
+    tv, ti = F.max_pool2d(_t(x), kernel, stride, pad, dilation, return_indices=True)
+    values, indices = ovpool.max_pool(x, kernel, strides=stride, pads=pad + pad,
+                                      dilations=dilation, return_indices=True)
+    planes = np.arange(6).reshape(2, 3, 1, 1) * 13 * 47
+    np.testing.assert_array_equal(values, tv.numpy())
+    np.testing.assert_array_equal(indices, ti.numpy() + planes)
+    x3 = x.reshape(2, 3, 1, 13, 47).repeat(2, axis=2)
+    x3[:, :, 1] += 1
+    tv, ti = F.max_pool3d(_t(x3), (1,) + kernel, (1,) + stride, (0,) + pad, (1,) + dilation,
+                          return_indices=True)
+    values, indices = ovpool.max_pool(x3, (1,) + kernel, strides=(1,) + stride,
+                                      pads=(0,) + pad + (0,) + pad,
+                                      dilations=(1,) + dilation, return_indices=True)
+    np.testing.assert_array_equal(values, tv.numpy())
+    np.testing.assert_array_equal(indices, ti.numpy() + planes[..., None] * 2)
+
+
+def test_edge_window_ties_and_nan_by_hand():
+    """A 3-wide window at the left edge (pad 1) sees columns 0 and 1: the tie
+    keeps column 0; at the right edge (columns 18, 19) the NaN after a 3
+    wins."""
+    row = np.arange(20, dtype=np.float32).reshape(1, 1, 1, 20) % 7
+    row[..., 0] = row[..., 1] = 9
+    row[..., 18] = 3
+    row[..., 19] = np.nan
+    values, indices = ovpool.max_pool(row, (1, 3), strides=(1, 1), pads=(0, 1, 0, 1),
+                                      return_indices=True)
+    # row: 9 9 2 3 4 5 6 0 1 2 3 4 5 6 0 1 2 3 3 nan
+    assert values[0, 0, 0, 0] == 9 and indices[0, 0, 0, 0] == 0
+    assert values[0, 0, 0, 1] == 9 and indices[0, 0, 0, 1] == 0
+    assert values[0, 0, 0, 10] == 4 and indices[0, 0, 0, 10] == 11
+    assert np.isnan(values[0, 0, 0, 18]) and indices[0, 0, 0, 18] == 19
+    assert np.isnan(values[0, 0, 0, 19]) and indices[0, 0, 0, 19] == 19
+
+
 def test_tiling_3d_without_depth_pooling_and_1d():
     x = RNG.standard_normal((2, 3, 4, 8, 12)).astype(np.float32)
     np.testing.assert_array_equal(
