@@ -1824,8 +1824,12 @@ static inline OVPOOL_INLINE int ovpool_argblock4x2_wide(
     at = ovpool_unpermute8i(at, k);
     _mm_storeu_ps(out_p, _mm256_castps256_ps128(best));
     _mm_storeu_ps(out_q, _mm256_extractf128_ps(best, 1));
-    _mm_storeu_si128((__m128i *)pos_p, _mm256_castsi256_si128(at));
+    /* q's first: where the blocks overlap (rows of 5-7 outputs) p's store is
+     * the younger one, so the caller's 4-wide load of pos[0..4) forwards from
+     * that one store instead of waiting for both to reach the cache (adaptive
+     * max 8x512x28x28 -> 7 with indices at 2 threads: 0.556 -> 0.520 ms) */
     _mm_storeu_si128((__m128i *)pos_q, _mm256_extracti128_si256(at, 1));
+    _mm_storeu_si128((__m128i *)pos_p, _mm256_castsi256_si128(at));
     return 0;
 }
 #else
