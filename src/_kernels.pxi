@@ -1418,6 +1418,7 @@ cdef inline void _max_edges_with_indices(const max_t* plane, max_t* out_row, ind
     cdef int64_t row_base
     cdef bint first_row = True, take
     cdef float best_f32
+    cdef int64_t offset
 
     if max_t is float and wd[1] == 1 and _short_windows(plan.win_w, o_begin, o_end):
         # one depth slice, windows under 8 taps a row: each window whole,
@@ -1428,11 +1429,11 @@ cdef inline void _max_edges_with_indices(const max_t* plane, max_t* out_row, ind
                 out_row[ow] = _lowest(<max_t>0)
                 index_row[ow] = <index_t>index_base
                 continue
-            row_base = _window_argmax_f32(plane, plan.in_w, wd[0] * plan.in_h + wh[0], wh[1],
-                                          plan.dil_h, ww[0], ww[1], plan.dil_w, &best_f32)
+            offset = _window_argmax_f32(plane, plan.in_w, wd[0] * plan.in_h + wh[0], wh[1],
+                                        plan.dil_h, ww[0], ww[1], plan.dil_w, &best_f32)
             out_row[ow] = best_f32
-            index_row[ow] = <index_t>_flat_index(row_base, plan, index_base, stride_d,
-                                                 stride_h, stride_w)
+            index_row[ow] = <index_t>_flat_index(offset, plan, index_base, stride_d, stride_h,
+                                                 stride_w)
         return
     for ow in range(o_begin, o_end):
         out_row[ow] = _lowest(<max_t>0)
