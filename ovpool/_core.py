@@ -59,6 +59,14 @@ _PREFETCH_MIN_PLANE = 8192
 # with them; the 2x2 s2 average in float16, 12.8 MB: 0-5%; 1x64x56x56: 4-10%).
 _TILE_PREFETCH_MIN_BYTES = 16 << 20
 _TILE_AHEAD_BYTES = 8192
+# Pooling along D through the per-thread slab prefetches the next unit's slab
+# rows into L2 on inputs of this many elements or more (16 MiB of float32),
+# by the same rule: toggled alone at 2 threads, it cost adaptive 10x30x30 ->
+# 3x7x7 19-29% at batch 4 and 6 (9.2, 13.8 MB; 0.228 -> 0.162 ms at batch 4)
+# and adaptive 16x56x56 -> 4x7x7 10% at batch 1 (12.8 MB; 3x3x3 s2 max the
+# same either way), and saved 7-34% from 18 MB up (the same planes at batch 8
+# and 12, those at batch 2).
+_SLAB_PREFETCH_MIN_ELEMENTS = 1 << 22
 
 
 def _tile_ahead(x):
@@ -227,7 +235,7 @@ class Plan:
         # the next unit's slab rows are prefetched (into L2: into L1 they
         # evicted the current slab; maxpool3d 3x3x3 s2 5.5 ms at 1 thread with
         # L2 prefetch, 7.0 with L1 prefetch, 6.6 without a slab)
-        self.slab_prefetch = self.n_planes * self.in_plane >= _PREFETCH_MIN_ELEMENTS
+        self.slab_prefetch = self.n_planes * self.in_plane >= _SLAB_PREFETCH_MIN_ELEMENTS
         div_w = self.tables[2][:, 2]
         self.geometry = _kernels.Geometry(
             *self.in_dhw, *self.tables, *self.dilations, *self.w_args, self.buffer_width,

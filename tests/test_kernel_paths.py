@@ -327,10 +327,13 @@ def test_depth_slab_nan_at_every_position(dtype, depth_path):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.uint8])
-def test_depth_slab_large_input_prefetch(dtype, depth_path):
-    """An input of 2M+ elements prefetches the next work unit's slab rows
-    (and, by rows, the window rows ahead); maxima and means against torch at
+def test_depth_slab_large_input_prefetch(dtype, depth_path, monkeypatch):
+    """An input of 2M+ elements prefetches the window rows ahead (by rows),
+    and, with the slab threshold (16 MiB of float32) lowered to 2M elements
+    here, the next work unit's slab rows; maxima and means against torch at
     1 and 2 threads."""
+    monkeypatch.setattr(_core, "_SLAB_PREFETCH_MIN_ELEMENTS", 1 << 21)
+    _core._cache.clear()
     shape = (2, 16, 12, 70, 90)           # 2.4M elements
     if dtype == np.uint8:
         x = RNG.integers(0, 255, shape, endpoint=True).astype(dtype)
@@ -349,6 +352,7 @@ def test_depth_slab_large_input_prefetch(dtype, depth_path):
     depth_path()
     assert all(plan.slab_prefetch for plan in _core._cache.values()
                if isinstance(plan, _core.Plan) and plan.slab_rows != (0, 0))
+    _core._cache.clear()
 
 
 def test_depth_pooling_adaptive_against_torch(depth_path):
