@@ -1052,6 +1052,16 @@ static inline OVPOOL_INLINE float ovpool_col_sum1(const float *a, const float *b
 }
 
 #if defined(__AVX2__)
+/* Outputs back in order from the lanes of a kw = 2 deinterleave (0 1 4 5 2 3
+ * 6 7) or a kw = 4 one (0 2 4 6 1 3 5 7), see ovpool_taps8. */
+static inline OVPOOL_INLINE __m256 ovpool_unpermute8(__m256 acc, int kw) {
+    if (kw == 2)
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), 0xd8));
+    if (kw == 4)
+        return _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    return acc;
+}
+
 /* One output row of 3-tap windows at stride 2 with no padding along W, from
  * the window rows themselves: the column sums of 8 outputs' 17 columns stay
  * in registers (two vectors and the 17th as a scalar) and are deinterleaved
@@ -1074,8 +1084,7 @@ static inline OVPOOL_INLINE void ovpool_sum_row_s2k3(const float *a, const float
         /* outputs in lanes 0 1 4 5 2 3 6 7 */
         __m256 even = _mm256_shuffle_ps(lo, hi, 0x88), odd = _mm256_shuffle_ps(lo, hi, 0xdd);
         __m256 even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(even, last, 0x01), next_even);
-        __m256 v = _mm256_add_ps(_mm256_add_ps(even, odd), even2);
-        v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8));   /* in order */
+        __m256 v = ovpool_unpermute8(_mm256_add_ps(_mm256_add_ps(even, odd), even2), 2);
         v = lp2 ? _mm256_sqrt_ps(v)
                 : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
         _mm256_storeu_ps(out + o, v);
@@ -1270,14 +1279,6 @@ static inline OVPOOL_INLINE void ovpool_taps8(const void *p, int kw, __m256 v[4]
     for (int j = 0; j < kw; j++)
         r[j] = ovpool_load8(p, 8 * j, half);
     ovpool_deinterleave8(r, kw, v);
-}
-
-static inline OVPOOL_INLINE __m256 ovpool_unpermute8(__m256 acc, int kw) {
-    if (kw == 2)
-        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), 0xd8));
-    if (kw == 4)
-        return _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    return acc;
 }
 
 static inline OVPOOL_INLINE __m256 ovpool_comb8(__m256 acc, __m256 v, __m256 *nan, int is_max) {
