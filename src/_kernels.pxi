@@ -123,8 +123,8 @@ cdef extern from "_simd.h":
     bint _vector_rows_ok "ovpool_vector_rows_ok"(Py_ssize_t n_out, int stride,
                                                  int k) noexcept nogil
     void _argmax_row_f32 "ovpool_argmax_row_f32"(
-        const float* row0, Py_ssize_t in_w, float* out, int32_t* pos, Py_ssize_t n_out, int kh,
-        int stride, int k, int32_t row_offset) noexcept nogil
+        const float* row0, Py_ssize_t in_w, float* out, int64_t* index, Py_ssize_t n_out,
+        int kh, int stride, int k, int32_t row_offset, int64_t index_base) noexcept nogil
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
@@ -1617,10 +1617,9 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
         # consecutive window rows: the vector argmax of _simd.h takes them all
         row_offset = <int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w
                                + lo * plan.stride_w - plan.pad_w)
-        _argmax_row_f32(plane + row_offset, plan.in_w, out_row + lo, pos + lo, hi - lo, wh[1],
-                        plan.stride_w, plan.kernel_w, row_offset)
-        _positions_to_indices(pos, index_row, lo, hi, plan, index_base, stride_d, stride_h,
-                              stride_w)
+        _argmax_row_indices(plane + row_offset, out_row + lo, index_row + lo, <int64_t*>pos,
+                            hi - lo, wh[1], plan.stride_w, plan.kernel_w, row_offset, plan,
+                            index_base, stride_d, stride_h, stride_w)
         return
     for td in range(wd[1]):
         in_d_idx = wd[0] + td * plan.dil_d
@@ -1633,13 +1632,38 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
                           stride_w)
 
 
+cdef inline void _argmax_row_indices(const float* row0, float* out, index_t* index_row,
+                                     int64_t* scratch, Py_ssize_t n_out, int kh, int stride,
+                                     int k, int32_t row_offset, const Plan* plan,
+                                     int64_t index_base, int64_t stride_d, int64_t stride_h,
+                                     int64_t stride_w) noexcept nogil:
+    """_argmax_row_f32 (n_out outputs from row0, the tap at in-plane offset
+    row_offset) with its indices in index_row: written by the kernel itself
+    when they are int64 and row-major, else through the int64 scratch
+    (n_out long) and _flat_index."""
+    cdef Py_ssize_t o
+    if index_t is int64_t and _row_major(plan, stride_d, stride_h, stride_w):
+        _argmax_row_f32(row0, plan.in_w, out, index_row, n_out, kh, stride, k, row_offset,
+                        index_base)
+        return
+    _argmax_row_f32(row0, plan.in_w, out, scratch, n_out, kh, stride, k, row_offset, 0)
+    for o in range(n_out):
+        index_row[o] = <index_t>_flat_index(scratch[o], plan, index_base, stride_d, stride_h,
+                                            stride_w)
+
+
+cdef inline bint _row_major(const Plan* plan, int64_t stride_d, int64_t stride_h,
+                            int64_t stride_w) noexcept nogil:
+    return stride_w == 1 and stride_h == plan.in_w and stride_d == plan.in_h * plan.in_w
+
+
 cdef inline void _positions_to_indices(const int32_t* pos, index_t* index_row, Py_ssize_t lo,
                                        Py_ssize_t hi, const Plan* plan, int64_t index_base,
                                        int64_t stride_d, int64_t stride_h,
                                        int64_t stride_w) noexcept nogil:
     """index_row[lo:hi] from the row-major in-plane offsets pos[lo:hi]."""
     cdef Py_ssize_t o
-    if stride_w == 1 and stride_h == plan.in_w and stride_d == plan.in_h * plan.in_w:
+    if _row_major(plan, stride_d, stride_h, stride_w):
         for o in range(lo, hi):   # row-major: a plain (vectorised) add
             index_row[o] = <index_t>(index_base + pos[o])
     else:
@@ -1654,7 +1678,7 @@ cdef inline int64_t _flat_index(int64_t p, const Plan* plan, int64_t index_base,
     """The index of the element at row-major in-plane offset p: split into
     (d, h, w) and renumbered by the strides (ONNX storage_order=1: column-major)."""
     cdef int64_t plane_hw = plan.in_h * plan.in_w
-    if stride_w == 1 and stride_h == plan.in_w and stride_d == plane_hw:
+    if _row_major(plan, stride_d, stride_h, stride_w):
         return index_base + p       # row-major: no divisions
     cdef int64_t in_d_idx = p // plane_hw
     cdef int64_t rest = p - in_d_idx * plane_hw
@@ -1707,7 +1731,7 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel(num_threads=n_threads):
-        pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int32_t))
+        pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int64_t))   # int64 scratch too
         col = <max_t*>malloc(_rank_offset(plan.in_w, sizeof(max_t)) + plan.in_w * sizeof(int32_t))
         offsets = <int64_t*>malloc(geometry.max_rows * sizeof(int64_t))
         if pos == NULL or col == NULL or offsets == NULL:
@@ -1724,12 +1748,12 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                 out_offset = plane * out_plane + row * plan.out_w
                 if max_t is float and tiles:
                     tile_row = (od * plan.in_h + oh * tile_kh) * plan.in_w
-                    _argmax_row_f32(x_base + plane * in_plane + tile_row, plan.in_w,
-                                    out_base + out_offset, pos, plan.out_w, tile_kh, tile_kw,
-                                    tile_kw, <int32_t>tile_row)
-                    _positions_to_indices(pos, index_base + out_offset, 0, plan.out_w, &plan,
-                                          <int64_t>((plane % planes_per_index_space) * in_plane),
-                                          stride_d, stride_h, stride_w)
+                    _argmax_row_indices(x_base + plane * in_plane + tile_row,
+                                        out_base + out_offset, index_base + out_offset,
+                                        <int64_t*>pos, plan.out_w, tile_kh, tile_kw, tile_kw,
+                                        <int32_t>tile_row, &plan,
+                                        <int64_t>((plane % planes_per_index_space) * in_plane),
+                                        stride_d, stride_h, stride_w)
                 else:
                     _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
                                           index_base + out_offset, pos, col, offsets, &plan, od,
@@ -2225,7 +2249,7 @@ def half_max_pool_with_indices(const uint16_t[:, ::1] x,   # IN  raw float16 / b
     with nogil, parallel(num_threads=n_threads):
         plane_f = <float*>malloc(in_plane * sizeof(float))
         out_row = <float*>malloc(plan.out_w * sizeof(float))
-        pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int32_t))
+        pos = <int32_t*>malloc((plan.out_w + 1) * sizeof(int64_t))   # int64 scratch too
         col = <float*>malloc(_rank_offset(plan.in_w, sizeof(float)) + plan.in_w * sizeof(int32_t))
         offsets = <int64_t*>malloc(geometry.max_rows * sizeof(int64_t))
         widened = <Py_ssize_t*>malloc(sizeof(Py_ssize_t))

@@ -1538,8 +1538,9 @@ static inline void ovpool_tile_rows_f16(const uint16_t *row0, ptrdiff_t in_w, ui
 #endif
 }
 
-/* Argmax of uniform windows, float32: the values and the in-plane row-major
- * offsets (int32) of n_out consecutive outputs whose taps all lie inside the
+/* Argmax of uniform windows, float32: the values and the int64 indices
+ * index_base + the in-plane row-major offset (int32 in the lanes, widened on
+ * the store) of n_out consecutive outputs whose taps all lie inside the
  * input. Window (stride s, k taps per row, kh rows): output o's tap (t, u)
  * is row0[t*in_w + o*s + u], at offset row_offset + t*in_w + o*s + u. Taps
  * in row-major window order with take = (v > best) | isnan(v): the first
@@ -1563,11 +1564,23 @@ static inline OVPOOL_INLINE void ovpool_taps4s(const float *p, int stride, int k
     }
 }
 
+/* dst[0..4) = index_base + the 4 in-plane offsets of at: the flat indices
+ * written straight from the registers (through an int32 scratch and a
+ * widening loop, that round trip took 8% of a 3x3 s2 call with indices).
+ * Offsets are >= 0 and < 2^31 (the callers' planes), so zero-extension is
+ * the widening; SSE2 has no sign-extending one. */
+static inline OVPOOL_INLINE void ovpool_store_indices4(int64_t *dst, __m128i at,
+                                                       int64_t index_base) {
+    __m128i base = _mm_set1_epi64x(index_base), zero = _mm_setzero_si128();
+    _mm_storeu_si128((__m128i *)dst, _mm_add_epi64(_mm_unpacklo_epi32(at, zero), base));
+    _mm_storeu_si128((__m128i *)(dst + 2), _mm_add_epi64(_mm_unpackhi_epi32(at, zero), base));
+}
+
 /* ovpool_argblock8x2 in 4 lanes (SSE2: blends by and/andnot/or). */
 static inline OVPOOL_INLINE int ovpool_argblock4x2(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
-        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int stride,
-        int k, int exact) {
+        int64_t *idx_p, int64_t *idx_q, int32_t off_p, int32_t off_q, int64_t index_base,
+        int kh, int stride, int k, int exact) {
     __m128 v[4], w[4], best_p, best_q, nan = _mm_setzero_ps();
     __m128i at_p, at_q;
     /* lane l holds output l */
@@ -1615,8 +1628,8 @@ static inline OVPOOL_INLINE int ovpool_argblock4x2(
     }
     _mm_storeu_ps(out_p, best_p);
     _mm_storeu_ps(out_q, best_q);
-    _mm_storeu_si128((__m128i *)pos_p, at_p);
-    _mm_storeu_si128((__m128i *)pos_q, at_q);
+    ovpool_store_indices4(idx_p, at_p, index_base);
+    ovpool_store_indices4(idx_q, at_q, index_base);
     return 0;
 }
 #endif
@@ -1624,6 +1637,18 @@ static inline OVPOOL_INLINE int ovpool_argblock4x2(
 #if defined(__AVX2__)
 static inline OVPOOL_INLINE __m256i ovpool_unpermute8i(__m256i x, int kw) {
     return _mm256_castps_si256(ovpool_unpermute8(_mm256_castsi256_ps(x), kw));
+}
+
+/* ovpool_store_indices4 of the 4 offsets in each half of at: the low half
+ * to dst_lo, the high half to dst_hi */
+static inline OVPOOL_INLINE void ovpool_store_indices8(int64_t *dst_lo, int64_t *dst_hi,
+                                                              __m256i at, int64_t index_base) {
+    __m256i base = _mm256_set1_epi64x(index_base);
+    _mm256_storeu_si256((__m256i *)dst_lo,
+                        _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(at)), base));
+    _mm256_storeu_si256((__m256i *)dst_hi,
+                        _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(at, 1)),
+                                         base));
 }
 
 /* the deinterleave (kw of ovpool_taps8) behind a (stride, k) pair */
@@ -1711,8 +1736,8 @@ static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n
  * instead of 6. */
 static inline OVPOOL_INLINE int ovpool_argblock8x2(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
-        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int stride,
-        int k, int exact) {
+        int64_t *idx_p, int64_t *idx_q, int32_t off_p, int32_t off_q, int64_t index_base,
+        int kh, int stride, int k, int exact) {
     __m256 v[4], w[4], best_p, best_q, nan = _mm256_setzero_ps();
     __m256i at_p, at_q;
     int kw = ovpool_lane_kw(stride, k);
@@ -1770,8 +1795,8 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
     }
     _mm256_storeu_ps(out_p, ovpool_unpermute8(best_p, kw));
     _mm256_storeu_ps(out_q, ovpool_unpermute8(best_q, kw));
-    _mm256_storeu_si256((__m256i *)pos_p, ovpool_unpermute8i(at_p, kw));
-    _mm256_storeu_si256((__m256i *)pos_q, ovpool_unpermute8i(at_q, kw));
+    ovpool_store_indices8(idx_p, idx_p + 4, ovpool_unpermute8i(at_p, kw), index_base);
+    ovpool_store_indices8(idx_q, idx_q + 4, ovpool_unpermute8i(at_q, kw), index_base);
     return 0;
 }
 
@@ -1782,8 +1807,8 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
  * operations. */
 static inline OVPOOL_INLINE int ovpool_argblock4x2_wide(
         const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
-        int32_t *pos_p, int32_t *pos_q, int32_t off_p, int32_t off_q, int kh, int k,
-        int exact) {
+        int64_t *idx_p, int64_t *idx_q, int32_t off_p, int32_t off_q, int64_t index_base,
+        int kh, int k, int exact) {
     __m256 v[4], best, nan = _mm256_setzero_ps();
     __m256i at;
     /* window start of each lane's output, in ovpool_taps4x2's lane order */
@@ -1825,12 +1850,7 @@ static inline OVPOOL_INLINE int ovpool_argblock4x2_wide(
     at = ovpool_unpermute8i(at, k);
     _mm_storeu_ps(out_p, _mm256_castps256_ps128(best));
     _mm_storeu_ps(out_q, _mm256_extractf128_ps(best, 1));
-    /* q's first: where the blocks overlap (rows of 5-7 outputs) p's store is
-     * the younger one, so the caller's 4-wide load of pos[0..4) forwards from
-     * that one store instead of waiting for both to reach the cache (adaptive
-     * max 8x512x28x28 -> 7 with indices at 2 threads: 0.556 -> 0.520 ms) */
-    _mm_storeu_si128((__m128i *)pos_q, _mm256_extracti128_si256(at, 1));
-    _mm_storeu_si128((__m128i *)pos_p, _mm256_castsi256_si128(at));
+    ovpool_store_indices8(idx_p, idx_q, at, index_base);   /* p's 4, then q's */
     return 0;
 }
 #else
@@ -1849,8 +1869,9 @@ static inline ptrdiff_t ovpool_window_argmax8_f32(const float *col, const int32_
 
 #if defined(__SSE2__)
 static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t in_w,
-                                                  float *out, int32_t *pos, ptrdiff_t n_out,
-                                                  int kh, int stride, int k, int32_t row_offset) {
+                                                  float *out, int64_t *index, ptrdiff_t n_out,
+                                                  int kh, int stride, int k, int32_t row_offset,
+                                                  int64_t index_base) {
 #if defined(__AVX2__)
     if (n_out >= 8) {
         ptrdiff_t n_blocks = (n_out + 7) / 8, b;
@@ -1858,13 +1879,15 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
             ptrdiff_t o = ovpool_block_start(b, 8, n_out);
             ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, n_out);
             if (ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
-                                   out + o2, pos + o, pos + o2,
+                                   out + o2, index + o, index + o2,
                                    (int32_t)(row_offset + o * stride),
-                                   (int32_t)(row_offset + o2 * stride), kh, stride, k, 0))
+                                   (int32_t)(row_offset + o2 * stride), index_base, kh,
+                                   stride, k, 0))
                 ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
-                                   out + o2, pos + o, pos + o2,
+                                   out + o2, index + o, index + o2,
                                    (int32_t)(row_offset + o * stride),
-                                   (int32_t)(row_offset + o2 * stride), kh, stride, k, 1);
+                                   (int32_t)(row_offset + o2 * stride), index_base, kh,
+                                   stride, k, 1);
         }
         return;
     }
@@ -1876,44 +1899,46 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
 #if defined(__AVX2__)
         if (stride == k) {              /* the tilings (4-7 outputs: adaptive 28->7) */
             if (ovpool_argblock4x2_wide(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
-                                        out + o2, pos + o, pos + o2,
+                                        out + o2, index + o, index + o2,
                                         (int32_t)(row_offset + o * stride),
-                                        (int32_t)(row_offset + o2 * stride), kh, k, 0))
+                                        (int32_t)(row_offset + o2 * stride), index_base,
+                                        kh, k, 0))
                 ovpool_argblock4x2_wide(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
-                                        out + o2, pos + o, pos + o2,
+                                        out + o2, index + o, index + o2,
                                         (int32_t)(row_offset + o * stride),
-                                        (int32_t)(row_offset + o2 * stride), kh, k, 1);
+                                        (int32_t)(row_offset + o2 * stride), index_base,
+                                        kh, k, 1);
             continue;
         }
 #endif
         if (ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
-                               pos + o, pos + o2, (int32_t)(row_offset + o * stride),
-                               (int32_t)(row_offset + o2 * stride), kh, stride, k, 0))
+                               index + o, index + o2, (int32_t)(row_offset + o * stride),
+                               (int32_t)(row_offset + o2 * stride), index_base, kh, stride, k, 0))
             ovpool_argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
-                               pos + o, pos + o2, (int32_t)(row_offset + o * stride),
-                               (int32_t)(row_offset + o2 * stride), kh, stride, k, 1);
+                               index + o, index + o2, (int32_t)(row_offset + o * stride),
+                               (int32_t)(row_offset + o2 * stride), index_base, kh, stride, k, 1);
     }
 }
 #endif
 
 /* Needs ovpool_vector_rows_ok(n_out, stride, k); row0 is output 0's first tap. */
 static inline void ovpool_argmax_row_f32(const float *row0, ptrdiff_t in_w, float *out,
-                                         int32_t *pos, ptrdiff_t n_out, int kh, int stride,
-                                         int k, int32_t row_offset) {
+                                         int64_t *index, ptrdiff_t n_out, int kh, int stride,
+                                         int k, int32_t row_offset, int64_t index_base) {
 #if defined(__SSE2__)
     if (k == 3 && stride == 2)
-        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 2, 3, row_offset);
+        ovpool_argmax_sk(row0, in_w, out, index, n_out, kh, 2, 3, row_offset, index_base);
     else if (k == 3)        /* stride 1 */
-        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 1, 3, row_offset);
+        ovpool_argmax_sk(row0, in_w, out, index, n_out, kh, 1, 3, row_offset, index_base);
     else if (k == 1)        /* the tilings: stride == k */
-        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 1, 1, row_offset);
+        ovpool_argmax_sk(row0, in_w, out, index, n_out, kh, 1, 1, row_offset, index_base);
     else if (k == 2)
-        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 2, 2, row_offset);
+        ovpool_argmax_sk(row0, in_w, out, index, n_out, kh, 2, 2, row_offset, index_base);
     else
-        ovpool_argmax_sk(row0, in_w, out, pos, n_out, kh, 4, 4, row_offset);
+        ovpool_argmax_sk(row0, in_w, out, index, n_out, kh, 4, 4, row_offset, index_base);
 #else
-    (void)row0; (void)in_w; (void)out; (void)pos; (void)n_out; (void)kh; (void)stride;
-    (void)k; (void)row_offset;
+    (void)row0; (void)in_w; (void)out; (void)index; (void)n_out; (void)kh; (void)stride;
+    (void)k; (void)row_offset; (void)index_base;
 #endif
 }
 
