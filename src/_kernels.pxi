@@ -124,7 +124,10 @@ cdef extern from "_simd.h":
                                                  int k) noexcept nogil
     void _argmax_row_f32 "ovpool_argmax_row_f32"(
         const float* row0, Py_ssize_t in_w, float* out, int64_t* index, Py_ssize_t n_out,
-        int kh, int stride, int k, int32_t row_offset, int64_t index_base) noexcept nogil
+        int kh, int stride, int k, int32_t row_offset, int64_t index_base,
+        bint left) noexcept nogil
+    bint _left_edge_ok "ovpool_left_edge_ok"(Py_ssize_t n_out, int stride, int k,
+                                             Py_ssize_t pad) noexcept nogil
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
@@ -1592,7 +1595,7 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
     cdef const int64_t* wh = plan.win_h + 3 * oh
     cdef Py_ssize_t lo = plan.interior_lo, hi = plan.interior_hi
     cdef Py_ssize_t td, th, in_d_idx, in_h_idx
-    cdef bint first_row = True
+    cdef bint first_row = True, vector_rows, left
     cdef int32_t row_offset
     # vertical-first by the tables unless enough outputs lie in the interior
     # to fill vector registers with the taps-outer argmax below
@@ -1606,20 +1609,27 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, plan.out_w,
                                 index_base, stride_d, stride_h, stride_w)
         return
-    if lo > 0:
+    vector_rows = (max_t is float and wd[1] == 1 and plan.dil_h == 1 and plan.dil_w == 1
+                   and _vector_rows_ok(hi - lo, plan.stride_w, plan.kernel_w))
+    # output 0 of 3-tap windows with W padding 1 joins the vector blocks
+    # (ovpool_taps8s_left)
+    left = (vector_rows and lo == 1
+            and _left_edge_ok(hi, plan.stride_w, plan.kernel_w, plan.pad_w))
+    if lo > 0 and not left:
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, lo,
                                 index_base, stride_d, stride_h, stride_w)
     if hi < plan.out_w:
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, hi, plan.out_w,
                                 index_base, stride_d, stride_h, stride_w)
-    if (max_t is float and wd[1] == 1 and plan.dil_h == 1 and plan.dil_w == 1
-            and _vector_rows_ok(hi - lo, plan.stride_w, plan.kernel_w)):
+    if max_t is float and vector_rows:
         # consecutive window rows: the vector argmax of _simd.h takes them all
+        if left:
+            lo = 0
         row_offset = <int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w
                                + lo * plan.stride_w - plan.pad_w)
         _argmax_row_indices(plane + row_offset, out_row + lo, index_row + lo, <int64_t*>pos,
                             hi - lo, wh[1], plan.stride_w, plan.kernel_w, row_offset, plan,
-                            index_base, stride_d, stride_h, stride_w)
+                            index_base, stride_d, stride_h, stride_w, left)
         return
     for td in range(wd[1]):
         in_d_idx = wd[0] + td * plan.dil_d
@@ -1636,7 +1646,7 @@ cdef inline void _argmax_row_indices(const float* row0, float* out, index_t* ind
                                      int64_t* scratch, Py_ssize_t n_out, int kh, int stride,
                                      int k, int32_t row_offset, const Plan* plan,
                                      int64_t index_base, int64_t stride_d, int64_t stride_h,
-                                     int64_t stride_w) noexcept nogil:
+                                     int64_t stride_w, bint left) noexcept nogil:
     """_argmax_row_f32 (n_out outputs from row0, the tap at in-plane offset
     row_offset) with its indices in index_row: written by the kernel itself
     when they are int64 and row-major, else through the int64 scratch
@@ -1644,9 +1654,9 @@ cdef inline void _argmax_row_indices(const float* row0, float* out, index_t* ind
     cdef Py_ssize_t o
     if index_t is int64_t and _row_major(plan, stride_d, stride_h, stride_w):
         _argmax_row_f32(row0, plan.in_w, out, index_row, n_out, kh, stride, k, row_offset,
-                        index_base)
+                        index_base, left)
         return
-    _argmax_row_f32(row0, plan.in_w, out, scratch, n_out, kh, stride, k, row_offset, 0)
+    _argmax_row_f32(row0, plan.in_w, out, scratch, n_out, kh, stride, k, row_offset, 0, left)
     for o in range(n_out):
         index_row[o] = <index_t>_flat_index(scratch[o], plan, index_base, stride_d, stride_h,
                                             stride_w)
@@ -1753,7 +1763,7 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                                         <int64_t*>pos, plan.out_w, tile_kh, tile_kw, tile_kw,
                                         <int32_t>tile_row, &plan,
                                         <int64_t>((plane % planes_per_index_space) * in_plane),
-                                        stride_d, stride_h, stride_w)
+                                        stride_d, stride_h, stride_w, False)
                 else:
                     _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
                                           index_base + out_offset, pos, col, offsets, &plan, od,

@@ -188,6 +188,59 @@ def test_edge_window_ties_and_nan_by_hand():
     assert np.isnan(values[0, 0, 0, 19]) and indices[0, 0, 0, 19] == 19
 
 
+def test_left_padded_window_in_the_vector_block_by_hand():
+    """3-wide windows with W padding 1 take output 0 (columns -1..1) into
+    the vector block as columns 0, 0, 1 (AVX2 builds): the tie of columns 0
+    and 1 keeps column 0, a NaN in column 0 alone wins, NaN in both gives
+    column 1, and over window rows the last NaN in row-major order wins."""
+    x = np.tile(np.arange(34, dtype=np.float32) % 5, (4, 3, 1)).reshape(4, 1, 3, 34)
+    x[0, 0, :, :2] = [[1, 1], [7, 7], [2, 2]]        # tie in the middle row
+    x[1, 0, 0, 0] = np.nan                           # a NaN in column 0 alone
+    x[2, 0, 0, :2] = np.nan                          # NaN in both columns
+    x[3, 0, 0, 1] = x[3, 0, 1, 0] = np.nan           # (0, 1) then (1, 0)
+    for stride in (1, 2):
+        values, indices = ovpool.max_pool(x, (3, 3), strides=(1, stride),
+                                          pads=(0, 1, 0, 1), return_indices=True)
+        assert values.shape[-1] >= 17                # output 0 and 16+ interior ones
+        assert values[0, 0, 0, 0] == 7 and indices[0, 0, 0, 0] == 34
+        assert np.isnan(values[1, 0, 0, 0]) and indices[1, 0, 0, 0] == 1 * 102
+        assert np.isnan(values[2, 0, 0, 0]) and indices[2, 0, 0, 0] == 2 * 102 + 1
+        assert np.isnan(values[3, 0, 0, 0]) and indices[3, 0, 0, 0] == 3 * 102 + 34
+        # output 1 (columns 0..2 at stride 1, 1..3 at stride 2): the same rules
+        tv, ti = F.max_pool2d(_t(x), 3, (1, stride), (0, 1), return_indices=True)
+        np.testing.assert_array_equal(values, tv.numpy())
+        np.testing.assert_array_equal(indices, ti.numpy() + np.arange(4).reshape(4, 1, 1, 1) * 102)
+
+
+@pytest.mark.parametrize("width", [16, 17, 40, 41])
+@pytest.mark.parametrize("pads", [(1, 1), (1, 0), (2, 2), (2, 1), (0, 1)])
+def test_left_padded_window_against_onnx(width, pads):
+    """Output 0 with W padding 1 in the vector block; with padding 2 (ONNX
+    allows it, torch does not) output 0 sees column 0 only and stays on the
+    scalar edge path. Ties from small integers; against the ONNX reference,
+    and NaN against torch where torch takes the padding."""
+    from references import onnx_pool_attrs, onnx_reference
+
+    x = np.round(RNG.standard_normal((2, 3, 5, width)) * 1.5).astype(np.float32)
+    for stride in (1, 2):
+        attrs = onnx_pool_attrs((3, 3), strides=(2, stride), pads=(1, pads[0], 1, pads[1]))
+        want, want_idx = onnx_reference("MaxPool", [x], attrs, n_outputs=2, opset=12)
+        for n_threads in (1, 2):
+            got, idx = ovpool.max_pool(x, (3, 3), strides=(2, stride),
+                                       pads=(1, pads[0], 1, pads[1]), return_indices=True,
+                                       num_threads=n_threads)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(idx, want_idx)
+        if pads == (1, 1):
+            xn = _with_nans(x, count=30)
+            tv, ti = F.max_pool2d(_t(xn), 3, (2, stride), 1, return_indices=True)
+            got, idx = ovpool.max_pool(xn, (3, 3), strides=(2, stride), pads=(1, 1, 1, 1),
+                                       return_indices=True)
+            np.testing.assert_array_equal(got, tv.numpy())
+            np.testing.assert_array_equal(idx, ti.numpy() + np.arange(6).reshape(2, 3, 1, 1)
+                                          * 5 * width)
+
+
 def test_tiling_3d_without_depth_pooling_and_1d():
     x = RNG.standard_normal((2, 3, 4, 8, 12)).astype(np.float32)
     np.testing.assert_array_equal(
