@@ -117,8 +117,9 @@ cdef extern from "_simd.h":
     bint _vmax_rows_f32 "ovpool_vmax_rows_f32"(const float* plane, const int64_t* offsets,
                                                 Py_ssize_t n_rows, float* col,
                                                 Py_ssize_t n) noexcept nogil
-    void _fold_row_argmax_f32 "ovpool_fold_row_argmax_f32"(
-        const float* row, float* col, int32_t* col_row, Py_ssize_t n, int32_t r) noexcept nogil
+    void _fold_rows_argmax_f32 "ovpool_fold_rows_argmax_f32"(
+        const float* plane, const int64_t* offsets, Py_ssize_t n_rows, float* col,
+        int32_t* col_row, Py_ssize_t n) noexcept nogil
     int _tile_scale "ovpool_tile_scale"(float divisor, float* factor) noexcept nogil
     bint _vector_rows_ok "ovpool_vector_rows_ok"(Py_ssize_t n_out, int stride,
                                                  int k) noexcept nogil
@@ -1505,15 +1506,15 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
             out_row[o] = _lowest(<max_t>0)
             index_row[o] = <index_t>index_base
         return
-    row = plane + offsets[0]
-    for i in range(plan.in_w):
-        col[i] = row[i]
-        col_row[i] = 0
-    for r in range(1, n_rows):
-        row = plane + offsets[r]
-        if max_t is float:
-            _fold_row_argmax_f32(row, col, col_row, plan.in_w, <int32_t>r)
-        else:
+    if max_t is float:
+        _fold_rows_argmax_f32(plane, offsets, n_rows, col, col_row, plan.in_w)
+    else:
+        row = plane + offsets[0]
+        for i in range(plan.in_w):
+            col[i] = row[i]
+            col_row[i] = 0
+        for r in range(1, n_rows):
+            row = plane + offsets[r]
             for i in range(plan.in_w):
                 value = row[i]
                 take = (value > col[i]) | (value != value)

@@ -507,51 +507,77 @@ static inline int ovpool_vmax_rows_f16(const uint16_t *plane, const int64_t *off
 #endif
 }
 
-/* One window row r folded into the column maxima of the vertical-first
- * argmax: where row[i] > col[i], or row[i] is NaN (the last NaN wins),
- * col[i] = row[i] and col_row[i] = r. Vector blocks with the last one moved
- * back to end at n: folding a row twice changes nothing, and a scalar tail
- * would branch on the data (mispredictions cost more than the blocks). */
-static inline void ovpool_fold_row_argmax_f32(const float *row, float *col, int32_t *col_row,
-                                              ptrdiff_t n, int32_t r) {
-    ptrdiff_t i = 0;
+#if defined(__AVX2__)
+/* idx where take is set, else at. A byte blend: gcc 12 compiles
+ * _mm256_blendv_ps on integers cast to floats with one more instruction,
+ * a vpcmpgtd re-deriving the mask's sign from the compare. */
+static inline OVPOOL_INLINE __m256i ovpool_take_index8(__m256i at, __m256i idx, __m256 take) {
+    return _mm256_blendv_epi8(at, idx, _mm256_castps_si256(take));
+}
+
+#endif
+
+/* The column maxima of the vertical-first argmax over window rows
+ * plane + offsets[r], r < n_rows (n_rows >= 1, rows n long): col[i] the
+ * maximum of column i, col_row[i] the first row holding it, or the last
+ * NaN's row (take = (row[i] > col[i]) | isnan(row[i]), rows in order). AVX2:
+ * blocks of 8 columns, each over all the rows in registers and stored once
+ * (rows outer, the maxima were loaded and stored at every row: adaptive max
+ * 8x256x50x50 -> 7 with indices ...); the last block moved back to end at
+ * n (folding a row twice changes nothing; a scalar tail would branch on the
+ * data, and mispredictions cost more than the blocks). */
+static inline void ovpool_fold_rows_argmax_f32(const float *plane, const int64_t *offsets,
+                                               ptrdiff_t n_rows, float *col, int32_t *col_row,
+                                               ptrdiff_t n) {
+    ptrdiff_t i;
 #if defined(__AVX2__)
     if (n >= 8) {
-        __m256i rank = _mm256_set1_epi32(r);
         for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
             i = ovpool_block_start(blk, 8, n);
-            __m256 v = _mm256_loadu_ps(row + i), c = _mm256_loadu_ps(col + i);
-            __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ),
-                                       _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            _mm256_storeu_ps(col + i, _mm256_blendv_ps(c, v, take));
-            __m256i cr = _mm256_loadu_si256((const __m256i *)(col_row + i));
-            _mm256_storeu_si256((__m256i *)(col_row + i),
-                                _mm256_castps_si256(_mm256_blendv_ps(
-                                    _mm256_castsi256_ps(cr), _mm256_castsi256_ps(rank), take)));
-        }
-        return;
-    }
-#elif defined(__SSE2__)
-    if (n >= 4) {
-        __m128i rank = _mm_set1_epi32(r);
-        for (ptrdiff_t blk = 0; blk * 4 < n; blk++) {
-            i = ovpool_block_start(blk, 4, n);
-            __m128 v = _mm_loadu_ps(row + i), c = _mm_loadu_ps(col + i);
-            __m128 take = _mm_or_ps(_mm_cmplt_ps(c, v), _mm_cmpunord_ps(v, v));
-            _mm_storeu_ps(col + i, _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, c)));
-            __m128i t = _mm_castps_si128(take);
-            __m128i cr = _mm_loadu_si128((const __m128i *)(col_row + i));
-            _mm_storeu_si128((__m128i *)(col_row + i),
-                             _mm_or_si128(_mm_and_si128(t, rank), _mm_andnot_si128(t, cr)));
+            __m256 c = _mm256_loadu_ps(plane + offsets[0] + i);
+            __m256i cr = _mm256_setzero_si256();
+            for (ptrdiff_t r = 1; r < n_rows; r++) {
+                __m256 v = _mm256_loadu_ps(plane + offsets[r] + i);
+                __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ),
+                                           _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+                c = _mm256_blendv_ps(c, v, take);
+                cr = ovpool_take_index8(cr, _mm256_set1_epi32((int32_t)r), take);
+            }
+            _mm256_storeu_ps(col + i, c);
+            _mm256_storeu_si256((__m256i *)(col_row + i), cr);
         }
         return;
     }
 #endif
-    for (; i < n; i++) {
-        float v = row[i];
-        int take = (v > col[i]) | (v != v);
-        col[i] = take ? v : col[i];
-        col_row[i] = take ? r : col_row[i];
+    for (i = 0; i < n; i++) {
+        col[i] = plane[offsets[0] + i];
+        col_row[i] = 0;
+    }
+    for (ptrdiff_t r = 1; r < n_rows; r++) {
+        const float *row = plane + offsets[r];
+        i = 0;
+#if defined(__SSE2__) && !defined(__AVX2__)
+        if (n >= 4) {
+            __m128i rank = _mm_set1_epi32((int32_t)r);
+            for (ptrdiff_t blk = 0; blk * 4 < n; blk++) {
+                i = ovpool_block_start(blk, 4, n);
+                __m128 v = _mm_loadu_ps(row + i), c = _mm_loadu_ps(col + i);
+                __m128 take = _mm_or_ps(_mm_cmplt_ps(c, v), _mm_cmpunord_ps(v, v));
+                _mm_storeu_ps(col + i, _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, c)));
+                __m128i t = _mm_castps_si128(take);
+                __m128i cr = _mm_loadu_si128((const __m128i *)(col_row + i));
+                _mm_storeu_si128((__m128i *)(col_row + i),
+                                 _mm_or_si128(_mm_and_si128(t, rank), _mm_andnot_si128(t, cr)));
+            }
+            continue;
+        }
+#endif
+        for (; i < n; i++) {
+            float v = row[i];
+            int take = (v > col[i]) | (v != v);
+            col[i] = take ? v : col[i];
+            col_row[i] = take ? (int32_t)r : col_row[i];
+        }
     }
 }
 
@@ -1754,7 +1780,9 @@ static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n
 /* Values and in-plane positions of the window maxima of two blocks of 8
  * outputs (p and q), the taps in row-major order with a strict ">" (the
  * first maximum wins). With exact clear, the NaN-free version: ">" alone,
- * the tap's offset blended and the lanes' bases added once at the end, and
+ * the value by max (vmaxps(v, best) is v > best ? v : best, the blend's
+ * choice, and one cycle shorter on the chain from tap to tap), the tap's
+ * offset blended and the lanes' bases added once at the end, and
  * one unordered compare per pair of taps (one of each block); it returns 1
  * when a tap was NaN, and the caller redoes the blocks with exact set (a NaN
  * always wins, the last one): 4 vector operations per tap of a block
@@ -1794,12 +1822,10 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
                 }
                 __m256 take_p = _mm256_cmp_ps(v[u], best_p, _CMP_GT_OQ);
                 __m256 take_q = _mm256_cmp_ps(w[u], best_q, _CMP_GT_OQ);
-                best_p = _mm256_blendv_ps(best_p, v[u], take_p);
-                best_q = _mm256_blendv_ps(best_q, w[u], take_q);
-                at_p = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_p),
-                                                            _mm256_castsi256_ps(tap_p), take_p));
-                at_q = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_q),
-                                                            _mm256_castsi256_ps(tap), take_q));
+                best_p = _mm256_max_ps(v[u], best_p);       /* NaN-free: the blend */
+                best_q = _mm256_max_ps(w[u], best_q);
+                at_p = ovpool_take_index8(at_p, tap_p, take_p);
+                at_q = ovpool_take_index8(at_q, tap, take_q);
                 continue;
             }
             __m256i idx_p = _mm256_add_epi32(base_p, tap_p);
@@ -1814,10 +1840,8 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
                                          _mm256_cmp_ps(w[u], w[u], _CMP_UNORD_Q));
             best_p = _mm256_blendv_ps(best_p, v[u], take_p);
             best_q = _mm256_blendv_ps(best_q, w[u], take_q);
-            at_p = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_p),
-                                                        _mm256_castsi256_ps(idx_p), take_p));
-            at_q = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at_q),
-                                                        _mm256_castsi256_ps(idx_q), take_q));
+            at_p = ovpool_take_index8(at_p, idx_p, take_p);
+            at_q = ovpool_take_index8(at_q, idx_q, take_q);
         }
     }
     if (!exact) {
@@ -1867,11 +1891,13 @@ static inline OVPOOL_INLINE int ovpool_argblock4x2_wide(
                 continue;
             }
             take = _mm256_cmp_ps(v[u], best, _CMP_GT_OQ);
-            if (exact)
+            if (exact) {
                 take = _mm256_or_ps(take, _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
-            best = _mm256_blendv_ps(best, v[u], take);
-            at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at),
-                                                      _mm256_castsi256_ps(tap), take));
+                best = _mm256_blendv_ps(best, v[u], take);
+            } else {
+                best = _mm256_max_ps(v[u], best);          /* NaN-free: the blend */
+            }
+            at = ovpool_take_index8(at, tap, take);
         }
     }
     if (!exact) {
