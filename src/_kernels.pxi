@@ -1556,6 +1556,7 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
                 best_key = key if (col[c] == best) & (key < best_key) else best_key
             best_r = <int32_t>(best_key >> 32)
             best_c = <Py_ssize_t>(best_key - ((<int64_t>best_r) << 32))
+            best = col[best_c]      # that element's own value: -0.0 == +0.0 above
         else:
             best = col[first]
             best_r = col_row[first]
