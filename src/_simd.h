@@ -1817,8 +1817,8 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
                 nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[u], w[u], _CMP_UNORD_Q));
                 if (t == 0 && u == 0) {
                     best_p = v[0]; best_q = w[0];
-                    at_p = tap_p;
-                    at_q = _mm256_setzero_si256();
+                    at_p = tap_p;                /* 0 but a left edge's lane 0 */
+                    at_q = tap;
                     continue;
                 }
                 __m256 take_p = _mm256_cmp_ps(v[u], best_p, _CMP_GT_OQ);
@@ -1927,6 +1927,24 @@ static inline ptrdiff_t ovpool_window_argmax8_f32(const float *col, const int32_
 }
 #endif
 
+#if defined(__AVX2__)
+/* ovpool_argblock8x2 of a row's outputs o.. and o2.. (left: o == 0 is a
+ * left edge): the NaN-free version, then the exact one if a tap was NaN */
+static inline OVPOOL_INLINE void ovpool_argpair8(const float *row0, ptrdiff_t in_w, float *out,
+                                                 int64_t *index, ptrdiff_t o, ptrdiff_t o2,
+                                                 int32_t row_offset, int64_t index_base, int kh,
+                                                 int stride, int k, int left) {
+    if (ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
+                           index + o, index + o2, (int32_t)(row_offset + o * stride),
+                           (int32_t)(row_offset + o2 * stride), index_base, kh, stride, k,
+                           left, 0))
+        ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
+                           index + o, index + o2, (int32_t)(row_offset + o * stride),
+                           (int32_t)(row_offset + o2 * stride), index_base, kh, stride, k,
+                           left, 1);
+}
+#endif
+
 #if defined(__SSE2__)
 static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t in_w,
                                                   float *out, int64_t *index, ptrdiff_t n_out,
@@ -1938,27 +1956,12 @@ static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t i
         for (b = 0; b < n_blocks; b += 2) {
             ptrdiff_t o = ovpool_block_start(b, 8, n_out);
             ptrdiff_t o2 = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, n_out);
-            if (k == 3 && left && b == 0) {     /* see ovpool_left_edge_ok */
-                if (ovpool_argblock8x2(row0, row0 + o2 * stride, in_w, out, out + o2, index,
-                                       index + o2, row_offset,
-                                       (int32_t)(row_offset + o2 * stride), index_base, kh,
-                                       stride, k, 1, 0))
-                    ovpool_argblock8x2(row0, row0 + o2 * stride, in_w, out, out + o2, index,
-                                       index + o2, row_offset,
-                                       (int32_t)(row_offset + o2 * stride), index_base, kh,
-                                       stride, k, 1, 1);
-                continue;
-            }
-            if (ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
-                                   out + o2, index + o, index + o2,
-                                   (int32_t)(row_offset + o * stride),
-                                   (int32_t)(row_offset + o2 * stride), index_base, kh,
-                                   stride, k, 0, 0))
-                ovpool_argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o,
-                                   out + o2, index + o, index + o2,
-                                   (int32_t)(row_offset + o * stride),
-                                   (int32_t)(row_offset + o2 * stride), index_base, kh,
-                                   stride, k, 0, 1);
+            if (k == 3 && left && b == 0)       /* see ovpool_left_edge_ok */
+                ovpool_argpair8(row0, in_w, out, index, o, o2, row_offset, index_base, kh,
+                                stride, k, 1);
+            else
+                ovpool_argpair8(row0, in_w, out, index, o, o2, row_offset, index_base, kh,
+                                stride, k, 0);
         }
         return;
     }
