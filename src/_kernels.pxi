@@ -1501,11 +1501,19 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     cdef int64_t key, best_key
     cdef bint take, value_nan, best_nan, any_nan
     cdef bint vector_bins = max_t is float and plan.dil_w == 1 and plan.in_w >= 8
+    cdef const char* ahead
     if n_rows == 0:
         for o in range(plan.out_w):
             out_row[o] = _lowest(<max_t>0)
             index_row[o] = <index_t>index_base
         return
+    # ask for as many rows after the window's last as it has, where the next
+    # output row's window reads: the hardware prefetcher does not follow the
+    # column blocks' row-by-row order (adaptive max 8x256x50x50 -> 7 with
+    # indices 0.86-0.88x at 1 and 2 threads)
+    ahead = <const char*>(plane + offsets[n_rows - 1] + plan.in_w)
+    for i in range(0, n_rows * plan.in_w * <Py_ssize_t>sizeof(max_t), 64):
+        _prefetch(ahead + i)
     if max_t is float:
         _fold_rows_argmax_f32(plane, offsets, n_rows, col, col_row, plan.in_w)
     else:

@@ -517,35 +517,75 @@ static inline OVPOOL_INLINE __m256i ovpool_take_index8(__m256i at, __m256i idx, 
 
 #endif
 
+#if defined(__AVX2__)
+/* ovpool_fold_rows_argmax_f32 of the 8 columns from i by the exact rule. */
+static inline OVPOOL_INLINE void ovpool_fold_block8_exact(const float *plane,
+                                                          const int64_t *offsets,
+                                                          ptrdiff_t n_rows, ptrdiff_t i,
+                                                          float *col, int32_t *col_row) {
+    __m256 c = _mm256_loadu_ps(plane + offsets[0] + i);
+    __m256i cr = _mm256_setzero_si256();
+    for (ptrdiff_t r = 1; r < n_rows; r++) {
+        __m256 v = _mm256_loadu_ps(plane + offsets[r] + i);
+        __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ),
+                                   _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        c = _mm256_blendv_ps(c, v, take);
+        cr = ovpool_take_index8(cr, _mm256_set1_epi32((int32_t)r), take);
+    }
+    _mm256_storeu_ps(col + i, c);
+    _mm256_storeu_si256((__m256i *)(col_row + i), cr);
+}
+#endif
+
 /* The column maxima of the vertical-first argmax over window rows
  * plane + offsets[r], r < n_rows (n_rows >= 1, rows n long): col[i] the
  * maximum of column i, col_row[i] the first row holding it, or the last
- * NaN's row (take = (row[i] > col[i]) | isnan(row[i]), rows in order). AVX2:
- * blocks of 8 columns, each over all the rows in registers and stored once
- * (rows outer, the maxima were loaded and stored at every row: adaptive max
- * 8x256x50x50 -> 7 with indices 1.31 -> 1.16 ms at 2 threads); the last
- * block moved back to end at n (folding a row twice changes nothing; a
- * scalar tail would branch on the data, and mispredictions cost more than
- * the blocks). */
+ * NaN's row (take = (row[i] > col[i]) | isnan(row[i]), rows in order).
+ *
+ * AVX2: blocks of 8 columns, each over all the rows in registers and stored
+ * once (rows outer, the maxima were loaded and stored at every row:
+ * adaptive max 8x256x50x50 -> 7 with indices 1.31 -> 1.16 ms at 2 threads);
+ * the last block moved back to end at n (folding a row twice changes
+ * nothing; a scalar tail would branch on the data, and mispredictions cost
+ * more than the blocks). Two blocks at a time, first without NaN: the value
+ * is maxps(v, c) = v > c ? v : c, the take rule without NaN, one instruction
+ * on the dependency chain instead of compare, or and blend (that chain bound
+ * the loop: 50 -> 7 went 0.87x at 1 and 2 threads); a NaN in rows 1.. sends
+ * both blocks to the exact fold (a NaN of row 0 stays under either rule:
+ * nothing compares greater than it). */
 static inline void ovpool_fold_rows_argmax_f32(const float *plane, const int64_t *offsets,
                                                ptrdiff_t n_rows, float *col, int32_t *col_row,
                                                ptrdiff_t n) {
     ptrdiff_t i;
 #if defined(__AVX2__)
     if (n >= 8) {
-        for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
-            i = ovpool_block_start(blk, 8, n);
-            __m256 c = _mm256_loadu_ps(plane + offsets[0] + i);
-            __m256i cr = _mm256_setzero_si256();
+        ptrdiff_t n_blocks = (n + 7) / 8;
+        for (ptrdiff_t blk = 0; blk < n_blocks; blk += 2) {
+            ptrdiff_t i0 = ovpool_block_start(blk, 8, n);
+            ptrdiff_t i1 = ovpool_block_start(blk + 1 < n_blocks ? blk + 1 : blk, 8, n);
+            __m256 c0 = _mm256_loadu_ps(plane + offsets[0] + i0);
+            __m256 c1 = _mm256_loadu_ps(plane + offsets[0] + i1);
+            __m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
+            __m256 nan = _mm256_setzero_ps();
             for (ptrdiff_t r = 1; r < n_rows; r++) {
-                __m256 v = _mm256_loadu_ps(plane + offsets[r] + i);
-                __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ),
-                                           _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-                c = _mm256_blendv_ps(c, v, take);
-                cr = ovpool_take_index8(cr, _mm256_set1_epi32((int32_t)r), take);
+                __m256 v0 = _mm256_loadu_ps(plane + offsets[r] + i0);
+                __m256 v1 = _mm256_loadu_ps(plane + offsets[r] + i1);
+                __m256i rank = _mm256_set1_epi32((int32_t)r);
+                r0 = ovpool_take_index8(r0, rank, _mm256_cmp_ps(c0, v0, _CMP_LT_OQ));
+                r1 = ovpool_take_index8(r1, rank, _mm256_cmp_ps(c1, v1, _CMP_LT_OQ));
+                c0 = _mm256_max_ps(v0, c0);
+                c1 = _mm256_max_ps(v1, c1);
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v0, v1, _CMP_UNORD_Q));
             }
-            _mm256_storeu_ps(col + i, c);
-            _mm256_storeu_si256((__m256i *)(col_row + i), cr);
+            if (_mm256_movemask_ps(nan)) {
+                ovpool_fold_block8_exact(plane, offsets, n_rows, i0, col, col_row);
+                ovpool_fold_block8_exact(plane, offsets, n_rows, i1, col, col_row);
+                continue;
+            }
+            _mm256_storeu_ps(col + i0, c0);
+            _mm256_storeu_si256((__m256i *)(col_row + i0), r0);
+            _mm256_storeu_ps(col + i1, c1);
+            _mm256_storeu_si256((__m256i *)(col_row + i1), r1);
         }
         return;
     }
@@ -1778,6 +1818,31 @@ static inline int ovpool_hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n
     return 1;
 }
 
+/* The first maximum of the taps v[0 .. k) of one window row, k in 1, 2 or
+ * 4, lane by lane, NaN-free: its value, and in *col its tap. ">" of the
+ * later over the earlier (in pairs, then the pairs' winners) keeps the
+ * earlier of equal taps; row by row with a strict ">", the window's first
+ * maximum in row-major order follows, with one compare on the chain per row
+ * instead of one per tap and no tap number broadcast per tap. */
+static inline OVPOOL_INLINE __m256 ovpool_row_max8(const __m256 *v, int k, __m256i *col) {
+    if (k == 1) {
+        *col = _mm256_setzero_si256();
+        return v[0];
+    }
+    __m256i c = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(v[1], v[0], _CMP_GT_OQ)),
+                                 _mm256_set1_epi32(1));
+    __m256 m = _mm256_max_ps(v[1], v[0]);
+    if (k == 2) {
+        *col = c;
+        return m;
+    }
+    __m256i c23 = ovpool_take_index8(_mm256_set1_epi32(2), _mm256_set1_epi32(3),
+                                     _mm256_cmp_ps(v[3], v[2], _CMP_GT_OQ));
+    __m256 m23 = _mm256_max_ps(v[3], v[2]);
+    *col = ovpool_take_index8(c, c23, _mm256_cmp_ps(m23, m, _CMP_GT_OQ));
+    return _mm256_max_ps(m23, m);
+}
+
 /* Values and in-plane positions of the window maxima of two blocks of 8
  * outputs (p and q), the taps in row-major order with a strict ">" (the
  * first maximum wins). With exact clear, the NaN-free version: ">" alone,
@@ -1879,25 +1944,34 @@ static inline OVPOOL_INLINE int ovpool_argblock4x2_wide(
                        _mm256_setr_epi32(off_p, off_p, off_q, off_q, off_p, off_p, off_q, off_q));
     for (int t = 0; t < kh; t++) {
         ovpool_taps4x2(p + t * in_w, q + t * in_w, k, v, 0);
-        for (int u = 0; u < k; u++) {
-            __m256i tap = _mm256_set1_epi32((int32_t)(t * in_w + u));
-            __m256 take;
-            if (!exact)
-                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
-            else
-                tap = _mm256_add_epi32(base, tap);
-            if (t == 0 && u == 0) {
-                best = v[0];
-                at = exact ? tap : _mm256_setzero_si256();
+        if (!exact) {       /* row by row, see ovpool_row_max8 */
+            __m256i col;
+            __m256 m = ovpool_row_max8(v, k, &col);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[0], v[k / 2], _CMP_UNORD_Q));
+            if (k == 4)
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[1], v[3], _CMP_UNORD_Q));
+            col = _mm256_add_epi32(_mm256_set1_epi32((int32_t)(t * in_w)), col);
+            if (t == 0) {
+                best = m;
+                at = col;
                 continue;
             }
-            take = _mm256_cmp_ps(v[u], best, _CMP_GT_OQ);
-            if (exact) {
-                take = _mm256_or_ps(take, _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
-                best = _mm256_blendv_ps(best, v[u], take);
-            } else {
-                best = _mm256_max_ps(v[u], best);          /* NaN-free: the blend */
+            __m256 take = _mm256_cmp_ps(m, best, _CMP_GT_OQ);
+            best = _mm256_max_ps(m, best);
+            at = ovpool_take_index8(at, col, take);
+            continue;
+        }
+        for (int u = 0; u < k; u++) {
+            __m256i tap = _mm256_add_epi32(base, _mm256_set1_epi32((int32_t)(t * in_w + u)));
+            __m256 take;
+            if (t == 0 && u == 0) {
+                best = v[0];
+                at = tap;
+                continue;
             }
+            take = _mm256_or_ps(_mm256_cmp_ps(v[u], best, _CMP_GT_OQ),
+                                _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
+            best = _mm256_blendv_ps(best, v[u], take);
             at = ovpool_take_index8(at, tap, take);
         }
     }
