@@ -127,6 +127,10 @@ cdef extern from "_simd.h":
         const float* row0, Py_ssize_t in_w, float* out, int64_t* index, Py_ssize_t n_out,
         int kh, int stride, int k, int32_t row_offset, int64_t index_base,
         bint left) noexcept nogil
+    void _argmax_tile_rows_f32 "ovpool_argmax_tile_rows_f32"(
+        const float* row0, Py_ssize_t in_w, float* out, int64_t* index, Py_ssize_t n_out,
+        int kh, int k, int32_t row_offset, int64_t index_base, Py_ssize_t n_rows,
+        Py_ssize_t row_step) noexcept nogil
     bint _left_edge_ok "ovpool_left_edge_ok"(Py_ssize_t n_out, int stride, int k,
                                              Py_ssize_t pad) noexcept nogil
 
@@ -1738,11 +1742,12 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
     cdef Py_ssize_t out_plane = out.shape[1]
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h
     cdef Py_ssize_t n_units = x.shape[0] * plan.blocks_per_plane
-    cdef Py_ssize_t unit, plane, row, row_end, od, oh, out_offset
+    cdef Py_ssize_t unit, plane, row, row_end, od, oh, out_offset, n_run
     cdef const max_t* x_base = &x[0, 0]
     cdef max_t* out_base = &out[0, 0]
     cdef index_t* index_base = &indices[0, 0]
     cdef Py_ssize_t tile_row = 0
+    cdef bint row_major = _row_major(&plan, stride_d, stride_h, stride_w)
     cdef bint tiles = (max_t is float and _is_tiling(&plan, tile_kh, tile_kw)
                        and _vector_rows_ok(plan.out_w, tile_kw, tile_kw) and in_plane < 2 ** 31)
     cdef int32_t* pos
@@ -1766,21 +1771,33 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
             oh = row - od * plan.out_h
             while row < row_end:
                 out_offset = plane * out_plane + row * plan.out_w
+                n_run = 1
                 if max_t is float and tiles:
                     tile_row = (od * plan.in_h + oh * tile_kh) * plan.in_w
-                    _argmax_row_indices(x_base + plane * in_plane + tile_row,
-                                        out_base + out_offset, index_base + out_offset,
-                                        <int64_t*>pos, plan.out_w, tile_kh, tile_kw, tile_kw,
-                                        <int32_t>tile_row, &plan,
-                                        <int64_t>((plane % planes_per_index_space) * in_plane),
-                                        stride_d, stride_h, stride_w, False)
+                    if index_t is int64_t and row_major:
+                        # the unit's rows in this depth slice, in one call
+                        n_run = min(row_end - row, plan.out_h - oh)
+                        _argmax_tile_rows_f32(
+                            x_base + plane * in_plane + tile_row, plan.in_w,
+                            out_base + out_offset, index_base + out_offset, plan.out_w,
+                            tile_kh, tile_kw, <int32_t>tile_row,
+                            <int64_t>((plane % planes_per_index_space) * in_plane), n_run,
+                            tile_kh * plan.in_w)
+                    else:
+                        _argmax_row_indices(x_base + plane * in_plane + tile_row,
+                                            out_base + out_offset, index_base + out_offset,
+                                            <int64_t*>pos, plan.out_w, tile_kh, tile_kw,
+                                            tile_kw, <int32_t>tile_row, &plan,
+                                            <int64_t>((plane % planes_per_index_space)
+                                                      * in_plane),
+                                            stride_d, stride_h, stride_w, False)
                 else:
                     _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
                                           index_base + out_offset, pos, col, offsets, &plan, od,
                                           oh, <int64_t>((plane % planes_per_index_space) * in_plane),
                                           stride_d, stride_h, stride_w)
-                row = row + 1
-                oh = oh + 1
+                row = row + n_run
+                oh = oh + n_run
                 if oh == plan.out_h:
                     oh = 0
                     od = od + 1

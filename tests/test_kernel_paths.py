@@ -275,9 +275,12 @@ def test_tiling_3d_without_depth_pooling_and_1d():
         ovpool.max_pool(x, (1, 4, 4), strides=(1, 4, 4)),
         F.max_pool3d(_t(x), (1, 4, 4), (1, 4, 4)).numpy())
     # a row left over below the tiles of each depth slice: a run of output
-    # rows ends with its slice; one plane (work units of a few rows) and many
+    # rows ends with its slice; one plane (work units of a few rows) and many,
+    # values alone and with indices (their runs of rows are one kernel call)
     y = RNG.standard_normal((2, 3, 5, 9, 13)).astype(np.float32)
     for planes in (y[:1, :1], y):
+        n, c, d, h, w = planes.shape
+        plane_starts = np.arange(n * c).reshape(n, c, 1, 1, 1) * (d * h * w)
         for n_threads in (1, 2):
             np.testing.assert_array_equal(
                 ovpool.avg_pool(planes, (1, 2, 3), strides=(1, 2, 3), num_threads=n_threads),
@@ -285,6 +288,11 @@ def test_tiling_3d_without_depth_pooling_and_1d():
             np.testing.assert_array_equal(
                 ovpool.max_pool(planes, (1, 2, 2), strides=(1, 2, 2), num_threads=n_threads),
                 F.max_pool3d(_t(planes), (1, 2, 2), (1, 2, 2)).numpy())
+            tv, ti = F.max_pool3d(_t(planes), (1, 2, 2), (1, 2, 2), return_indices=True)
+            values, indices = ovpool.max_pool(planes, (1, 2, 2), strides=(1, 2, 2),
+                                              return_indices=True, num_threads=n_threads)
+            np.testing.assert_array_equal(values, tv.numpy())
+            np.testing.assert_array_equal(indices, ti.numpy() + plane_starts)
     x1 = RNG.standard_normal((3, 4, 37)).astype(np.float32)
     np.testing.assert_array_equal(ovpool.avg_pool(x1, (3,), strides=(3,)),
                                   F.avg_pool1d(_t(x1), 3, 3).numpy())
