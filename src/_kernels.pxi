@@ -127,10 +127,10 @@ cdef extern from "_simd.h":
         const float* row0, Py_ssize_t in_w, float* out, int64_t* index, Py_ssize_t n_out,
         int kh, int stride, int k, int32_t row_offset, int64_t index_base,
         bint left) noexcept nogil
-    void _argmax_tile_rows_f32 "ovpool_argmax_tile_rows_f32"(
+    void _argmax_rows_f32 "ovpool_argmax_rows_f32"(
         const float* row0, Py_ssize_t in_w, float* out, int64_t* index, Py_ssize_t n_out,
-        int kh, int k, int32_t row_offset, int64_t index_base, Py_ssize_t n_rows,
-        Py_ssize_t row_step) noexcept nogil
+        int kh, int stride, int k, int32_t row_offset, int64_t index_base, bint left,
+        Py_ssize_t n_rows, Py_ssize_t row_step, Py_ssize_t out_stride) noexcept nogil
     bint _left_edge_ok "ovpool_left_edge_ok"(Py_ssize_t n_out, int stride, int k,
                                              Py_ssize_t pad) noexcept nogil
 
@@ -1594,17 +1594,24 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
                                             stride_d, stride_h, stride_w)
 
 
-cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
-                                       int32_t* pos, max_t* col, int64_t* offsets,
-                                       const Plan* plan, Py_ssize_t od,
-                                       Py_ssize_t oh, int64_t index_base, int64_t stride_d,
-                                       int64_t stride_h, int64_t stride_w) noexcept nogil:
-    """Values and flat indices of one output row, see the NaN and tie rules above.
+cdef inline Py_ssize_t _max_rows_with_indices(const max_t* plane, max_t* out_row,
+                                              index_t* index_row, int32_t* pos, max_t* col,
+                                              int64_t* offsets, const Plan* plan,
+                                              Py_ssize_t od, Py_ssize_t oh,
+                                              int64_t index_base, int64_t stride_d,
+                                              int64_t stride_h, int64_t stride_w,
+                                              Py_ssize_t max_rows) noexcept nogil:
+    """Values and flat indices of output row (od, oh) and, where the vector
+    argmax takes them with int64 row-major indices, of up to max_rows - 1
+    following rows of the slice whose windows have as many rows, one stride
+    lower each (one kernel call for them); returns the number of rows done.
+    See the NaN and tie rules above.
 
     The index of input element (id, ih, iw) is
     ``index_base + id*stride_d + ih*stride_h + iw*stride_w``; an empty window
     gives the lowest value and ``index_base`` (OpenVINO's behaviour).
     """
+    cdef Py_ssize_t n_run = 1, r, row_step = 0
     cdef const int64_t* wd = plan.win_d + 3 * od
     cdef const int64_t* wh = plan.win_h + 3 * oh
     cdef Py_ssize_t lo = plan.interior_lo, hi = plan.interior_hi
@@ -1618,33 +1625,48 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
                                 <int32_t*>(<char*>col + _rank_offset(plan.in_w, sizeof(max_t))),
                                 offsets, plan, od, oh, index_base, stride_d, stride_h,
                                 stride_w)
-        return
+        return 1
     if wd[1] == 0 or wh[1] == 0 or hi <= lo:
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, plan.out_w,
                                 index_base, stride_d, stride_h, stride_w)
-        return
+        return 1
     vector_rows = (max_t is float and wd[1] == 1 and plan.dil_h == 1 and plan.dil_w == 1
                    and _vector_rows_ok(hi - lo, plan.stride_w, plan.kernel_w))
     # output 0 of 3-tap windows with W padding 1 joins the vector blocks
     # (ovpool_taps8s_left)
     left = (vector_rows and lo == 1
             and _left_edge_ok(hi, plan.stride_w, plan.kernel_w, plan.pad_w))
-    if lo > 0 and not left:
-        _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, lo,
-                                index_base, stride_d, stride_h, stride_w)
-    if hi < plan.out_w:
-        _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, hi, plan.out_w,
-                                index_base, stride_d, stride_h, stride_w)
+    if (max_t is float and vector_rows and index_t is int64_t and oh + 1 < plan.out_h
+            and _row_major(plan, stride_d, stride_h, stride_w)):
+        row_step = wh[3] - wh[0]
+        while (n_run < max_rows and oh + n_run < plan.out_h
+               and wh[3 * n_run + 1] == wh[1] and wh[3 * n_run] == wh[0] + n_run * row_step):
+            n_run += 1
+    for r in range(n_run):
+        if lo > 0 and not left:
+            _max_edges_with_indices(plane, out_row + r * plan.out_w,
+                                    index_row + r * plan.out_w, plan, od, oh + r, 0, lo,
+                                    index_base, stride_d, stride_h, stride_w)
+        if hi < plan.out_w:
+            _max_edges_with_indices(plane, out_row + r * plan.out_w,
+                                    index_row + r * plan.out_w, plan, od, oh + r, hi,
+                                    plan.out_w, index_base, stride_d, stride_h, stride_w)
     if max_t is float and vector_rows:
         # consecutive window rows: the vector argmax of _simd.h takes them all
         if left:
             lo = 0
         row_offset = <int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w
                                + lo * plan.stride_w - plan.pad_w)
+        if n_run > 1:
+            _argmax_rows_f32(<const float*>plane + row_offset, plan.in_w, out_row + lo,
+                             <int64_t*>index_row + lo, hi - lo, wh[1], plan.stride_w,
+                             plan.kernel_w, row_offset, index_base, left, n_run,
+                             row_step * plan.in_w, plan.out_w)
+            return n_run
         _argmax_row_indices(plane + row_offset, out_row + lo, index_row + lo, <int64_t*>pos,
                             hi - lo, wh[1], plan.stride_w, plan.kernel_w, row_offset, plan,
                             index_base, stride_d, stride_h, stride_w, left)
-        return
+        return 1
     for td in range(wd[1]):
         in_d_idx = wd[0] + td * plan.dil_d
         for th in range(wh[1]):
@@ -1654,6 +1676,7 @@ cdef inline void _max_row_with_indices(const max_t* plane, max_t* out_row, index
             first_row = False
     _positions_to_indices(pos, index_row, lo, hi, plan, index_base, stride_d, stride_h,
                           stride_w)
+    return 1
 
 
 cdef inline void _argmax_row_indices(const float* row0, float* out, index_t* index_row,
@@ -1777,12 +1800,12 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                     if index_t is int64_t and row_major:
                         # the unit's rows in this depth slice, in one call
                         n_run = min(row_end - row, plan.out_h - oh)
-                        _argmax_tile_rows_f32(
+                        _argmax_rows_f32(
                             x_base + plane * in_plane + tile_row, plan.in_w,
                             out_base + out_offset, index_base + out_offset, plan.out_w,
-                            tile_kh, tile_kw, <int32_t>tile_row,
-                            <int64_t>((plane % planes_per_index_space) * in_plane), n_run,
-                            tile_kh * plan.in_w)
+                            tile_kh, tile_kw, tile_kw, <int32_t>tile_row,
+                            <int64_t>((plane % planes_per_index_space) * in_plane), False,
+                            n_run, tile_kh * plan.in_w, plan.out_w)
                     else:
                         _argmax_row_indices(x_base + plane * in_plane + tile_row,
                                             out_base + out_offset, index_base + out_offset,
@@ -1792,10 +1815,11 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
                                                       * in_plane),
                                             stride_d, stride_h, stride_w, False)
                 else:
-                    _max_row_with_indices(x_base + plane * in_plane, out_base + out_offset,
-                                          index_base + out_offset, pos, col, offsets, &plan, od,
-                                          oh, <int64_t>((plane % planes_per_index_space) * in_plane),
-                                          stride_d, stride_h, stride_w)
+                    n_run = _max_rows_with_indices(
+                        x_base + plane * in_plane, out_base + out_offset,
+                        index_base + out_offset, pos, col, offsets, &plan, od, oh,
+                        <int64_t>((plane % planes_per_index_space) * in_plane),
+                        stride_d, stride_h, stride_w, row_end - row)
                 row = row + n_run
                 oh = oh + n_run
                 if oh == plan.out_h:
@@ -2309,10 +2333,10 @@ def half_max_pool_with_indices(const uint16_t[:, ::1] x,   # IN  raw float16 / b
             oh = row - od * plan.out_h
             while row < row_end:
                 out_offset = plane * out_plane + row * plan.out_w
-                _max_row_with_indices(plane_f, out_row, index_base + out_offset, pos, col,
-                                      offsets, &plan, od, oh,
-                                      <int64_t>((plane % planes_per_index_space) * in_plane),
-                                      stride_d, stride_h, stride_w)
+                _max_rows_with_indices(plane_f, out_row, index_base + out_offset, pos, col,
+                                       offsets, &plan, od, oh,
+                                       <int64_t>((plane % planes_per_index_space) * in_plane),
+                                       stride_d, stride_h, stride_w, 1)
                 _narrow(out_row, out_base + out_offset, plan.out_w, bf16)
                 row = row + 1
                 oh = oh + 1

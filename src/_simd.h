@@ -2091,31 +2091,41 @@ static inline void ovpool_argmax_row_f32(const float *row0, ptrdiff_t in_w, floa
 #endif
 }
 
-/* ovpool_argmax_row_f32 of n_rows tiling rows (stride == k in 1, 2, 4):
- * row r's output 0 window at row0 + r * row_step (in-plane offset
- * row_offset + r * row_step), its values at out + r * n_out and its indices
- * at index + r * n_out. One call for a run of rows: the per-row set-up and
- * the caller's loop were 20-25% of a 7-wide tiling's time (adaptive max
- * 28->7 with indices: 0.85-0.91x). */
-static inline void ovpool_argmax_tile_rows_f32(const float *row0, ptrdiff_t in_w, float *out,
-                                               int64_t *index, ptrdiff_t n_out, int kh, int k,
-                                               int32_t row_offset, int64_t index_base,
-                                               ptrdiff_t n_rows, ptrdiff_t row_step) {
+/* ovpool_argmax_row_f32 of n_rows output rows: row r's output 0 window at
+ * row0 + r * row_step (in-plane offset row_offset + r * row_step), its
+ * values at out + r * out_stride and its indices at index + r * out_stride
+ * (a row's n_out outputs may be the interior of a longer row). One call
+ * for a run of rows: the per-row set-up and the caller's loop took 12-20%
+ * of the time (paired: adaptive max 28->7 with indices 0.88x, 3x3 s2 p1 on
+ * 8x64x56x56 with indices 0.83x at 1 and 2 threads). A function of its own:
+ * the rows loop inside ovpool_argmax_row_f32 made its single rows 10-14%
+ * slower. */
+static inline void ovpool_argmax_rows_f32(const float *row0, ptrdiff_t in_w, float *out,
+                                          int64_t *index, ptrdiff_t n_out, int kh, int stride,
+                                          int k, int32_t row_offset, int64_t index_base,
+                                          int left, ptrdiff_t n_rows, ptrdiff_t row_step,
+                                          ptrdiff_t out_stride) {
 #if defined(__SSE2__)
-#define OVPOOL_TILE_ROWS(K) \
+#define OVPOOL_ROWS(S, K, L) \
     for (ptrdiff_t r = 0; r < n_rows; r++) \
-        ovpool_argmax_sk(row0 + r * row_step, in_w, out + r * n_out, index + r * n_out, n_out, \
-                         kh, K, K, (int32_t)(row_offset + r * row_step), index_base, 0)
-    if (k == 1)
-        OVPOOL_TILE_ROWS(1);
+        ovpool_argmax_sk(row0 + r * row_step, in_w, out + r * out_stride, \
+                         index + r * out_stride, n_out, kh, S, K, \
+                         (int32_t)(row_offset + r * row_step), index_base, L)
+    if (k == 3 && stride == 2)
+        OVPOOL_ROWS(2, 3, left);
+    else if (k == 3)        /* stride 1 */
+        OVPOOL_ROWS(1, 3, left);
+    else if (k == 1)        /* the tilings: stride == k */
+        OVPOOL_ROWS(1, 1, 0);
     else if (k == 2)
-        OVPOOL_TILE_ROWS(2);
+        OVPOOL_ROWS(2, 2, 0);
     else
-        OVPOOL_TILE_ROWS(4);
-#undef OVPOOL_TILE_ROWS
+        OVPOOL_ROWS(4, 4, 0);
+#undef OVPOOL_ROWS
 #else
-    (void)row0; (void)in_w; (void)out; (void)index; (void)n_out; (void)kh; (void)k;
-    (void)row_offset; (void)index_base; (void)n_rows; (void)row_step;
+    (void)row0; (void)in_w; (void)out; (void)index; (void)n_out; (void)kh; (void)stride;
+    (void)k; (void)row_offset; (void)index_base; (void)left; (void)n_rows; (void)row_step;
+    (void)out_stride;
 #endif
 }
 

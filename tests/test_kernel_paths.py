@@ -241,6 +241,44 @@ def test_left_padded_window_against_onnx(width, pads):
                                           * 5 * width)
 
 
+@pytest.mark.parametrize("kernel, strides, pads, ceil", [
+    ((3, 3), (2, 2), (1, 1), False),    # left edge in the vector block, no right edge
+    ((3, 3), (1, 1), (1, 1), False),    # edges on both sides, a short last window row
+    ((3, 2), (2, 2), (1, 1), True),     # edges on both sides of every row's interior
+    ((2, 3), (2, 2), (1, 0), True),     # the last output row's window has 1 row
+])
+def test_runs_of_rows_in_one_call_against_torch(kernel, strides, pads, ceil):
+    """The vector argmax takes consecutive output rows whose windows have as
+    many rows in one call (int64 row-major indices): the run ends where the
+    window height changes (padding) and at the end of a depth slice, each
+    row's edge windows stay its own. Small integers (ties) and NaN, one plane
+    (a work unit of many rows) and many, 1 and 2 threads, 2D and 3D."""
+    kh, kw = kernel
+    for shape in ((2, 3, 13, 40), (1, 1, 16, 41)):
+        x = np.round(RNG.standard_normal(shape) * 1.5).astype(np.float32)
+        for xn in (x, _with_nans(x, count=6)):
+            n, c, h, w = xn.shape
+            tv, ti = F.max_pool2d(_t(xn), kernel, strides, pads, ceil_mode=ceil,
+                                  return_indices=True)
+            for n_threads in (1, 2):
+                got, idx = ovpool.max_pool(xn, kernel, strides=strides, pads=pads * 2,
+                                           ceil_mode=ceil, return_indices=True,
+                                           num_threads=n_threads)
+                np.testing.assert_array_equal(got, tv.numpy())
+                np.testing.assert_array_equal(
+                    idx, ti.numpy() + np.arange(n * c).reshape(n, c, 1, 1) * h * w)
+    x3 = _with_nans(np.round(RNG.standard_normal((1, 2, 3, 11, 40)) * 1.5).astype(np.float32))
+    tv, ti = F.max_pool3d(_t(x3), (1, kh, kw), (1,) + strides, (0,) + pads, ceil_mode=ceil,
+                          return_indices=True)
+    for n_threads in (1, 2):
+        got, idx = ovpool.max_pool(x3, (1, kh, kw), strides=(1,) + strides,
+                                   pads=((0,) + pads) * 2, ceil_mode=ceil,
+                                   return_indices=True, num_threads=n_threads)
+        np.testing.assert_array_equal(got, tv.numpy())
+        np.testing.assert_array_equal(idx, ti.numpy() + np.arange(2).reshape(1, 2, 1, 1, 1)
+                                      * 3 * 11 * 40)
+
+
 def test_signed_zero_ties_keep_the_first_zero():
     """-0.0 and +0.0 tie under ">": the first in row-major window order gives
     the value and its sign, on every argmax path (the vector blocks, the
