@@ -1657,12 +1657,12 @@ cdef inline Py_ssize_t _max_rows_with_indices(const max_t* plane, max_t* out_row
             lo = 0
         row_offset = <int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w
                                + lo * plan.stride_w - plan.pad_w)
-        if n_run > 1:
-            _argmax_rows_f32(<const float*>plane + row_offset, plan.in_w, out_row + lo,
-                             <int64_t*>index_row + lo, hi - lo, wh[1], plan.stride_w,
-                             plan.kernel_w, row_offset, index_base, left, n_run,
-                             row_step * plan.in_w, plan.out_w)
-            return n_run
+        if index_t is int64_t:
+            if n_run > 1:
+                _argmax_rows_f32(plane + row_offset, plan.in_w, out_row + lo, index_row + lo,
+                                 hi - lo, wh[1], plan.stride_w, plan.kernel_w, row_offset,
+                                 index_base, left, n_run, row_step * plan.in_w, plan.out_w)
+                return n_run
         _argmax_row_indices(plane + row_offset, out_row + lo, index_row + lo, <int64_t*>pos,
                             hi - lo, wh[1], plan.stride_w, plan.kernel_w, row_offset, plan,
                             index_base, stride_d, stride_h, stride_w, left)
