@@ -16,7 +16,8 @@ time every system in its own blocks of calls over shuffled rounds
 (``benchmarks/timing.py``). Reported per system: the median of block medians
 and the best block, in ms; per case: ovpool / best peer and ovpool / roofline,
 the 1-thread / n-thread time of ovpool (``ovpool_1t`` is timed in the same
-rounds), and the peak memory of one ovpool call (``benchmarks/memory.py``, a
+rounds) beside that of the roofline (``roofline_1t``: how much more memory
+bandwidth a second thread can draw on this machine), and the peak memory of one ovpool call (``benchmarks/memory.py``, a
 fresh process per case). Results go to ``--out`` (default
 ``benchmarks/results/``) as JSON and CSV, plus a PNG of the ratios with
 ``--plot``.
@@ -358,6 +359,12 @@ def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
         roof = peers.RooflineRunner(x, reference, n)
         runners["roofline"] = roof
         entry["systems"]["roofline"] = {"status": "ok", "config": roof.config}
+        if n > 1 and args.scaling:
+            # the memory traffic alone at 1 thread: the scaling a call bound by
+            # memory bandwidth can reach
+            runners["roofline_1t"] = peers.RooflineRunner(x, reference, 1)
+            entry["systems"]["roofline_1t"] = {"status": "ok",
+                                               "config": runners["roofline_1t"].config}
     calls = {name: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
              for name, r in runners.items()}
     blocks = timing.run_rounds(runners, calls, protocol, rng, on_block=on_block)
@@ -388,6 +395,9 @@ def compute_ratios(systems):
     one = systems.get("ovpool_1t", {})
     if "median_ms" in one:
         ratios["scaling_1t_over_nt"] = one["median_ms"] / ovp["median_ms"]
+    roof_one = systems.get("roofline_1t", {})
+    if "median_ms" in roof_one and "median_ms" in roof:
+        ratios["roofline_scaling_1t_over_nt"] = roof_one["median_ms"] / roof["median_ms"]
     return ratios
 
 
@@ -733,6 +743,9 @@ def summarize_report(report):
                                            for e in big if "scaling_1t_over_nt" in e["ratios"]},
             f"cases_beyond_l3_scaling_at_least_{TARGET_SCALING}": sum(
                 s >= TARGET_SCALING for s in scaling_big),
+            "roofline_scaling_on_cases_beyond_l3": {
+                e["case"]: e["ratios"]["roofline_scaling_1t_over_nt"]
+                for e in big if "roofline_scaling_1t_over_nt" in e["ratios"]},
             "mismatches": sorted({f"{e['case']}:{p}" for e in entries
                                   for p, s in e["systems"].items() if s.get("status") == "mismatch"}),
             "ovpool_suspect": sorted(e["case"] for e in entries if e.get("ovpool_suspect")),
@@ -744,7 +757,8 @@ def summarize_report(report):
     return summary
 
 
-CSV_SYSTEMS = ("ovpool", "torch", "onnxruntime", "openvino", "roofline", "ovpool_1t")
+CSV_SYSTEMS = ("ovpool", "torch", "onnxruntime", "openvino", "roofline", "ovpool_1t",
+               "roofline_1t")
 
 
 def summary_rows(report):
@@ -772,6 +786,7 @@ def summary_rows(report):
                    ovpool_over_best_peer_best_block=_r(r.get("ovpool_over_best_peer_best_block")),
                    ovpool_over_roofline=_r(r.get("ovpool_over_roofline")),
                    scaling_1t_over_nt=_r(r.get("scaling_1t_over_nt")),
+                   roofline_scaling_1t_over_nt=_r(r.get("roofline_scaling_1t_over_nt")),
                    peak_extra_alloc_mib=_r(mem.get("extra_alloc_bytes", 0) / MIB if mem.get(
                        "extra_alloc_bytes") is not None else None),
                    peak_extra_out_mib=_r(mem.get("extra_out_bytes", 0) / MIB if mem.get(
@@ -821,13 +836,22 @@ def _ms(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
+def _scaling(ratios):
+    if "scaling_1t_over_nt" not in ratios:
+        return "-"
+    text = f"{ratios['scaling_1t_over_nt']:.2f}"
+    if "roofline_scaling_1t_over_nt" in ratios:
+        text += f" ({ratios['roofline_scaling_1t_over_nt']:.2f})"
+    return text
+
+
 def markdown_table(report, quiet=False):
     """The results as Markdown; ``quiet``: medians over the quiet runs only."""
     if quiet:
         report = _quiet_copy(report)
     metas = {m["name"]: m for m in report["cases"]}
     lines = ["| case | threads | ovpool | torch | ORT | OpenVINO | roofline | ovpool/best peer "
-             "| ovpool/roofline | 1t/nt | call peak MiB (budget) |",
+             "| ovpool/roofline | 1t/nt (roofline's) | call peak MiB (budget) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in report["results"]:
         s, r = e["systems"], e["ratios"]
@@ -849,7 +873,7 @@ def markdown_table(report, quiet=False):
             _ms(s.get("roofline", {}).get("median_ms")),
             "-" if best is None else f"{best:.2f} ({r.get('best_peer')})",
             "-" if "ovpool_over_roofline" not in r else f"{r['ovpool_over_roofline']:.1f}",
-            "-" if "scaling_1t_over_nt" not in r else f"{r['scaling_1t_over_nt']:.2f}",
+            _scaling(r),
             peak]) + " |")
     lines.append("")
     lines.append("`*`: the peer's fastest configuration is an equivalent op; `(wrong)`: its "

@@ -53,19 +53,24 @@ def test_quick_run_writes_the_report_files(quick):
     assert "| smoke_maxpool | 2 |" in stdout
     header = (out / "smoke.csv").read_text().splitlines()[0].split(",")
     for column in ("case", "threads", "ovpool_ms", "roofline_ms", "ovpool_over_best_peer",
-                   "ovpool_over_roofline", "scaling_1t_over_nt", "peak_extra_alloc_mib"):
+                   "ovpool_over_roofline", "scaling_1t_over_nt", "roofline_scaling_1t_over_nt",
+                   "roofline_1t_ms", "peak_extra_alloc_mib"):
         assert column in header
 
 
 def test_ovpool_roofline_and_scaling_are_timed(quick):
     entry = quick[0]["results"][0]
-    for name in ("ovpool", "ovpool_1t", "roofline"):
+    for name in ("ovpool", "ovpool_1t", "roofline", "roofline_1t"):
         system = entry["systems"][name]
         assert system["status"] == "ok" and system["config"]
         for field in STAT_FIELDS:
             assert field in system
         assert system["median_ms"] > 0
-    assert {"ovpool_over_roofline", "scaling_1t_over_nt"} <= set(entry["ratios"])
+    assert {"ovpool_over_roofline", "scaling_1t_over_nt",
+            "roofline_scaling_1t_over_nt"} <= set(entry["ratios"])
+    ratios, systems = entry["ratios"], entry["systems"]
+    assert ratios["roofline_scaling_1t_over_nt"] == pytest.approx(
+        systems["roofline_1t"]["median_ms"] / systems["roofline"]["median_ms"])
 
 
 @pytest.mark.parametrize("peer", INSTALLED)
