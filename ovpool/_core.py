@@ -82,7 +82,9 @@ _SLAB_BYTES = 256 * 1024
 
 
 def _is_bfloat16(dtype):
-    return dtype.name == "bfloat16"  # ml_dtypes.bfloat16, without importing it
+    # ml_dtypes.bfloat16, without importing it; its kind is "V" (void), and
+    # the kind check first spares the other dtypes dtype.name (2 us a call)
+    return dtype.kind == "V" and dtype.name == "bfloat16"
 
 
 @dataclass
@@ -128,7 +130,7 @@ def prepare(x, op, *, allow_int8=False, name="x"):
         kernel_dtype = dtype
     elif dtype == np.float16 or _is_bfloat16(dtype):
         kernel_dtype = dtype  # viewed as raw uint16 bits below
-        half = "bf16" if _is_bfloat16(dtype) else "f16"
+        half = "f16" if dtype == np.float16 else "bf16"
     else:
         allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
         raise OvpoolTypeError(f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
