@@ -1511,11 +1511,15 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
             out_row[o] = _lowest(<max_t>0)
             index_row[o] = <index_t>index_base
         return
-    # ask for as many rows after the window's last as it has, where the next
-    # output row's window reads: the hardware prefetcher does not follow the
-    # column blocks' row-by-row order (adaptive max 8x256x50x50 -> 7 with
-    # indices 0.86-0.88x at 1 and 2 threads)
-    ahead = <const char*>(plane + offsets[n_rows - 1] + plan.in_w)
+    # ask for as many bytes as the window has, from 2 KiB past its last row:
+    # where the next output rows' windows read. The hardware prefetcher does
+    # not follow the column blocks' row-by-row order (adaptive max
+    # 8x256x50x50 -> 7 with indices 0.86-0.88x at 1 and 2 threads, the window
+    # right after this one), and the folds of one window do not hide the
+    # latency of the next: 2 KiB further gave 0.93x at 1 and 2 threads (and
+    # 100 -> 7 0.94x; 4 and 8 KiB less; whole windows further ahead made
+    # large windows slower)
+    ahead = <const char*>(plane + offsets[n_rows - 1] + plan.in_w) + 2048
     for i in range(0, n_rows * plan.in_w * <Py_ssize_t>sizeof(max_t), 64):
         _prefetch(ahead + i)
     if max_t is float:

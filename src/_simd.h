@@ -537,6 +537,44 @@ static inline OVPOOL_INLINE void ovpool_fold_block8_exact(const float *plane,
 }
 #endif
 
+#if defined(__AVX2__)
+/* The NaN-free fold of ovpool_fold_rows_argmax_f32 for nb (2 or 4, a
+ * constant) blocks of 8 columns from at[j] at once, each block's maximum and
+ * rank a chain of its own; a NaN in rows 1.. sends the blocks to the exact
+ * fold. */
+static inline OVPOOL_INLINE void ovpool_fold_blocks8(const float *plane, const int64_t *offsets,
+                                                     ptrdiff_t n_rows, const ptrdiff_t *at,
+                                                     int nb, float *col, int32_t *col_row) {
+    __m256 c[4], v[4], nan = _mm256_setzero_ps();
+    __m256i rank_of[4];
+    for (int j = 0; j < nb; j++) {
+        c[j] = _mm256_loadu_ps(plane + offsets[0] + at[j]);
+        rank_of[j] = _mm256_setzero_si256();
+    }
+    for (ptrdiff_t r = 1; r < n_rows; r++) {
+        const float *row = plane + offsets[r];
+        __m256i rank = _mm256_set1_epi32((int32_t)r);
+        for (int j = 0; j < nb; j++)
+            v[j] = _mm256_loadu_ps(row + at[j]);
+        for (int j = 0; j < nb; j++) {
+            rank_of[j] = ovpool_take_index8(rank_of[j], rank, _mm256_cmp_ps(c[j], v[j], _CMP_LT_OQ));
+            c[j] = _mm256_max_ps(v[j], c[j]);
+        }
+        for (int j = 0; j < nb; j += 2)
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[j], v[j + 1], _CMP_UNORD_Q));
+    }
+    if (_mm256_movemask_ps(nan)) {
+        for (int j = 0; j < nb; j++)
+            ovpool_fold_block8_exact(plane, offsets, n_rows, at[j], col, col_row);
+        return;
+    }
+    for (int j = 0; j < nb; j++) {
+        _mm256_storeu_ps(col + at[j], c[j]);
+        _mm256_storeu_si256((__m256i *)(col_row + at[j]), rank_of[j]);
+    }
+}
+#endif
+
 /* The column maxima of the vertical-first argmax over window rows
  * plane + offsets[r], r < n_rows (n_rows >= 1, rows n long): col[i] the
  * maximum of column i, col_row[i] the first row holding it, or the last
@@ -547,45 +585,31 @@ static inline OVPOOL_INLINE void ovpool_fold_block8_exact(const float *plane,
  * adaptive max 8x256x50x50 -> 7 with indices 1.31 -> 1.16 ms at 2 threads);
  * the last block moved back to end at n (folding a row twice changes
  * nothing; a scalar tail would branch on the data, and mispredictions cost
- * more than the blocks). Two blocks at a time, first without NaN: the value
- * is maxps(v, c) = v > c ? v : c, the take rule without NaN, one instruction
- * on the dependency chain instead of compare, or and blend (that chain bound
- * the loop: 50 -> 7 went 0.87x at 1 and 2 threads); a NaN in rows 1.. sends
- * both blocks to the exact fold (a NaN of row 0 stays under either rule:
- * nothing compares greater than it). */
+ * more than the blocks). Four blocks at a time while three or more are
+ * left, else two (the last one repeated where one is left): four chains
+ * took adaptive max 8x64x100x100 -> 7 with indices 0.86x at 1 and 2
+ * threads, 50 -> 7 the same. NaN-free first: the value is maxps(v, c) = v > c
+ * ? v : c, the take rule without NaN, one instruction on the dependency
+ * chain instead of compare, or and blend (that chain bound the loop: 50 -> 7
+ * went 0.87x at 1 and 2 threads); a NaN in rows 1.. sends the blocks to the
+ * exact fold (a NaN of row 0 stays under either rule: nothing compares
+ * greater than it). */
 static inline void ovpool_fold_rows_argmax_f32(const float *plane, const int64_t *offsets,
                                                ptrdiff_t n_rows, float *col, int32_t *col_row,
                                                ptrdiff_t n) {
     ptrdiff_t i;
 #if defined(__AVX2__)
     if (n >= 8) {
-        ptrdiff_t n_blocks = (n + 7) / 8;
-        for (ptrdiff_t blk = 0; blk < n_blocks; blk += 2) {
-            ptrdiff_t i0 = ovpool_block_start(blk, 8, n);
-            ptrdiff_t i1 = ovpool_block_start(blk + 1 < n_blocks ? blk + 1 : blk, 8, n);
-            __m256 c0 = _mm256_loadu_ps(plane + offsets[0] + i0);
-            __m256 c1 = _mm256_loadu_ps(plane + offsets[0] + i1);
-            __m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
-            __m256 nan = _mm256_setzero_ps();
-            for (ptrdiff_t r = 1; r < n_rows; r++) {
-                __m256 v0 = _mm256_loadu_ps(plane + offsets[r] + i0);
-                __m256 v1 = _mm256_loadu_ps(plane + offsets[r] + i1);
-                __m256i rank = _mm256_set1_epi32((int32_t)r);
-                r0 = ovpool_take_index8(r0, rank, _mm256_cmp_ps(c0, v0, _CMP_LT_OQ));
-                r1 = ovpool_take_index8(r1, rank, _mm256_cmp_ps(c1, v1, _CMP_LT_OQ));
-                c0 = _mm256_max_ps(v0, c0);
-                c1 = _mm256_max_ps(v1, c1);
-                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v0, v1, _CMP_UNORD_Q));
-            }
-            if (_mm256_movemask_ps(nan)) {
-                ovpool_fold_block8_exact(plane, offsets, n_rows, i0, col, col_row);
-                ovpool_fold_block8_exact(plane, offsets, n_rows, i1, col, col_row);
-                continue;
-            }
-            _mm256_storeu_ps(col + i0, c0);
-            _mm256_storeu_si256((__m256i *)(col_row + i0), r0);
-            _mm256_storeu_ps(col + i1, c1);
-            _mm256_storeu_si256((__m256i *)(col_row + i1), r1);
+        ptrdiff_t n_blocks = (n + 7) / 8, blk = 0, at[4];
+        while (blk < n_blocks) {
+            int nb = n_blocks - blk >= 3 ? 4 : 2;
+            for (int j = 0; j < nb; j++)
+                at[j] = ovpool_block_start(blk + j < n_blocks ? blk + j : n_blocks - 1, 8, n);
+            if (nb == 4)
+                ovpool_fold_blocks8(plane, offsets, n_rows, at, 4, col, col_row);
+            else
+                ovpool_fold_blocks8(plane, offsets, n_rows, at, 2, col, col_row);
+            blk += nb;
         }
         return;
     }
