@@ -568,6 +568,26 @@ def _count(lo, hi):
     return str(lo) if lo == hi else f"{lo} to {hi}"
 
 
+# Output types a model keeps per (layer, input shapes); a model fed ever new
+# shapes starts over past this many.
+_INFERRED_MAX = 1024
+
+
+def _inference_key(layer_id, types, values):
+    """What a layer's shape inference depends on besides its attributes: its
+    input types and the values of its value inputs (small: AdaptiveAvgPool's
+    output_size); None (do not cache) for a large value."""
+    frozen = []
+    for value in values:
+        if value is None:
+            frozen.append(None)
+        elif value.size <= 64:
+            frozen.append((value.dtype.str, value.shape, value.tobytes()))
+        else:
+            return None
+    return layer_id, tuple(types), tuple(frozen)
+
+
 def _check_size(shape, make_error):
     if shape is None:
         return
@@ -680,6 +700,10 @@ class Model:
             for src in self._by_id[lid].sources:
                 uses[src] = uses.get(src, 0) + 1
         self._uses = uses
+        # (layer id, input types, value inputs) -> the layer's output types:
+        # a model called again on the same shapes skips shape inference (it
+        # was half of a small pool layer's time per call)
+        self._inferred = {}
 
     # -- properties --------------------------------------------------------
 
@@ -836,11 +860,18 @@ class Model:
         types = [TensorType(a.shape, t.etype) for a, t in
                  zip(inputs, (self._by_id[s].output_types[i] for s, i in layer.sources))]
         values = [inputs[k] if k in entry.value_inputs else None for k in range(len(inputs))]
+        key = _inference_key(layer.id, types, values)
         try:
-            out_types = entry.infer(types, layer.attributes, values)
-            for t in out_types:
-                _check_size(t.shape, lambda n: OvpoolError(
-                    f"an output of {n} elements is more than {MAX_TENSOR_ELEMENTS}"))
+            out_types = self._inferred.get(key) if key is not None else None
+            if out_types is None:
+                out_types = entry.infer(types, layer.attributes, values)
+                for t in out_types:
+                    _check_size(t.shape, lambda n: OvpoolError(
+                        f"an output of {n} elements is more than {MAX_TENSOR_ELEMENTS}"))
+                if key is not None:
+                    if len(self._inferred) >= _INFERRED_MAX:
+                        self._inferred.clear()
+                    self._inferred[key] = out_types
             outputs = entry.run(inputs, layer.attributes)
         except OvpoolError as exc:
             raise _error(self.path, layer.line, f"{layer.label}: {exc}") from None

@@ -109,7 +109,8 @@ def test_dynamic_and_bounded_dims_are_resolved_per_call(rng):
     assert info.bounds == ((0, None), (3, 3), (8, 32), (8, 32))
     assert info.shape_str() == "[?,3,8..32,8..32]"
     assert model.outputs[1].shape == (None, 3, 4, 4)
-    for shape in [(1, 3, 8, 8), (5, 3, 32, 9), (2, 3, 13, 21)]:
+    # twice over: the second round takes the output types inferred in the first
+    for shape in [(1, 3, 8, 8), (5, 3, 32, 9), (2, 3, 13, 21)] * 2:
         x = rng.standard_normal(shape).astype(np.float32)
         avg, adaptive = model(x)
         np.testing.assert_array_equal(avg, ov_ops.avg_pool(x, [3, 3], [2, 2],
@@ -382,6 +383,24 @@ def test_adaptive_avg_pool_1d_large_follows_torch(tmp_path, rng, n_in, n_out):
     (got,) = ir.read_model(builder.write(tmp_path))(data)
     want = torch.nn.functional.adaptive_avg_pool1d(torch.from_numpy(data), n_out).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_output_size_fed_per_call_sets_each_call_s_shape(tmp_path, rng):
+    """AdaptiveAvgPool's output_size as a model input: each call's value gives
+    that call's output shape, also when a value comes back after another."""
+    torch = _torch()
+    data = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
+    builder = IR()
+    x = builder.parameter(data.shape, name="x")
+    size = builder.parameter((2,), etype="i64", name="size")
+    pool = builder.layer("AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)],
+                         [("f32", (2, 3, None, None))], name="pool")
+    builder.result(pool)
+    model = ir.read_model(builder.write(tmp_path))
+    for out_size in [(3, 4), (5, 5), (3, 4), (1, 10)]:
+        (got,) = model(data, np.array(out_size, np.int64))
+        want = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(data), out_size)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("index_type", ["i32", "i64"])

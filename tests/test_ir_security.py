@@ -570,7 +570,13 @@ def test_dynamic_input_too_small_for_the_kernel(tmp_path):
     builder.result(pool)
     path = builder.write(tmp_path)
     model = ir.read_model(path)
+    x = np.arange(8, dtype=np.float32).reshape(1, 1, 8)
+    np.testing.assert_array_equal(model(x)[0], [[[4, 5, 6, 7]]])
     with pytest.raises(ovpool.IRError, match="does not fit") as info:
         model(np.zeros((1, 1, 3), np.float32))
     line = line_of(open(path).read(), 'name="pool"')
     assert f"{path}:{line}:" in str(info.value)
+    # and again after it: a shape that failed is never taken as inferred
+    with pytest.raises(ovpool.IRError, match="does not fit"):
+        model(np.zeros((1, 1, 3), np.float32))
+    np.testing.assert_array_equal(model(x)[0], [[[4, 5, 6, 7]]])
