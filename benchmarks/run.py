@@ -17,8 +17,9 @@ time every system in its own blocks of calls over shuffled rounds
 and the best block, in ms; per case: ovpool / best peer and ovpool / roofline,
 the 1-thread / n-thread time of ovpool (``ovpool_1t`` is timed in the same
 rounds) beside that of the roofline (``roofline_1t``: how much more memory
-bandwidth a second thread can draw on this machine), and the peak memory of one ovpool call (``benchmarks/memory.py``, a
-fresh process per case). Results go to ``--out`` (default
+bandwidth a second thread can draw on this machine), and the peak memory of
+one ovpool call (``benchmarks/memory.py``, a fresh process per case).
+Results go to ``--out`` (default
 ``benchmarks/results/``) as JSON and CSV, plus a PNG of the ratios with
 ``--plot``.
 """

@@ -1516,9 +1516,9 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     # not follow the column blocks' row-by-row order (adaptive max
     # 8x256x50x50 -> 7 with indices 0.86-0.88x at 1 and 2 threads, the window
     # right after this one), and the folds of one window do not hide the
-    # latency of the next: 2 KiB further gave 0.93x at 1 and 2 threads (and
-    # 100 -> 7 0.94x; 4 and 8 KiB less; whole windows further ahead made
-    # large windows slower)
+    # latency of the next: 2 KiB further gave 0.91-0.94x at 1 and 2 threads
+    # (100 -> 7 0.91-0.95x; 4 and 8 KiB less; whole windows further ahead
+    # made large windows slower)
     ahead = <const char*>(plane + offsets[n_rows - 1] + plan.in_w) + 2048
     for i in range(0, n_rows * plan.in_w * <Py_ssize_t>sizeof(max_t), 64):
         _prefetch(ahead + i)

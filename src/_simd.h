@@ -557,7 +557,8 @@ static inline OVPOOL_INLINE void ovpool_fold_blocks8(const float *plane, const i
         for (int j = 0; j < nb; j++)
             v[j] = _mm256_loadu_ps(row + at[j]);
         for (int j = 0; j < nb; j++) {
-            rank_of[j] = ovpool_take_index8(rank_of[j], rank, _mm256_cmp_ps(c[j], v[j], _CMP_LT_OQ));
+            rank_of[j] = ovpool_take_index8(rank_of[j], rank,
+                                            _mm256_cmp_ps(c[j], v[j], _CMP_LT_OQ));
             c[j] = _mm256_max_ps(v[j], c[j]);
         }
         for (int j = 0; j < nb; j += 2)
