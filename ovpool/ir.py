@@ -788,6 +788,10 @@ class Model:
 
     def _check_input(self, info, value):
         where = info.layer.line
+        if (isinstance(value, np.ndarray) and info.dtype is not None
+                and value.dtype == info.dtype
+                and (info.shape is None or value.shape == info.shape)):
+            return value     # the common case: no message to format
         expected = f"{info.element_type}{info.shape_str()}"
         if not isinstance(value, np.ndarray):
             try:
