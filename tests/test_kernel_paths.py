@@ -14,6 +14,7 @@ import pytest
 
 import ovpool
 from ovpool import _core
+from ovpool.shapes import fixed_axis_windows
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -336,6 +337,57 @@ def test_tiling_3d_without_depth_pooling_and_1d():
                                   F.avg_pool1d(_t(x1), 3, 3).numpy())
     np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x1[..., :36], 9),
                                   F.adaptive_avg_pool1d(_t(x1[..., :36]), 9).numpy())
+
+
+def _tiling_plan(shape, kernel):
+    """The plan of a kernel == stride pool of x of this shape, no padding."""
+    return _core.Plan(shape[:2], shape[2:], [
+        fixed_axis_windows(n, n // k, k, k, 1, 0, 0, False) for n, k in zip(shape[2:], kernel)])
+
+
+@pytest.mark.parametrize("shape, kernel", [
+    ((2, 3, 8, 12), (2, 3)),          # 6 planes, one group
+    ((5, 7, 28, 28), (4, 4)),         # 35 planes of 49 outputs: one group of 35
+    ((3, 100, 8, 8), (2, 2)),         # 300 planes of 16 outputs: groups of 150
+    ((2, 5, 56, 56), (2, 2)),         # 784 outputs a plane: groups of 5
+    ((2, 3, 4, 8, 12), (1, 4, 4)),    # 3D: the depth slices stack too
+    ((3, 4, 36), (3,)),               # 1D: one row a plane
+])
+def test_tiling_planes_merged_into_groups(shape, kernel):
+    """Tiles that use every input row run over groups of consecutive planes
+    seen as one tall plane (Plan.merged_tiling): the same values as torch,
+    averages bit for bit, for float32/float64/float16 averages and maxima
+    (NaN too) and int8 maxima, at 1 and 2 threads. A plane with a row left
+    below its tiles is not merged."""
+    pool = {1: (F.avg_pool1d, F.max_pool1d), 2: (F.avg_pool2d, F.max_pool2d),
+            3: (F.avg_pool3d, F.max_pool3d)}[len(kernel)]
+    assert _tiling_plan(shape, kernel).merged_tiling() is not None
+    x = _with_nans(RNG.standard_normal(shape).astype(np.float32), count=3)
+    for n_threads in (1, 2):
+        for dtype in (np.float32, np.float64, np.float16):
+            xd = x.astype(dtype)
+            finite = np.nan_to_num(xd)
+            want_avg = pool[0](_t(finite.astype(np.float64 if dtype == np.float64
+                                                 else np.float32)), kernel, kernel).numpy()
+            want_max = pool[1](_t(xd.astype(np.float64 if dtype == np.float64
+                                            else np.float32)), kernel, kernel).numpy()
+            np.testing.assert_array_equal(
+                ovpool.avg_pool(finite, kernel, strides=kernel, num_threads=n_threads),
+                want_avg.astype(dtype))
+            np.testing.assert_array_equal(
+                ovpool.max_pool(xd, kernel, strides=kernel, num_threads=n_threads),
+                want_max.astype(dtype))
+        x8 = RNG.integers(-128, 127, shape, endpoint=True).astype(np.int8)
+        want8 = pool[1](_t(x8.astype(np.float32)), kernel, kernel).numpy().astype(np.int8)
+        np.testing.assert_array_equal(
+            ovpool.max_pool(x8, kernel, strides=kernel, num_threads=n_threads), want8)
+    if len(kernel) >= 2 and kernel[-2] > 1:
+        # one row more below the tiles of each plane: not merged, still right
+        longer = shape[:-2] + (shape[-2] + 1, shape[-1])
+        assert _tiling_plan(longer, kernel).merged_tiling() is None
+        y = RNG.standard_normal(longer).astype(np.float32)
+        np.testing.assert_array_equal(ovpool.avg_pool(y, kernel, strides=kernel),
+                                      pool[0](_t(y), kernel, kernel).numpy())
 
 
 def test_tiling_adaptive_divisible_matches_torch():
