@@ -13,6 +13,7 @@ call with the same shapes costs a dictionary lookup, not a re-validation.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 
@@ -250,6 +251,7 @@ class Plan:
             np.ascontiguousarray(div_w, dtype=np.float64), self.slice_rows, *self.slab_rows,
             self.slab_prefetch)
 
+    @functools.cached_property
     def merged_tiling(self):
         """This tiling pool over groups of consecutive planes, each group seen
         as one plane of its rows stacked (the same windows, so the same
@@ -265,13 +267,6 @@ class Plan:
         and 0.81x), 14->7 on 64x512 planes 0.75x; 2x2 s2 on 56x56 planes, 784
         outputs each, the same either way. Values only: indices count within
         each original plane."""
-        merged = self.__dict__.get("_merged", False)
-        if merged is False:
-            merged = self._merge_tiling()
-            self._merged = merged    # (two threads may both build it: the same)
-        return merged
-
-    def _merge_tiling(self):
         if self.tiling is None or self.n_planes < 2:
             return None
         rows_in = self.in_dhw[0] * self.in_dhw[1]
@@ -449,14 +444,21 @@ def _half_output(plan, out, op, planes):
     return bits, bits.view(planes.result_dtype)
 
 
-def _tiling_view(plan, x, flat_out):
-    """(plan, input planes, output planes) of a values-only tiling call: over
-    groups of planes where the plan allows it (:meth:`Plan.merged_tiling`)."""
-    merged = plan.merged_tiling()
-    if merged is None:
-        return plan, x, flat_out
-    return (merged, x.reshape(merged.n_planes, merged.in_plane),
-            flat_out.reshape(merged.n_planes, merged.out_plane))
+def _tile_pool(plan, x, flat_out, is_max, num_threads, half=None):
+    """A values-only tiling call (kernels.tile_pool; half_tile_pool for the raw
+    bits of 16-bit floats, ``half`` "f16" or "bf16"), over groups of planes
+    where the plan allows it (:attr:`Plan.merged_tiling`)."""
+    tiles = plan.merged_tiling or plan
+    if tiles is not plan:
+        x = x.reshape(tiles.n_planes, tiles.in_plane)
+        flat_out = flat_out.reshape(tiles.n_planes, tiles.out_plane)
+    n_threads, rows_per_block = tiles.threads(num_threads)
+    if half is None:
+        _kernels.tile_pool(x, flat_out, tiles.geometry, *tiles.tiling, is_max, rows_per_block,
+                           n_threads, _tile_ahead(x))
+    else:
+        _kernels.half_tile_pool(x, flat_out, tiles.geometry, *tiles.tiling, is_max,
+                                half == "bf16", rows_per_block, n_threads, _tile_ahead(x))
 
 
 def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
@@ -470,17 +472,15 @@ def run_sum_pool(planes, plan, *, op, p=None, num_threads=None, out=None):
     result = allocate(plan.full_shape, x.dtype, out, op, "out", x, planes.result_dtype)
     if plan.n_planes == 0 or plan.out_plane == 0:
         return finish(result, planes.result_dtype, out)
+    flat_out = result.reshape(plan.n_planes, plan.out_plane)
+    if not plan.is_global and plan.tiling is not None and p is None:
+        _tile_pool(plan, x, flat_out, False, num_threads)
+        return finish(result, planes.result_dtype, out)
     n_threads, rows_per_block = plan.threads(num_threads)
     mode = _sum_mode(p)
     p_value = 1.0 if p is None else float(p)
-    flat_out = result.reshape(plan.n_planes, plan.out_plane)
     if plan.is_global:
         _kernels.global_sum_pool(x, flat_out.reshape(-1), mode, p_value, n_threads)
-    elif plan.tiling is not None and p is None:
-        tiles, x_rows, out_rows = _tiling_view(plan, x, flat_out)
-        n_threads, rows_per_block = tiles.threads(num_threads)
-        _kernels.tile_pool(x_rows, out_rows, tiles.geometry, *tiles.tiling, False,
-                           rows_per_block, n_threads, _tile_ahead(x))
     else:
         _kernels.sum_pool(x, flat_out, plan.geometry, rows_per_block, mode, p_value, n_threads)
     return finish(result, planes.result_dtype, out)
@@ -492,19 +492,16 @@ def _run_half(planes, plan, *, op, kind, p, num_threads, out):
     bits, result = _half_output(plan, out, op, planes)
     if plan.n_planes == 0 or plan.out_plane == 0:
         return result
+    flat_bits = bits.reshape(plan.n_planes, plan.out_plane)
+    if (not plan.is_global and plan.tiling is not None
+            and kind in (_SUM_MODE_AVERAGE, _HALF_MAX)):
+        _tile_pool(plan, planes.planes, flat_bits, kind == _HALF_MAX, num_threads, planes.half)
+        return result
     n_threads, rows_per_block = plan.threads(num_threads)
     if plan.is_global:
         _kernels.half_global_pool(planes.planes, bits.reshape(-1), kind,
                                   1.0 if p is None else float(p), planes.half == "bf16",
                                   n_threads)
-        return result
-    flat_bits = bits.reshape(plan.n_planes, plan.out_plane)
-    if plan.tiling is not None and kind in (_SUM_MODE_AVERAGE, _HALF_MAX):
-        tiles, x_rows, out_rows = _tiling_view(plan, planes.planes, flat_bits)
-        n_threads, rows_per_block = tiles.threads(num_threads)
-        _kernels.half_tile_pool(x_rows, out_rows, tiles.geometry, *tiles.tiling,
-                                kind == _HALF_MAX, planes.half == "bf16", rows_per_block,
-                                n_threads, _tile_ahead(planes.planes))
         return result
     _kernels.half_pool(planes.planes, flat_bits, plan.geometry, rows_per_block, kind,
                        1.0 if p is None else float(p), planes.half == "bf16", n_threads)
@@ -575,16 +572,14 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
     if plan.n_planes == 0 or plan.out_plane == 0:
         values = result if result is not None else finish(values, planes.result_dtype, out)
         return (values, indices) if with_indices else values
-    n_threads, rows_per_block = plan.threads(num_threads)
     flat_values = values.reshape(plan.n_planes, plan.out_plane)
+    if not with_indices and not plan.is_global and plan.tiling is not None:
+        _tile_pool(plan, x, flat_values, True, num_threads)
+        return finish(values, planes.result_dtype, out)
+    n_threads, rows_per_block = plan.threads(num_threads)
     if not with_indices:
         if plan.is_global:
             _kernels.global_max_pool(x, flat_values.reshape(-1), n_threads)
-        elif plan.tiling is not None:
-            tiles, x_rows, out_rows = _tiling_view(plan, x, flat_values)
-            n_threads, rows_per_block = tiles.threads(num_threads)
-            _kernels.tile_pool(x_rows, out_rows, tiles.geometry, *tiles.tiling, True,
-                               rows_per_block, n_threads, _tile_ahead(x))
         else:
             _kernels.max_pool(x, flat_values, plan.geometry, rows_per_block, n_threads)
             _fill_empty_windows(values, plan)

@@ -604,8 +604,8 @@ static inline void ovpool_fold_rows_argmax_f32(const float *plane, const int64_t
         ptrdiff_t n_blocks = (n + 7) / 8, blk = 0, at[4];
         while (blk < n_blocks) {
             int nb = n_blocks - blk >= 3 ? 4 : 2;
-            for (int j = 0; j < nb; j++)
-                at[j] = ovpool_block_start(blk + j < n_blocks ? blk + j : n_blocks - 1, 8, n);
+            for (int j = 0; j < nb; j++)     /* past the last block: the last again */
+                at[j] = ovpool_block_start(blk + j, 8, n);
             if (nb == 4)
                 ovpool_fold_blocks8(plane, offsets, n_rows, at, 4, col, col_row);
             else

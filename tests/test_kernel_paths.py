@@ -361,7 +361,7 @@ def test_tiling_planes_merged_into_groups(shape, kernel):
     below its tiles is not merged."""
     pool = {1: (F.avg_pool1d, F.max_pool1d), 2: (F.avg_pool2d, F.max_pool2d),
             3: (F.avg_pool3d, F.max_pool3d)}[len(kernel)]
-    assert _tiling_plan(shape, kernel).merged_tiling() is not None
+    assert _tiling_plan(shape, kernel).merged_tiling is not None
     x = _with_nans(RNG.standard_normal(shape).astype(np.float32), count=3)
     for n_threads in (1, 2):
         for dtype in (np.float32, np.float64, np.float16):
@@ -384,7 +384,7 @@ def test_tiling_planes_merged_into_groups(shape, kernel):
     if len(kernel) >= 2 and kernel[-2] > 1:
         # one row more below the tiles of each plane: not merged, still right
         longer = shape[:-2] + (shape[-2] + 1, shape[-1])
-        assert _tiling_plan(longer, kernel).merged_tiling() is None
+        assert _tiling_plan(longer, kernel).merged_tiling is None
         y = RNG.standard_normal(longer).astype(np.float32)
         np.testing.assert_array_equal(ovpool.avg_pool(y, kernel, strides=kernel),
                                       pool[0](_t(y), kernel, kernel).numpy())
