@@ -133,6 +133,12 @@ cdef extern from "_simd.h":
         Py_ssize_t n_rows, Py_ssize_t row_step, Py_ssize_t out_stride) noexcept nogil
     bint _left_edge_ok "ovpool_left_edge_ok"(Py_ssize_t n_out, int stride, int k,
                                              Py_ssize_t pad) noexcept nogil
+    Py_ssize_t _bins_argmax_f32 "ovpool_bins_argmax_f32"(
+        const float* plane, const int64_t* offsets, Py_ssize_t n_rows, Py_ssize_t in_w,
+        const int64_t* win_w, Py_ssize_t out_w, float* out, int64_t* pos, int64_t* index,
+        int64_t index_base) noexcept nogil
+    bint _bins_by_window_ok "ovpool_bins_by_window_ok"(const int64_t* win_w, Py_ssize_t out_w,
+                                                       Py_ssize_t in_w) noexcept nogil
 
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
@@ -178,6 +184,9 @@ cdef struct Plan:
     bint rows_8_wide            # W windows from a table (adaptive), each 8 taps or
                                 # more, windows of 2 rows or more, no dilation
                                 # (_adaptive_rows_f32)
+    bint bins_by_window         # float32 maxima with indices by the window tables:
+                                # each window on its own (_bins_argmax_f32), set
+                                # per call by max_pool_with_indices
 
 
 def openmp_enabled():
@@ -1484,8 +1493,8 @@ cdef inline Py_ssize_t _rank_offset(Py_ssize_t width, Py_ssize_t item_size) noex
 
 cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, index_t* index_row,
                                          max_t* col, int32_t* col_row, int64_t* offsets,
-                                         const Plan* plan, Py_ssize_t od, Py_ssize_t oh,
-                                         int64_t index_base, int64_t stride_d,
+                                         int64_t* positions, const Plan* plan, Py_ssize_t od,
+                                         Py_ssize_t oh, int64_t index_base, int64_t stride_d,
                                          int64_t stride_h, int64_t stride_w) noexcept nogil:
     """Values and indices of one output row by the window tables, vertical
     first (adaptive bins of unequal size).
@@ -1495,7 +1504,11 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     NaN). The horizontal pass then takes, among the columns of a window, the
     lexicographically smallest (row, column) holding the maximum, or the
     largest holding a NaN: that is the first maximum (last NaN) in row-major
-    window order, so the tie and NaN rules hold."""
+    window order, so the tie and NaN rules hold.
+
+    Where ``plan.bins_by_window``, each window is taken on its own first
+    (the same rule, see ovpool_bins_group_f32; ``positions``, out_w int64, is
+    its scratch), and a row where that meets a NaN by the fold."""
     cdef Py_ssize_t n_rows = _row_offsets(plan, od, oh, offsets)
     cdef Py_ssize_t r, i, o, t, first, n_taps, c, best_c
     cdef const max_t* row
@@ -1503,7 +1516,7 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     cdef max_t value, best
     cdef int32_t rank, best_r
     cdef int64_t key, best_key
-    cdef bint take, value_nan, best_nan, any_nan
+    cdef bint take, value_nan, best_nan, any_nan, row_major
     cdef bint vector_bins = max_t is float and plan.dil_w == 1 and plan.in_w >= 8
     cdef const char* ahead
     if n_rows == 0:
@@ -1520,8 +1533,24 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     # (100 -> 7 0.91-0.95x; 4 and 8 KiB less; whole windows further ahead
     # made large windows slower)
     ahead = <const char*>(plane + offsets[n_rows - 1] + plan.in_w) + 2048
-    for i in range(0, n_rows * plan.in_w * <Py_ssize_t>sizeof(max_t), 64):
+    for i in range(0, n_rows * plan.in_w * <Py_ssize_t>sizeof(max_t), 256):
+        # four lines a turn (a prefetch past the end cannot fault)
         _prefetch(ahead + i)
+        _prefetch(ahead + i + 64)
+        _prefetch(ahead + i + 128)
+        _prefetch(ahead + i + 192)
+    if max_t is float and plan.bins_by_window:
+        row_major = index_t is int64_t and _row_major(plan, stride_d, stride_h, stride_w)
+        if _bins_argmax_f32(plane, offsets, n_rows, plan.in_w, plan.win_w, plan.out_w, out_row,
+                            positions, <int64_t*>index_row if row_major else NULL,
+                            index_base) == 0:
+            if not row_major:
+                for o in range(plan.out_w):
+                    index_row[o] = <index_t>_flat_index(positions[o], plan, index_base,
+                                                        stride_d, stride_h, stride_w)
+            return
+        # a NaN (or +inf and -inf in a column): the fold below takes the row
+        # again, with the exact rule where a window holds the NaN
     if max_t is float:
         _fold_rows_argmax_f32(plane, offsets, n_rows, col, col_row, plan.in_w)
     else:
@@ -1627,8 +1656,8 @@ cdef inline Py_ssize_t _max_rows_with_indices(const max_t* plane, max_t* out_row
     if hi - lo < 16 and col != NULL:
         _max_table_with_indices(plane, out_row, index_row, col,
                                 <int32_t*>(<char*>col + _rank_offset(plan.in_w, sizeof(max_t))),
-                                offsets, plan, od, oh, index_base, stride_d, stride_h,
-                                stride_w)
+                                offsets, <int64_t*>pos, plan, od, oh, index_base, stride_d,
+                                stride_h, stride_w)
         return 1
     if wd[1] == 0 or wh[1] == 0 or hi <= lo:
         _max_edges_with_indices(plane, out_row, index_row, plan, od, oh, 0, plan.out_w,
@@ -1765,6 +1794,8 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
             or planes_per_index_space < 1):
         raise ValueError("array shapes do not match the geometry")
     _set_blocks(&plan, rows_per_block)
+    plan.bins_by_window = (max_t is float and plan.dil_w == 1
+                           and _bins_by_window_ok(plan.win_w, plan.out_w, plan.in_w))
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = out.shape[1]
     cdef Py_ssize_t rows_per_plane = plan.out_d * plan.out_h

@@ -518,6 +518,171 @@ static inline OVPOOL_INLINE __m256i ovpool_take_index8(__m256i at, __m256i idx, 
 #endif
 
 #if defined(__AVX2__)
+/* The smallest (row << 4) + column holding the maximum of one window's
+ * folded columns c, rank (nv vectors; masked: only lanes lo .. lo + n_taps
+ * - 1), or -1 if no lane holds the maximum (which only a NaN can cause:
+ * checked so that no offset is read out of range). */
+static inline OVPOOL_INLINE int64_t ovpool_bin_finish(__m256 c0, __m256 c1, __m256i rank0,
+                                                      __m256i rank1, int nv, int masked,
+                                                      int lo, int n_taps) {
+    /* by value, not by pointer: the caller's arrays stay in registers */
+    __m256 c[2] = {c0, c1}, in[2], m = c0;
+    __m256i rank[2] = {rank0, rank1}, lane[2], low = _mm256_set1_epi32(INT32_MAX);
+    for (int j = 0; j < nv; j++) {
+        lane[j] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                   _mm256_set1_epi32(8 * j));
+        if (masked) {
+            in[j] = _mm256_castsi256_ps(_mm256_and_si256(
+                _mm256_cmpgt_epi32(lane[j], _mm256_set1_epi32(lo - 1)),
+                _mm256_cmpgt_epi32(_mm256_set1_epi32(lo + n_taps), lane[j])));
+            __m256 v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), c[j], in[j]);
+            m = j ? _mm256_max_ps(m, v) : v;
+        } else if (j) {
+            m = _mm256_max_ps(m, c[j]);
+        }
+    }
+    m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0x4e));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0xb1));     /* the maximum, every lane */
+    for (int j = 0; j < nv; j++) {
+        __m256 at_max = _mm256_cmp_ps(c[j], m, _CMP_EQ_OQ);
+        if (masked)
+            at_max = _mm256_and_ps(at_max, in[j]);
+        low = _mm256_min_epi32(low, ovpool_take_index8(low, _mm256_add_epi32(rank[j], lane[j]),
+                                                       at_max));
+    }
+    low = _mm256_min_epi32(low, _mm256_permute2x128_si256(low, low, 1));
+    low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0x4e));
+    low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0xb1));
+    int32_t key = _mm256_cvtsi256_si32(low);
+    return key == INT32_MAX ? -1 : key;
+}
+
+/* The first maximum, in row-major order, of each of n_win windows of one
+ * output row (ww: their win_w entries, n_taps columns from first; up to 8
+ * columns with nv = 1, 16 with nv = 2; n_win * nv <= 4; the rows at
+ * offsets), by the windows themselves: their columns fold down the rows in
+ * nv vectors each with the strict ">" (each column's first row holding its
+ * maximum), and the lanes holding a window's maximum give its smallest
+ * (row, column) - no column maxima stored and read back, and each row's
+ * address and rank taken once for the n_win windows. pos[w]: the in-plane
+ * offset, out[w]: the element's own value (-0.0 and +0.0 compare equal),
+ * index[w] (if index): index_base + pos[w]. One running sum over all the
+ * group's vectors finds a NaN in one add per vector and row (a register
+ * each would spill); then every window of the group gets pos[w] = -1 (so
+ * do +inf and -inf in one lane). Returns the number of such windows. Needs
+ * in_w >= 8 nv. */
+static inline OVPOOL_INLINE int ovpool_bins_group_f32(const float *plane, const int64_t *offsets,
+                                                      ptrdiff_t n_rows, ptrdiff_t in_w,
+                                                      const int64_t *ww, int n_win, int nv,
+                                                      float *out, int64_t *pos, int64_t *index,
+                                                      int64_t index_base) {
+    ptrdiff_t start[4], at[4];
+    __m256 c[4], sum = _mm256_setzero_ps();
+    __m256i rank[4];
+    const float *row = plane + offsets[0];
+    for (int w = 0; w < n_win; w++) {
+        ptrdiff_t first = ww[3 * w];
+        start[w] = first + 8 * nv <= in_w ? first : in_w - 8 * nv;
+        for (int j = 0; j < nv; j++) {
+            at[w * nv + j] = start[w] + 8 * j;
+            c[w * nv + j] = _mm256_loadu_ps(row + start[w] + 8 * j);
+            sum = _mm256_add_ps(sum, c[w * nv + j]);
+            rank[w * nv + j] = _mm256_setzero_si256();
+        }
+    }
+    for (ptrdiff_t r = 1; r < n_rows; r++) {
+        __m256i key = _mm256_set1_epi32((int32_t)(r << 4));
+        row = plane + offsets[r];
+        for (int k = 0; k < n_win * nv; k++) {
+            __m256 v = _mm256_loadu_ps(row + at[k]);
+            rank[k] = ovpool_take_index8(rank[k], key, _mm256_cmp_ps(v, c[k], _CMP_GT_OQ));
+            c[k] = _mm256_max_ps(v, c[k]);
+            sum = _mm256_add_ps(sum, v);
+        }
+    }
+    int nan = _mm256_movemask_ps(_mm256_cmp_ps(sum, sum, _CMP_UNORD_Q)), n_exact = 0;
+    for (int w = 0; w < n_win; w++) {
+        int lo = (int)(ww[3 * w] - start[w]), n_taps = (int)ww[3 * w + 1];
+        int k = w * nv, k1 = w * nv + nv - 1;
+        int64_t key = nan ? -1
+                      : lo == 0 && n_taps == 8 * nv      /* no lane to leave out */
+                      ? ovpool_bin_finish(c[k], c[k1], rank[k], rank[k1], nv, 0, 0, 0)
+                      : ovpool_bin_finish(c[k], c[k1], rank[k], rank[k1], nv, 1, lo, n_taps);
+        if (key >= 0) {
+            key = offsets[key >> 4] + start[w] + (key & 15);
+            out[w] = plane[key];
+            if (index)
+                index[w] = index_base + key;
+        }
+        pos[w] = key;
+        n_exact += key < 0;
+    }
+    return n_exact;
+}
+
+#endif
+
+/* Values and in-plane offsets (pos) of the out_w windows of one output row
+ * by ovpool_bins_group_f32, in groups of up to 4 vectors of windows as wide
+ * (pos -1: a group with a NaN), where
+ * ovpool_bins_by_window_ok holds; with index, also index_base + pos there
+ * (row-major int64 indices, written here). Returns the number of windows
+ * with pos -1: the caller takes the row again by the exact rule. */
+static inline ptrdiff_t ovpool_bins_argmax_f32(const float *plane, const int64_t *offsets,
+                                               ptrdiff_t n_rows, ptrdiff_t in_w,
+                                               const int64_t *win_w, ptrdiff_t out_w,
+                                               float *out, int64_t *pos, int64_t *index,
+                                               int64_t index_base) {
+#if defined(__AVX2__)
+    ptrdiff_t o = 0, n_exact = 0;
+    while (o < out_w) {
+        int nv = win_w[3 * o + 1] <= 8 ? 1 : 2, n = 1;
+        while (n < 4 / nv && o + n < out_w && (win_w[3 * (o + n) + 1] <= 8 ? 1 : 2) == nv)
+            n++;
+#define OVPOOL_GROUP(N, NV) \
+    (n_exact += ovpool_bins_group_f32(plane, offsets, n_rows, in_w, win_w + 3 * o, N, NV, \
+                                      out + o, pos + o, index ? index + o : NULL, index_base))
+        if (nv == 2)
+            n == 2 ? OVPOOL_GROUP(2, 2) : OVPOOL_GROUP(1, 2);
+        else
+            n == 4 ? OVPOOL_GROUP(4, 1) : n == 3 ? OVPOOL_GROUP(3, 1)
+                   : n == 2 ? OVPOOL_GROUP(2, 1) : OVPOOL_GROUP(1, 1);
+#undef OVPOOL_GROUP
+        o += n;
+    }
+    return n_exact;
+#else
+    (void)plane; (void)offsets; (void)n_rows; (void)in_w; (void)win_w; (void)out; (void)index;
+    (void)index_base;
+    for (ptrdiff_t o = 0; o < out_w; o++)
+        pos[o] = -1;
+    return out_w;
+#endif
+}
+
+/* Whether the windows along W (a table, no dilation) go to
+ * ovpool_bins_argmax_f32 rather than the column fold: AVX2 builds, windows
+ * of 1 to 16 taps that fit their vectors, and vectors over no more than 1.5x
+ * the row's columns (windows that overlap much fold each column once). */
+static inline int ovpool_bins_by_window_ok(const int64_t *win_w, ptrdiff_t out_w,
+                                           ptrdiff_t in_w) {
+#if defined(__AVX2__)
+    ptrdiff_t lanes = 0;
+    for (ptrdiff_t o = 0; o < out_w; o++) {
+        int64_t n = win_w[3 * o + 1];
+        if (n < 1 || n > 16 || in_w < (n <= 8 ? 8 : 16))
+            return 0;
+        lanes += n <= 8 ? 8 : 16;
+    }
+    return out_w > 0 && 2 * lanes <= 3 * in_w;
+#else
+    (void)win_w; (void)out_w; (void)in_w;
+    return 0;
+#endif
+}
+
+#if defined(__AVX2__)
 /* ovpool_fold_rows_argmax_f32 of the 8 columns from i by the exact rule. */
 static inline OVPOOL_INLINE void ovpool_fold_block8_exact(const float *plane,
                                                           const int64_t *offsets,
@@ -2044,6 +2209,172 @@ static inline OVPOOL_INLINE void ovpool_argpair8(const float *row0, ptrdiff_t in
 }
 #endif
 
+#if defined(__AVX2__)
+/* One window row of a pair of 8-output blocks (p, q) in ovpool_argrows_k3:
+ * the first maximum of each output's 3 taps (lanes in ovpool_taps8s's
+ * order), and in pos its in-plane position, base[u] + row for tap u (p's
+ * base[0..2], q's base[3..5]); NaN-free. left: as ovpool_taps8s_left (its
+ * lane 0's base[0] is its base[1]). Any NaN tap is set in *nan: taps 1 and 2
+ * hold every column but tap 0 of output 0, which the block before holds
+ * (tap 2 of its last output or after) unless p is the first block of its
+ * chunk: first_p checks it. */
+static inline OVPOOL_INLINE void ovpool_row_argmax3x2(const float *p, const float *q, int stride,
+                                                      int left, int first_p,
+                                                      const __m256i *base, __m256i row,
+                                                      __m256 h[2], __m256i pos[2],
+                                                      __m256 *nan) {
+    __m256 v[4], w[4];
+    if (left)
+        ovpool_taps8s_left(p, stride, v);
+    else
+        ovpool_taps8s(p, stride, 3, v);
+    ovpool_taps8s(q, stride, 3, w);
+    __m256 odd = _mm256_or_ps(_mm256_cmp_ps(v[1], w[1], _CMP_UNORD_Q),
+                              _mm256_cmp_ps(v[2], w[2], _CMP_UNORD_Q));
+    if (first_p && !left)
+        odd = _mm256_or_ps(odd, _mm256_cmp_ps(v[0], v[0], _CMP_UNORD_Q));
+    *nan = _mm256_or_ps(*nan, odd);
+    __m256 take_p = _mm256_cmp_ps(v[1], v[0], _CMP_GT_OQ);
+    __m256 take_q = _mm256_cmp_ps(w[1], w[0], _CMP_GT_OQ);
+    __m256 m_p = _mm256_max_ps(v[1], v[0]), m_q = _mm256_max_ps(w[1], w[0]);
+    __m256i at_p = ovpool_take_index8(base[0], base[1], take_p);
+    __m256i at_q = ovpool_take_index8(base[3], base[4], take_q);
+    take_p = _mm256_cmp_ps(v[2], m_p, _CMP_GT_OQ);
+    take_q = _mm256_cmp_ps(w[2], m_q, _CMP_GT_OQ);
+    pos[0] = _mm256_add_epi32(ovpool_take_index8(at_p, base[2], take_p), row);
+    pos[1] = _mm256_add_epi32(ovpool_take_index8(at_q, base[5], take_q), row);
+    h[0] = _mm256_max_ps(v[2], m_p);
+    h[1] = _mm256_max_ps(w[2], m_q);
+}
+
+/* What one pair of 8-output blocks keeps from an output row to the next in
+ * ovpool_argrows_k3: its lanes' tap offsets (p's taps 0..2, then q's) and
+ * the horizontal argmax of the window rows the next output row shares. */
+typedef struct {
+    __m256i base[6];
+    __m256 value[2][2];         /* [shared window row][p, q] */
+    __m256i at[2][2];
+} ovpool_argcarry;
+
+/* One output row of a pair of blocks (p, q: their window row 0) in
+ * ovpool_argrows_k3: the rows not kept from the row before (all 3 when
+ * first) by ovpool_row_argmax3x2, then the three combined top to bottom. */
+static inline OVPOOL_INLINE void ovpool_argstep8x2_k3(
+        const float *p, const float *q, ptrdiff_t in_w, float *out_p, float *out_q,
+        int64_t *idx_p, int64_t *idx_q, int64_t index_base, int stride, int row_stride,
+        int left, int first_p, int first, int32_t row_at, ovpool_argcarry *c, __m256 *nan) {
+    int kw = ovpool_lane_kw(stride, 3), kept = 3 - row_stride, t = 0;
+    __m256 h[3][2];
+    __m256i at[3][2];
+    if (!first)
+        for (; t < kept; t++) {
+            h[t][0] = c->value[t][0]; h[t][1] = c->value[t][1];
+            at[t][0] = c->at[t][0]; at[t][1] = c->at[t][1];
+        }
+    for (; t < 3; t++)
+        ovpool_row_argmax3x2(p + t * in_w, q + t * in_w, stride, left, first_p, c->base,
+                             _mm256_set1_epi32(row_at + (int32_t)(t * in_w)), h[t], at[t],
+                             nan);
+    for (t = 0; t < kept; t++) {
+        c->value[t][0] = h[t + row_stride][0]; c->value[t][1] = h[t + row_stride][1];
+        c->at[t][0] = at[t + row_stride][0]; c->at[t][1] = at[t + row_stride][1];
+    }
+    for (int j = 0; j < 2; j++) {
+        __m256 take = _mm256_cmp_ps(h[1][j], h[0][j], _CMP_GT_OQ);
+        __m256 best = _mm256_max_ps(h[1][j], h[0][j]);
+        __m256i pos = ovpool_take_index8(at[0][j], at[1][j], take);
+        take = _mm256_cmp_ps(h[2][j], best, _CMP_GT_OQ);
+        best = _mm256_max_ps(h[2][j], best);
+        pos = ovpool_take_index8(pos, at[2][j], take);
+        int64_t *idx = j ? idx_q : idx_p;
+        _mm256_storeu_ps(j ? out_q : out_p, ovpool_unpermute8(best, kw));
+        ovpool_store_indices8(idx, idx + 4, ovpool_unpermute8i(pos, kw), index_base);
+    }
+}
+
+/* Block pairs per chunk of ovpool_argrows_k3: 256 outputs, 7 KiB of carries. */
+#define OVPOOL_ARG_CHUNK 16
+
+/* ovpool_argmax_rows_f32 of 3x3 windows (W stride 1 or 2) whose output rows
+ * step down row_stride (1 or 2) input rows, NaN-free first: each input row's
+ * horizontal argmax is taken once, and the 3 - row_stride window rows an
+ * output row shares with the next are kept (per block pair, in a carry)
+ * instead of taken again. The row's first maximum, then the first row
+ * holding the maximum, is the first maximum in row-major order. The rows go
+ * in order through chunks of 256 outputs, so the input streams as in the
+ * row path (a walk down each pair's columns was 1.4x slower beyond L3).
+ * 1.8x fewer instructions than the 9-tap fold of every output row. Where a
+ * tap of a chunk is NaN, its rows are redone with the exact rule. */
+static inline OVPOOL_INLINE void ovpool_argrows_k3(
+        const float *row0, ptrdiff_t in_w, float *out, int64_t *index, ptrdiff_t n_out,
+        int32_t row_offset, int64_t index_base, int stride, int row_stride, int left,
+        ptrdiff_t n_rows, ptrdiff_t out_stride) {
+    ovpool_argcarry carry[OVPOOL_ARG_CHUNK];
+    ptrdiff_t n_blocks = (n_out + 7) / 8, row_step = row_stride * in_w;
+    int kw = ovpool_lane_kw(stride, 3);
+    __m256i order = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+                            : _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    __m256i lanes = _mm256_mullo_epi32(order, _mm256_set1_epi32(stride));
+    __m256i one = _mm256_set1_epi32(1);
+    for (ptrdiff_t b0 = 0; b0 < n_blocks; b0 += 2 * OVPOOL_ARG_CHUNK) {
+        ptrdiff_t b_end = b0 + 2 * OVPOOL_ARG_CHUNK < n_blocks ? b0 + 2 * OVPOOL_ARG_CHUNK
+                                                               : n_blocks;
+        ptrdiff_t o[2 * OVPOOL_ARG_CHUNK];
+        __m256 nan = _mm256_setzero_ps();
+        for (ptrdiff_t b = b0; b < b_end; b += 2) {
+            ovpool_argcarry *c = carry + (b - b0) / 2;
+            o[b - b0] = ovpool_block_start(b, 8, n_out);
+            o[b - b0 + 1] = ovpool_block_start(b + 1 < n_blocks ? b + 1 : b, 8, n_out);
+            for (int j = 0; j < 2; j++) {
+                c->base[3 * j] = _mm256_add_epi32(
+                    lanes, _mm256_set1_epi32((int32_t)(row_offset + o[b - b0 + j] * stride)));
+                c->base[3 * j + 1] = _mm256_add_epi32(c->base[3 * j], one);
+                c->base[3 * j + 2] = _mm256_add_epi32(c->base[3 * j + 1], one);
+            }
+            if (left && b == 0)     /* output 0's tap 0 repeats tap 1, column 0 */
+                c->base[0] = _mm256_blend_epi32(c->base[0], c->base[1], 1);
+        }
+        /* the chunk's first pair (a left edge, or its first block's tap 0
+         * checked for NaN), then the others; output row 0, then the rest */
+#define OVPOOL_STEP(B, L, FP, F) \
+    ovpool_argstep8x2_k3(rows + o[B - b0] * stride, rows + o[B - b0 + 1] * stride, in_w, \
+                         out_r + o[B - b0], out_r + o[B - b0 + 1], index_r + o[B - b0], \
+                         index_r + o[B - b0 + 1], index_base, stride, row_stride, L, FP, F, \
+                         row_at, carry + (B - b0) / 2, &nan)
+#define OVPOOL_ROW(F) { \
+    const float *rows = row0 + r * row_step; \
+    int32_t row_at = (int32_t)(r * row_step); \
+    float *out_r = out + r * out_stride; \
+    int64_t *index_r = index + r * out_stride; \
+    if (left && b0 == 0) \
+        OVPOOL_STEP(b0, 1, 1, F); \
+    else \
+        OVPOOL_STEP(b0, 0, 1, F); \
+    for (ptrdiff_t b = b0 + 2; b < b_end; b += 2) \
+        OVPOOL_STEP(b, 0, 0, F); }
+        ptrdiff_t r = 0;
+        OVPOOL_ROW(1)
+        for (r = 1; r < n_rows; r++)
+            OVPOOL_ROW(0)
+#undef OVPOOL_ROW
+#undef OVPOOL_STEP
+        if (!_mm256_movemask_ps(nan))
+            continue;
+        for (ptrdiff_t r = 0; r < n_rows; r++)
+            for (ptrdiff_t b = b0; b < b_end; b += 2) {
+                ptrdiff_t op = o[b - b0], oq = o[b - b0 + 1];
+                ovpool_argblock8x2(row0 + r * row_step + op * stride,
+                                   row0 + r * row_step + oq * stride, in_w,
+                                   out + r * out_stride + op, out + r * out_stride + oq,
+                                   index + r * out_stride + op, index + r * out_stride + oq,
+                                   (int32_t)(row_offset + r * row_step + op * stride),
+                                   (int32_t)(row_offset + r * row_step + oq * stride),
+                                   index_base, 3, stride, 3, left && b == 0, 1);
+            }
+    }
+}
+#endif
+
 #if defined(__SSE2__)
 static inline OVPOOL_INLINE void ovpool_argmax_sk(const float *row0, ptrdiff_t in_w,
                                                   float *out, int64_t *index, ptrdiff_t n_out,
@@ -2130,6 +2461,23 @@ static inline void ovpool_argmax_rows_f32(const float *row0, ptrdiff_t in_w, flo
                                           int k, int32_t row_offset, int64_t index_base,
                                           int left, ptrdiff_t n_rows, ptrdiff_t row_step,
                                           ptrdiff_t out_stride) {
+#if defined(__AVX2__)
+    /* 3x3 windows stepping 1 or 2 rows: the shared window rows kept */
+    if (k == 3 && kh == 3 && n_out >= 8 && n_rows > 1
+            && (row_step == in_w || row_step == 2 * in_w)) {
+        if (stride == 2)
+            row_step == in_w ? ovpool_argrows_k3(row0, in_w, out, index, n_out, row_offset,
+                                                 index_base, 2, 1, left, n_rows, out_stride)
+                             : ovpool_argrows_k3(row0, in_w, out, index, n_out, row_offset,
+                                                 index_base, 2, 2, left, n_rows, out_stride);
+        else
+            row_step == in_w ? ovpool_argrows_k3(row0, in_w, out, index, n_out, row_offset,
+                                                 index_base, 1, 1, left, n_rows, out_stride)
+                             : ovpool_argrows_k3(row0, in_w, out, index, n_out, row_offset,
+                                                 index_base, 1, 2, left, n_rows, out_stride);
+        return;
+    }
+#endif
 #if defined(__SSE2__)
 #define OVPOOL_ROWS(S, K, L) \
     for (ptrdiff_t r = 0; r < n_rows; r++) \

@@ -213,6 +213,39 @@ def test_left_padded_window_in_the_vector_block_by_hand():
         np.testing.assert_array_equal(indices, ti.numpy() + np.arange(4).reshape(4, 1, 1, 1) * 102)
 
 
+@pytest.mark.parametrize("stride_h, stride_w", [(2, 2), (1, 1), (1, 2), (2, 1)])
+@pytest.mark.parametrize("pad", [0, 1])
+@pytest.mark.parametrize("out_w", [8, 13, 16, 41, 256, 263, 300])
+def test_shared_window_rows_argmax_against_torch(stride_h, stride_w, pad, out_w):
+    """3x3 windows with indices whose output rows step 1 or 2 input rows
+    keep the window rows an output row shares with the next (AVX2 builds,
+    ovpool_argrows_k3: chunks of 256 outputs). Ties (small integers) keep the
+    first maximum in row-major order, across kept and new rows; a NaN -
+    in column 0, at tap 0 of a chunk's first block, in a shared row, or
+    anywhere - makes its chunk take the exact rule (the last NaN), and the
+    other chunks keep theirs. Against torch, at 1 and 2 threads."""
+    in_w = (out_w - 1) * stride_w + 3 - 2 * pad
+    in_h = 5 * stride_h + 3 - 2 * pad
+    base = np.round(RNG.standard_normal((3, 2, in_h, in_w)) * 1.2).astype(np.float32)
+    chunk_tap0 = 256 * stride_w - pad           # tap 0 of output 256's window
+    variants = [base, _with_nans(base, count=4)]
+    for col in (0, chunk_tap0, in_w - 1):
+        if col < in_w:
+            x = base.copy()
+            x[1, 0, 2 * stride_h, col] = np.nan   # window row 2 of row 0 = row 0 of row 2 at s2
+            x[2, 1, 1, col] = np.nan
+            variants.append(x)
+    for x in variants:
+        tv, ti = F.max_pool2d(_t(x), 3, (stride_h, stride_w), pad, return_indices=True)
+        planes = np.arange(6).reshape(3, 2, 1, 1) * in_h * in_w
+        for threads in (1, 2):
+            values, indices = ovpool.max_pool(x, (3, 3), strides=(stride_h, stride_w),
+                                              pads=(pad,) * 4, return_indices=True,
+                                              num_threads=threads)
+            np.testing.assert_array_equal(values, tv.numpy())
+            np.testing.assert_array_equal(indices, ti.numpy() + planes)
+
+
 @pytest.mark.parametrize("width", [16, 17, 40, 41])
 @pytest.mark.parametrize("pads", [(1, 1), (1, 0), (2, 2), (2, 1), (0, 1)])
 def test_left_padded_window_against_onnx(width, pads):
@@ -1156,6 +1189,42 @@ def test_adaptive_max_indices_every_row_width(width):
                                            return_indices=True)
             np.testing.assert_array_equal(values, tv.numpy().astype(dtype))
             np.testing.assert_array_equal(indices, ti.numpy())
+
+
+@pytest.mark.parametrize("in_w, out_w", [(50, 7), (56, 7), (64, 8), (51, 7), (46, 6), (37, 5),
+                                         (100, 7), (30, 2), (16, 1), (8, 1), (41, 3)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_adaptive_max_bins_by_window_against_torch(in_w, out_w, threads):
+    """Adaptive bins of 1-16 columns over no more than 1.5x the row take each
+    window on its own (AVX2 builds, ovpool_bins_group_f32: groups of up to 4
+    vectors, windows of 8 columns in one, 9-16 in two, groups of 1 to 4
+    windows of either kind side by side; the last window's vectors end at
+    the row's end). Quantised values tie across rows and
+    columns, -0.0 and +0.0 tie (the value is the element's own); a window
+    with a NaN, or +inf and -inf in one column, takes the exact rule. 2D and
+    3D, against torch."""
+    x = np.round(RNG.standard_normal((2, 3, 15, in_w)) * 1.5).astype(np.float32)
+    x[0, 0, :, :] = np.where(x[0, 0] == 0, -0.0, x[0, 0])
+    x[0, 0, 3, :] = 0.0                         # +0.0 below -0.0: the row above wins
+    x[0, 0, 2, :] = -0.0
+    x[0, 1, :, :] = -3.0
+    x[0, 1, 5, 0] = np.inf                      # +inf and -inf in column 0
+    x[0, 1, 9, 0] = -np.inf
+    x[0, 2, :, :] = -np.inf                     # every tap -inf: the first one
+    nans = _with_nans(x, 6)
+    nans[1, 2, 14, in_w - 1] = np.nan           # the last tap of the last window
+    for data in (x, nans):
+        for output in ((5, out_w), (15, out_w)):
+            values, indices = ovpool.adaptive_max_pool(data, output, num_threads=threads)
+            tv, ti = F.adaptive_max_pool2d(_t(data), output, return_indices=True)
+            np.testing.assert_array_equal(values, tv.numpy(), err_msg=str(output))
+            np.testing.assert_array_equal(np.signbit(values), np.signbit(tv.numpy()))
+            np.testing.assert_array_equal(indices, ti.numpy(), err_msg=str(output))
+        x3 = data.reshape(2, 3, 3, 5, in_w)
+        values, indices = ovpool.adaptive_max_pool(x3, (2, 3, out_w), num_threads=threads)
+        tv, ti = F.adaptive_max_pool3d(_t(x3), (2, 3, out_w), return_indices=True)
+        np.testing.assert_array_equal(values, tv.numpy())
+        np.testing.assert_array_equal(indices, ti.numpy())
 
 
 @pytest.mark.parametrize("kh", [2, 3, 4, 5, 7])
