@@ -1795,6 +1795,7 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
         raise ValueError("array shapes do not match the geometry")
     _set_blocks(&plan, rows_per_block)
     plan.bins_by_window = (max_t is float and plan.dil_w == 1
+                           and plan.in_d * plan.in_h < (1 << 27)    # the rank key
                            and _bins_by_window_ok(plan.win_w, plan.out_w, plan.in_w))
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = out.shape[1]

@@ -624,11 +624,11 @@ static inline OVPOOL_INLINE int ovpool_bins_group_f32(const float *plane, const 
 #endif
 
 /* Values and in-plane offsets (pos) of the out_w windows of one output row
- * by ovpool_bins_group_f32, in groups of up to 4 vectors of windows as wide
- * (pos -1: a group with a NaN), where
- * ovpool_bins_by_window_ok holds; with index, also index_base + pos there
- * (row-major int64 indices, written here). Returns the number of windows
- * with pos -1: the caller takes the row again by the exact rule. */
+ * by ovpool_bins_group_f32, in groups of up to 4 vectors of windows as wide,
+ * where ovpool_bins_by_window_ok holds (and windows of fewer than 2^27 rows:
+ * the rank key); with index, also index_base + pos there (row-major int64
+ * indices, written here). Returns the number of windows with pos -1 (a group
+ * with a NaN): the caller takes the row again by the exact rule. */
 static inline ptrdiff_t ovpool_bins_argmax_f32(const float *plane, const int64_t *offsets,
                                                ptrdiff_t n_rows, ptrdiff_t in_w,
                                                const int64_t *win_w, ptrdiff_t out_w,
