@@ -140,6 +140,11 @@ cdef extern from "_simd.h":
     bint _bins_by_window_ok "ovpool_bins_by_window_ok"(const int64_t* win_w, Py_ssize_t out_w,
                                                        Py_ssize_t in_w) noexcept nogil
 
+# Window rows (over all depth slices) that the (row << 4) + column keys of
+# ovpool_bin_finish hold in int32.
+cdef enum:
+    RANK_KEY_ROWS = 1 << 27
+
 # How the taps of a sum pool are transformed and the sum is finished.
 cdef enum:
     # floats of per-thread scratch the narrow-bin adaptive kernel may take
@@ -1517,7 +1522,8 @@ cdef inline void _max_table_with_indices(const max_t* plane, max_t* out_row, ind
     cdef int32_t rank, best_r
     cdef int64_t key, best_key
     cdef bint take, value_nan, best_nan, any_nan, row_major
-    cdef bint vector_bins = max_t is float and plan.dil_w == 1 and plan.in_w >= 8
+    cdef bint vector_bins = (max_t is float and plan.dil_w == 1 and plan.in_w >= 8
+                             and plan.in_d * plan.in_h < RANK_KEY_ROWS)
     cdef const char* ahead
     if n_rows == 0:
         for o in range(plan.out_w):
@@ -1795,7 +1801,7 @@ def max_pool_with_indices(const max_t[:, ::1] x,       # IN  (n_planes, in_d*in_
         raise ValueError("array shapes do not match the geometry")
     _set_blocks(&plan, rows_per_block)
     plan.bins_by_window = (max_t is float and plan.dil_w == 1
-                           and plan.in_d * plan.in_h < (1 << 27)    # the rank key
+                           and plan.in_d * plan.in_h < RANK_KEY_ROWS
                            and _bins_by_window_ok(plan.win_w, plan.out_w, plan.in_w))
     cdef Py_ssize_t in_plane = plan.in_d * plan.in_h * plan.in_w
     cdef Py_ssize_t out_plane = out.shape[1]

@@ -548,8 +548,8 @@ static inline OVPOOL_INLINE int64_t ovpool_bin_finish(__m256 c0, __m256 c1, __m2
         __m256 at_max = _mm256_cmp_ps(c[j], m, _CMP_EQ_OQ);
         if (masked)
             at_max = _mm256_and_ps(at_max, in[j]);
-        low = _mm256_min_epi32(low, ovpool_take_index8(low, _mm256_add_epi32(rank[j], lane[j]),
-                                                       at_max));
+        __m256i key = ovpool_take_index8(low, _mm256_add_epi32(rank[j], lane[j]), at_max);
+        low = j ? _mm256_min_epi32(low, key) : key;
     }
     low = _mm256_min_epi32(low, _mm256_permute2x128_si256(low, low, 1));
     low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0x4e));
@@ -1913,6 +1913,16 @@ static inline OVPOOL_INLINE int ovpool_lane_kw(int stride, int k) {
     return stride == k ? k : stride == 2 ? 2 : 1;
 }
 
+/* The window start of the output each lane holds, relative to output 0's
+ * (ovpool_taps8's permutation for ovpool_lane_kw(stride, k)). */
+static inline OVPOOL_INLINE __m256i ovpool_lane_starts8(int stride, int k) {
+    int kw = ovpool_lane_kw(stride, k);
+    __m256i order = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+                  : kw == 2 ? _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+                            : _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    return _mm256_mullo_epi32(order, _mm256_set1_epi32(stride));
+}
+
 static inline OVPOOL_INLINE void ovpool_taps8s(const float *p, int stride, int k, __m256 v[4]) {
     if (stride == k) {
         ovpool_taps8(p, k, v, 0);
@@ -1971,19 +1981,10 @@ static inline ptrdiff_t ovpool_window_argmax8_f32(const float *col, const int32_
     __m256 v = _mm256_loadu_ps(col + start);
     if (_mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), in)))
         return -1;
-    __m256 m = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, in);
-    m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
-    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0x4e));
-    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, 0xb1));     /* the maximum, every lane */
-    __m256 at_max = _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_EQ_OQ), in);
-    __m256i rank = _mm256_loadu_si256((const __m256i *)(col_row + start));
-    rank = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX)),
-                                                _mm256_castsi256_ps(rank), at_max));
-    __m256i low = _mm256_min_epi32(rank, _mm256_permute2x128_si256(rank, rank, 1));
-    low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0x4e));
-    low = _mm256_min_epi32(low, _mm256_shuffle_epi32(low, 0xb1));
-    int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(rank, low)));
-    return start + __builtin_ctz((unsigned)lanes);
+    /* ranks as ovpool_bin_finish's keys: row << 4 (rows < 2^27, the caller's) */
+    __m256i rank = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(col_row + start)), 4);
+    int64_t key = ovpool_bin_finish(v, v, rank, rank, 1, 1, lo, (int)n_taps);
+    return key < 0 ? -1 : start + (key & 15);
 }
 
 /* Horizontal max of 3-tap windows at stride 2 (the ResNet stem) over a
@@ -2050,11 +2051,7 @@ static inline OVPOOL_INLINE int ovpool_argblock8x2(
     __m256 v[4], w[4], best_p, best_q, nan = _mm256_setzero_ps();
     __m256i at_p, at_q;
     int kw = ovpool_lane_kw(stride, k);
-    /* the output each lane holds (ovpool_taps8's permutation for kw) */
-    __m256i order = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
-                  : kw == 2 ? _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
-                            : _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    __m256i lanes = _mm256_mullo_epi32(order, _mm256_set1_epi32(stride));
+    __m256i lanes = ovpool_lane_starts8(stride, k);
     __m256i base_p = _mm256_add_epi32(lanes, _mm256_set1_epi32(off_p));
     __m256i base_q = _mm256_add_epi32(lanes, _mm256_set1_epi32(off_q));
     for (int t = 0; t < kh; t++) {
@@ -2311,10 +2308,7 @@ static inline OVPOOL_INLINE void ovpool_argrows_k3(
         ptrdiff_t n_rows, ptrdiff_t out_stride) {
     ovpool_argcarry carry[OVPOOL_ARG_CHUNK];
     ptrdiff_t n_blocks = (n_out + 7) / 8, row_step = row_stride * in_w;
-    int kw = ovpool_lane_kw(stride, 3);
-    __m256i order = kw == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
-                            : _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-    __m256i lanes = _mm256_mullo_epi32(order, _mm256_set1_epi32(stride));
+    __m256i lanes = ovpool_lane_starts8(stride, 3);
     __m256i one = _mm256_set1_epi32(1);
     for (ptrdiff_t b0 = 0; b0 < n_blocks; b0 += 2 * OVPOOL_ARG_CHUNK) {
         ptrdiff_t b_end = b0 + 2 * OVPOOL_ARG_CHUNK < n_blocks ? b0 + 2 * OVPOOL_ARG_CHUNK
