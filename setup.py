@@ -1,4 +1,9 @@
-"""Build the Cython kernels of ovpool.
+"""Build ovpool's compiled driver of the C++ kernel core.
+
+The kernels are header-only C++17 (``src/ovpool/*.hpp``); the Cython driver
+(``src/_driver.pxi``) is compiled as C++ and includes them. The headers are
+also installed inside the package (``ovpool/include``, see
+``ovpool.get_include()``) with ``ovpool/kernels.pxd``, for third-party Cython.
 
 OpenMP is probed the way scikit-learn's setuptools-era build did it: compile,
 link and *run* a tiny OpenMP program with the compiler that will build the
@@ -13,7 +18,7 @@ the same bits). Never ``-march=native`` (the wheel must run on any x86-64)
 and never ``-ffast-math`` (it breaks NaN propagation and reorders sums).
 ``OVPOOL_DEBUG_CYTHON=1`` turns Cython's bounds checks back on.
 
-ISA dispatch: the same kernels (``src/_kernels.pxi``) are compiled twice, as
+ISA dispatch: the same driver (``src/_driver.pxi``) is compiled twice, as
 ``ovpool._kernels`` for baseline x86-64 and, on x86-64 with a compiler that
 accepts it, as ``ovpool._kernels_v3`` with ``-march=x86-64-v3`` (AVX2);
 ``ovpool._isa`` picks one at import. ``OVPOOL_NO_V3_BUILD=1`` skips the
@@ -32,6 +37,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 OPENMP_FLAG = "-fopenmp"
 
@@ -127,19 +133,37 @@ COMPILER_DIRECTIVES = {
 }
 
 V3_FLAG = "-march=x86-64-v3"
-COMMON_FLAGS = ["-O3", "-fno-wrapv", "-fno-math-errno", "-ffp-contract=off"]
+COMMON_FLAGS = ["-std=c++17", "-O3", "-fno-wrapv", "-fno-math-errno", "-ffp-contract=off"]
+HEADERS = sorted(
+    os.path.join(root, name)
+    for root, _, files in os.walk(os.path.join("src", "ovpool"))
+    for name in files if name.endswith(".hpp"))
 
 
 def _kernel_extension(name, extra_flags=()):
     return Extension(
         f"ovpool.{name}",
         [f"src/{name}.pyx"],
+        language="c++",
         include_dirs=[np.get_include(), "src"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=COMMON_FLAGS + list(extra_flags),
         extra_link_args=[],
-        depends=["src/_kernels.pxi", "src/_omp.pxd", "src/_types.pxd", "src/_simd.h"],
+        depends=["src/_driver.pxi", "src/_omp.pxd", "ovpool/kernels.pxd"] + HEADERS,
     )
+
+
+class BuildPyWithHeaders(build_py):
+    """Install the kernel headers inside the package (ovpool/include), where
+    ovpool.get_include() finds them; a checkout's get_include() is src/."""
+
+    def run(self):
+        super().run()
+        for header in HEADERS:
+            target = os.path.join(self.build_lib, "ovpool", "include",
+                                  os.path.relpath(header, "src"))
+            self.mkpath(os.path.dirname(target))
+            self.copy_file(header, target)
 
 
 extensions = [_kernel_extension("_kernels")]
@@ -150,8 +174,8 @@ if (platform.machine().lower() in ("x86_64", "amd64")
 setup(
     ext_modules=cythonize(
         extensions,
-        include_path=["src"],
+        include_path=["src", "."],
         compiler_directives=COMPILER_DIRECTIVES,
     ),
-    cmdclass={"build_ext": BuildExtWithOpenMP},
+    cmdclass={"build_ext": BuildExtWithOpenMP, "build_py": BuildPyWithHeaders},
 )

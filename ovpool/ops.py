@@ -35,16 +35,19 @@ import numbers
 import numpy as np
 
 from . import _core
+from ._core import ARGMAX, AVERAGE, LP, MAX
 from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 from .shapes import (
+    DIVISOR_DECLARED_PADS,
+    DIVISOR_TAPS,
+    adaptive_axes,
     adaptive_output_spatial,
-    adaptive_axis_windows,
+    fixed_axes,
     max_unpool_output_spatial,
     normalize_auto_pad,
     normalize_int_list,
     pool_geometry,
-    fixed_axis_windows,
     split_onnx_pads,
 )
 
@@ -112,14 +115,6 @@ def onnx_geometry(spatial, kernel_shape, strides, pads, dilations, auto_pad, cei
                          mode, rounding, op=op)
 
 
-def geometry_windows(geometry, count_include_pad=False):
-    """The per-axis :class:`~ovpool.shapes.AxisWindows` of a fixed-window pool."""
-    return [fixed_axis_windows(geometry.in_spatial[a], geometry.out_spatial[a], geometry.kernel[a],
-                         geometry.strides[a], geometry.dilations[a], geometry.pads_begin[a],
-                         geometry.pads_end[a], bool(count_include_pad))
-            for a in range(geometry.n_spatial)]
-
-
 def _refuse_empty_windows(geometry, op):
     if geometry.has_empty_window():
         raise OvpoolValueError(
@@ -154,21 +149,21 @@ def adaptive_avg_pool(x, output_size, *, num_threads=None, out=None):
     """
     op = "adaptive_avg_pool"
     planes = _core.prepare(x, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, output_size),
-                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size))
-    return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, output_size),
+                        lambda: adaptive_plan(op, planes, output_size, AVERAGE))
+    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
 
-def adaptive_plan(lead, spatial, output_size):
-    """The :class:`~ovpool._core.Plan` of an adaptive pool."""
+def adaptive_plan(op, planes, output_size, family, **options):
+    """The kernel core's plan of an adaptive pool of ``planes``."""
+    spatial = planes.spatial
     for n_in in spatial:
         if n_in < 1:
             raise OvpoolValueError(
-                f"adaptive pooling needs non-empty spatial dims of x, got size 0 in spatial "
-                f"shape {tuple(spatial)}")
+                f"{op}: adaptive pooling needs non-empty spatial dims of x, got size 0 in "
+                f"spatial shape {tuple(spatial)}")
     out_spatial = adaptive_output_spatial(spatial, output_size)
-    windows = [adaptive_axis_windows(n_in, n_out) for n_in, n_out in zip(spatial, out_spatial)]
-    return _core.Plan(lead, spatial, windows)
+    return _core.make_plan(op, planes, family, adaptive_axes(spatial, out_spatial), **options)
 
 
 def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None, out=None,
@@ -182,11 +177,22 @@ def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None,
     op = "adaptive_max_pool"
     index_dtype = index_dtype_of(index_dtype, op)
     planes = _core.prepare(x, op, allow_int8=True)
-    plan = _core.cached((op, planes.lead, planes.spatial, output_size),
-                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size))
-    return _core.run_max_pool(planes, plan, op=op, with_indices=True, index_dtype=index_dtype,
-                              planes_per_index_space=1, num_threads=num_threads, out=out,
-                              out_indices=out_indices)
+    _check_index_space(planes.spatial, 1, index_dtype, op)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, output_size,
+                         index_dtype.name),
+                        lambda: adaptive_plan(op, planes, output_size, ARGMAX,
+                                              index_dtype=index_dtype))
+    return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
+                     out=out, out_indices=out_indices)
+
+
+def _check_index_space(spatial, planes_per_index_space, index_dtype, op):
+    """int32 indices must hold every index of their index space."""
+    if index_dtype == np.int32:
+        space = int(np.prod(spatial, dtype=np.int64)) * max(1, planes_per_index_space)
+        if space > np.iinfo(np.int32).max:
+            raise OvpoolValueError(
+                f"{op}: indices up to {space - 1} do not fit in int32; use int64 indices")
 
 
 # --------------------------------------------------------------------------
@@ -224,11 +230,12 @@ def avg_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
         include = _bool(count_include_pad, "count_include_pad", op)
         if not include:
             _refuse_empty_windows(geometry, op)
-        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry, include))
+        divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
+        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor))
 
-    plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
-                         dilations, auto_pad, ceil_mode, count_include_pad), build)
-    return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel_shape,
+                         strides, pads, dilations, auto_pad, ceil_mode, count_include_pad), build)
+    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
 
 def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_pad="NOTSET",
@@ -251,15 +258,17 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
         _refuse_empty_windows(geometry, op)
-        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
+        if not return_indices:
+            return _core.make_plan(op, planes, MAX, fixed_axes(geometry))
+        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry),
+                               planes_per_index_space=planes.lead[0] * planes.lead[1],
+                               column_major=storage_order == 1)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
-                         dilations, auto_pad, ceil_mode), build)
-    n_planes = planes.lead[0] * planes.lead[1]
-    return _core.run_max_pool(planes, plan, op=op, with_indices=return_indices,
-                              index_dtype=np.int64, column_major=storage_order == 1,
-                              planes_per_index_space=n_planes, num_threads=num_threads,
-                              out=out, out_indices=out_indices)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel_shape,
+                         strides, pads, dilations, auto_pad, ceil_mode, return_indices,
+                         storage_order), build)
+    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out,
+                     out_indices=out_indices)
 
 
 def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, auto_pad="NOTSET",
@@ -275,11 +284,11 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
-        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
+        return _core.make_plan(op, planes, LP, fixed_axes(geometry), p=p)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
-                         dilations, auto_pad, ceil_mode), build)
-    return _core.run_sum_pool(planes, plan, op=op, p=p, num_threads=num_threads, out=out)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel_shape,
+                         strides, pads, dilations, auto_pad, ceil_mode, p), build)
+    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
 
 # --------------------------------------------------------------------------
@@ -306,11 +315,10 @@ def global_lp_pool(x, *, p=2, num_threads=None, out=None):
 
 
 def _global(planes, op, num_threads, out, mode, p=None):
-    plan = _core.cached(("global", planes.lead, planes.spatial),
-                        lambda: adaptive_plan(planes.lead, planes.spatial, 1))
-    if mode == "max":
-        return _core.run_max_pool(planes, plan, op=op, num_threads=num_threads, out=out)
-    return _core.run_sum_pool(planes, plan, op=op, p=p, num_threads=num_threads, out=out)
+    family = {"avg": AVERAGE, "max": MAX, "lp": LP}[mode]
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, p),
+                        lambda: adaptive_plan(op, planes, 1, family, p=2.0 if p is None else p))
+    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
 
 # --------------------------------------------------------------------------

@@ -27,10 +27,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
+from ._core import ARGMAX, AVERAGE, MAX
 from .errors import OvpoolTypeError, OvpoolValueError
-from .ops import _bool, adaptive_avg_pool, geometry_windows, index_dtype_of  # noqa: F401
+from .ops import _bool, _check_index_space, adaptive_avg_pool, index_dtype_of  # noqa: F401
 from .ops import adaptive_max_pool as _adaptive_max_pool
 from .shapes import (
+    DIVISOR_OV_EXCLUDE,
+    DIVISOR_OV_INCLUDE,
+    fixed_axes,
     normalize_auto_pad,
     normalize_int_list,
     normalize_rounding,
@@ -77,20 +81,19 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
         check_avg_pool_pads(geometry, exclude, auto_pad, op)
         # OpenVINO counts pads only when some pad is non-zero (its reference:
         # pads_in_avg = !exclude_pad && any pad != 0); with all pads 0 a ceil
-        # window past the input is then 0/0 = NaN, as in OpenVINO
+        # window past the input is then 0/0 = NaN, as in OpenVINO. Counting
+        # pads, a rounding_type=ceil window may start beyond the declared pads:
+        # its sum is 0 and OpenVINO returns 0, so its divisor stays non-zero;
+        # excluding them, an empty window is divided as OpenVINO divides it
+        # (plan.hpp's Divisor::ov_exclude).
         include = not exclude and any(geometry.pads_begin + geometry.pads_end)
-        windows = geometry_windows(geometry, include)
-        if include:
-            # A rounding_type=ceil window may start beyond the declared pads: its
-            # sum is 0 and OpenVINO returns 0, so keep its divisor non-zero.
-            windows = [_nonzero_divisor(t) for t in windows]
-        else:
-            windows = [_empty_window_divisor(t, n_in) for t, n_in in zip(windows, planes.spatial)]
-        return _core.Plan(planes.lead, planes.spatial, windows)
+        divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
+        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor))
 
-    plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,
-                         exclude_pad, rounding_type, auto_pad, dilations), build)
-    return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel,
+                         strides, pads_begin, pads_end, exclude_pad, rounding_type, auto_pad,
+                         dilations), build)
+    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
 
 def check_avg_pool_pads(geometry, exclude_pad, auto_pad, op="AvgPool"):
@@ -108,32 +111,6 @@ def check_avg_pool_pads(geometry, exclude_pad, auto_pad, op="AvgPool"):
                     f"pads_end={list(geometry.pads_end)}); some window would be empty")
 
 
-def _empty_window_divisor(axis, n_in):
-    """Exclude-pad divisor of an empty window, as OpenVINO computes it.
-
-    A window that starts beyond the end of the input (rounding_type=ceil) is
-    divided by ``min(start + kernel, n_in) - start = n_in - start``: 0/0 = NaN
-    when it starts right at the end, 0/negative = -0 further out. An empty
-    window elsewhere (dilated taps that skip the input) has no taps: NaN."""
-    empty = axis.table[:, 1] == 0
-    if not empty.any():
-        return axis
-    fixed = axis.table.copy()
-    starts = np.arange(axis.n_out, dtype=np.int64) * axis.stride - axis.pad_begin
-    fixed[empty, 2] = np.where(starts[empty] >= n_in, n_in - starts[empty], 0)
-    fixed.setflags(write=False)
-    return axis.with_table(fixed)
-
-
-def _nonzero_divisor(axis):
-    if (axis.table[:, 2] > 0).all():
-        return axis
-    fixed = axis.table.copy()
-    fixed[:, 2] = np.maximum(fixed[:, 2], 1)
-    fixed.setflags(write=False)
-    return axis.with_table(fixed)
-
-
 def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilations=None,
              rounding_type="floor", auto_pad="explicit", axis=0, index_element_type="i64",
              return_indices=True, num_threads=None, out=None, out_indices=None):
@@ -147,38 +124,43 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
     """
     op = "MaxPool"
     planes = _core.prepare(x, op, allow_int8=True)
+    return_indices = _bool(return_indices, "return_indices", op)
+    index_dtype = planes_per_space = index_modulo = None
+    if return_indices:
+        index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
+        rank = 2 + planes.n_spatial
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
+        if not -rank <= axis < rank:
+            raise OvpoolValueError(f"{op}: axis must be in [{-rank}, {rank - 1}], got {axis}")
+        axis = int(axis) % rank
+        n, c = planes.lead
+        index_modulo = 0
+        if axis == 0:
+            planes_per_space = n * c
+        elif axis == 1:
+            planes_per_space = c
+        else:
+            planes_per_space = 1
+            if axis > 2:
+                index_modulo = int(np.prod(planes.spatial[axis - 2:], dtype=np.int64))
+        _check_index_space(planes.spatial, planes_per_space, index_dtype, op)
 
     def build():
         geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                                auto_pad, rounding_type, op)
-        return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
+        if not return_indices:
+            return _core.make_plan(op, planes, MAX, fixed_axes(geometry))
+        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), index_dtype=index_dtype,
+                               planes_per_index_space=planes_per_space,
+                               index_modulo=index_modulo)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,
-                         dilations, rounding_type, auto_pad), build)
-    return_indices = _bool(return_indices, "return_indices", op)
-    if not return_indices:
-        return _core.run_max_pool(planes, plan, op=op, num_threads=num_threads, out=out)
-    index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
-    rank = 2 + planes.n_spatial
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
-    if not -rank <= axis < rank:
-        raise OvpoolValueError(f"{op}: axis must be in [{-rank}, {rank - 1}], got {axis}")
-    axis = int(axis) % rank
-    n, c = planes.lead
-    index_modulo = None
-    if axis == 0:
-        planes_per_space = n * c
-    elif axis == 1:
-        planes_per_space = c
-    else:
-        planes_per_space = 1
-        if axis > 2:
-            index_modulo = int(np.prod(planes.spatial[axis - 2:], dtype=np.int64))
-    return _core.run_max_pool(planes, plan, op=op, with_indices=True, index_dtype=index_dtype,
-                              planes_per_index_space=planes_per_space,
-                              index_modulo=index_modulo, num_threads=num_threads, out=out,
-                              out_indices=out_indices)
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel,
+                         strides, pads_begin, pads_end, dilations, rounding_type, auto_pad,
+                         index_dtype and index_dtype.name, planes_per_space, index_modulo),
+                        build)
+    return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
+                     out=out, out_indices=out_indices)
 
 
 def adaptive_max_pool(x, output_size, *, index_element_type="i64", num_threads=None, out=None,

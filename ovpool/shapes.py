@@ -1,9 +1,10 @@
 """Output shapes, padding rules and window tables of every pool ovpool runs.
 
-This pure-Python module is the one place that knows the arithmetic of
-pooling windows. The numpy API (:mod:`ovpool.ops`, :mod:`ovpool.ov_ops`), the
-IR runtime and the OpenVINO extension all call it, so ONNX's and OpenVINO's
-rules are written down once.
+The arithmetic of pooling windows lives once, in the C++ kernel core
+(``src/ovpool/plan.hpp``), which the kernels, this module and the OpenVINO
+extension share. This module normalises the arguments of the Python front
+doors (the numpy API :mod:`ovpool.ops` / :mod:`ovpool.ov_ops`, the IR
+runtime), explains what does not fit, and takes its numbers from the core.
 
 Conventions (per spatial axis):
 
@@ -41,16 +42,13 @@ import functools
 import numbers
 import operator
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
+from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 
 __all__ = [
-    "AxisWindows",
-    "fixed_axis_windows",
-    "adaptive_axis_windows",
     "AUTO_PADS",
     "ROUNDINGS",
     "PoolGeometry",
@@ -63,6 +61,12 @@ __all__ = [
     "pool_windows",
     "split_onnx_pads",
     "max_unpool_output_spatial",
+    "fixed_axes",
+    "adaptive_axes",
+    "DIVISOR_TAPS",
+    "DIVISOR_DECLARED_PADS",
+    "DIVISOR_OV_INCLUDE",
+    "DIVISOR_OV_EXCLUDE",
     "MAX_ELEMENTS",
 ]
 
@@ -73,6 +77,14 @@ ROUNDINGS = ("floor", "ceil", "ceil_torch")
 # (2**40 elements, already 4 TiB of float32): guards the window tables and the
 # integer arithmetic against absurd sizes before anything is allocated.
 MAX_ELEMENTS = 1 << 40
+
+# Codes of plan.hpp's AutoPad, Rounding and Divisor.
+_AUTO_PAD_CODES = {"explicit": 0, "same_upper": 1, "same_lower": 2, "valid": 3}
+_ROUNDING_CODES = {"floor": 0, "ceil": 1, "ceil_torch": 2}
+DIVISOR_TAPS = 0           # taps inside the input (count_include_pad=0)
+DIVISOR_DECLARED_PADS = 1  # taps inside input + declared pads (count_include_pad=1)
+DIVISOR_OV_INCLUDE = 2     # OpenVINO AvgPool counting pads (at least 1)
+DIVISOR_OV_EXCLUDE = 3     # OpenVINO exclude-pad (n_in - start past the end)
 
 _AUTO_PAD_ALIASES = {
     "notset": "explicit",
@@ -171,30 +183,17 @@ def axis_output_size(n_in, kernel, stride, dilation, pad_begin, pad_end,
     padding and ``(None, None, None)`` for same_*. ``n_out`` may be <= 0: the
     caller decides whether that is an error.
     """
-    effective = (kernel - 1) * dilation + 1
-    if auto_pad in ("same_upper", "same_lower"):
-        if n_in is None:
-            return None, None, None
-        n_out = -(-n_in // stride)
-        total = max((n_out - 1) * stride + effective - n_in, 0)
-        small, large = total // 2, total - total // 2
-        if auto_pad == "same_upper":
-            return n_out, small, large
-        return n_out, large, small
-    if auto_pad == "valid":
-        pad_begin = pad_end = 0
+    if (kernel - 1) * dilation + 1 > 4 * MAX_ELEMENTS:
+        raise OvpoolValueError(
+            f"the dilated kernel ({kernel} taps, dilation {dilation}) is absurdly large")
     if n_in is None:
+        if auto_pad in ("same_upper", "same_lower"):
+            return None, None, None
+        if auto_pad == "valid":
+            return None, 0, 0
         return None, pad_begin, pad_end
-    span = n_in + pad_begin + pad_end - effective
-    if span < 0:
-        return 0, pad_begin, pad_end
-    if rounding == "floor":
-        n_out = span // stride + 1
-    else:
-        n_out = -(-span // stride) + 1
-        if rounding == "ceil_torch" and (n_out - 1) * stride >= n_in + pad_begin:
-            n_out -= 1
-    return n_out, pad_begin, pad_end
+    return _kernels.axis_output_size(n_in, kernel, stride, dilation, pad_begin, pad_end,
+                                     _AUTO_PAD_CODES[auto_pad], _ROUNDING_CODES[rounding])
 
 
 @dataclass(frozen=True)
@@ -258,9 +257,24 @@ def pool_geometry(in_spatial, kernel, strides, dilations, pads_begin, pads_end,
                         tuple(dilations), tuple(begins), tuple(ends))
 
 
+def fixed_axes(geometry, divisor=DIVISOR_TAPS):
+    """The axes of a resolved fixed-window geometry as the kernel core's plan
+    takes them (``divisor``: one of the ``DIVISOR_*`` rules, or one per axis)."""
+    rules = divisor if isinstance(divisor, (tuple, list)) else (divisor,) * geometry.n_spatial
+    return [(geometry.in_spatial[a], geometry.out_spatial[a], False, geometry.kernel[a],
+             geometry.strides[a], geometry.dilations[a], geometry.pads_begin[a],
+             geometry.pads_end[a], rules[a]) for a in range(geometry.n_spatial)]
+
+
+def adaptive_axes(in_spatial, out_spatial):
+    """The axes of an adaptive pool as the kernel core's plan takes them."""
+    return [(n_in, n_out, True, 1, 1, 1, 0, 0, DIVISOR_TAPS)
+            for n_in, n_out in zip(in_spatial, out_spatial)]
+
+
 @functools.lru_cache(maxsize=512)
 def pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
-                 count_include_pad):
+                 count_include_pad, divisor=None):
     """Window table of one axis of a fixed-window pool (read-only int64 array).
 
     Row ``o`` is ``(first, n_taps, divisor)``: the first tap inside the input,
@@ -268,70 +282,16 @@ def pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
     divisor: ``n_taps``, or with ``count_include_pad`` the number of taps inside
     the *declared* padded range ``[-pad_begin, n_in + pad_end)`` (positions
     added by ceil rounding beyond ``pad_end`` never count, as in PyTorch, ONNX
-    Runtime and the ONNX reference).
+    Runtime and the ONNX reference). ``divisor`` (a ``DIVISOR_*`` rule)
+    overrides ``count_include_pad``.
 
     Worked example: n_in=5, k=3, s=2, pads (1, 1): windows start at -1, 1, 3;
     rows (0, 2, 2|3), (1, 3, 3), (3, 2, 2|3).
     """
-    o = np.arange(n_out, dtype=np.int64)
-    start = o * stride - pad_begin
-    # first tap index t >= 0 with start + t*d >= 0, last with start + t*d <= n_in - 1
-    t_first = np.where(start < 0, (-start + dilation - 1) // dilation, 0)
-    t_last = np.minimum(kernel - 1, (n_in - 1 - start) // dilation)
-    n_taps = np.maximum(t_last - t_first + 1, 0)
-    first = np.where(n_taps > 0, start + t_first * dilation, 0)
-    if count_include_pad:
-        t_last_padded = np.minimum(kernel - 1, (n_in + pad_end - 1 - start) // dilation)
-        divisor = np.maximum(t_last_padded + 1, 0)
-    else:
-        divisor = n_taps
-    table = np.ascontiguousarray(np.stack([first, n_taps, divisor], axis=1), dtype=np.int64)
-    table.setflags(write=False)
-    return table
-
-
-class AxisWindows(NamedTuple):
-    """The windows of one axis, as the kernels take them.
-
-    ``table`` is the (n_out, 3) table of :func:`pool_windows`. When
-    ``uniform``, output ``o`` also reads the padded positions
-    ``o*stride + t*dilation`` (t < kernel) of the input with ``pad_begin``
-    elements of padding in front: the kernels then run a fixed-size window
-    over a padded buffer instead of the table.
-    """
-
-    table: np.ndarray
-    kernel: int
-    stride: int
-    dilation: int
-    pad_begin: int
-    uniform: bool
-
-    @property
-    def n_out(self):
-        return self.table.shape[0]
-
-    def with_table(self, table):
-        return self._replace(table=table)
-
-
-@functools.lru_cache(maxsize=512)
-def fixed_axis_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
-                       count_include_pad):
-    """:class:`AxisWindows` of a fixed-window pool axis (see :func:`pool_windows`)."""
-    table = pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
-                         count_include_pad)
-    return AxisWindows(table, kernel, stride, dilation, pad_begin, True)
-
-
-@functools.lru_cache(maxsize=512)
-def adaptive_axis_windows(n_in, n_out):
-    """:class:`AxisWindows` of an adaptive axis; uniform when n_in % n_out == 0."""
-    table = adaptive_windows(n_in, n_out)
-    if n_in % n_out == 0:
-        k = n_in // n_out
-        return AxisWindows(table, k, k, 1, 0, True)
-    return AxisWindows(table, 1, 1, 1, 0, False)
+    if divisor is None:
+        divisor = DIVISOR_DECLARED_PADS if count_include_pad else DIVISOR_TAPS
+    return _kernels.window_table((n_in, n_out, False, kernel, stride, dilation, pad_begin,
+                                  pad_end, divisor))
 
 
 # --------------------------------------------------------------------------
@@ -360,13 +320,7 @@ def adaptive_windows(n_in, n_out):
     """
     if n_in < 1:
         raise OvpoolValueError(f"adaptive pooling needs non-empty spatial axes, got size {n_in}")
-    o = np.arange(n_out, dtype=np.int64)
-    start = (o * n_in) // n_out
-    end = ((o + 1) * n_in + n_out - 1) // n_out
-    size = end - start
-    table = np.ascontiguousarray(np.stack([start, size, size], axis=1), dtype=np.int64)
-    table.setflags(write=False)
-    return table
+    return _kernels.window_table((n_in, n_out, True, 1, 1, 1, 0, 0, DIVISOR_TAPS))
 
 
 # --------------------------------------------------------------------------
@@ -383,7 +337,8 @@ def max_unpool_output_spatial(in_spatial, kernel, strides, pads_begin, pads_end)
         if n_in is None:
             out.append(None)
             continue
-        n_out = (n_in - 1) * strides[axis] + kernel[axis] - pads_begin[axis] - pads_end[axis]
+        n_out = _kernels.unpool_output_size(n_in, kernel[axis], strides[axis], pads_begin[axis],
+                                            pads_end[axis])
         if n_out < 1:
             raise OvpoolValueError(
                 f"max_unpool: the output size along spatial axis {axis} would be {n_out} "

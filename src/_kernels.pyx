@@ -1,2 +1,3 @@
-# Baseline x86-64 (SSE2) build of the pooling kernels; the code is in _kernels.pxi.
-include "_kernels.pxi"
+# distutils: language = c++
+# Baseline x86-64 (SSE2) build of ovpool's driver; the code is in _driver.pxi.
+include "_driver.pxi"

@@ -1,4 +1,5 @@
-# x86-64-v3 (AVX2) build of the same pooling kernels, compiled with
+# distutils: language = c++
+# x86-64-v3 (AVX2, F16C) build of the same driver, compiled with
 # -march=x86-64-v3 and chosen at import by ovpool._isa when the CPU has the
-# features; the code is in _kernels.pxi.
-include "_kernels.pxi"
+# features; the code is in _driver.pxi.
+include "_driver.pxi"

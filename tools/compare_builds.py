@@ -192,7 +192,13 @@ def _cases():
                               ((2, 2, 8, 9, 9), (3, 2, 2), (1, 2, 2), None, (2, 1, 1)),
                               ((1, 2, 40, 40, 40), (3, 3, 3), (2, 2, 2), (1,) * 6, None),
                               ((2, 4, 5, 16, 16), (2, 3, 3), (1, 1, 1), (0, 1, 1, 1, 1, 1),
-                               None)]:
+                               None),
+                              # slabs too large for L2: depth slice by slice, or rows
+                              # prefetched ahead on inputs of 2^21+ elements
+                              ((1, 2, 5, 190, 200), (2, 3, 3), (2, 2, 2), (0, 1, 1, 0, 1, 1),
+                               None),
+                              ((1, 2, 4, 200, 200), (3, 2, 2), (1, 2, 2), None, (1, 1, 2)),
+                              ((2, 8, 4, 200, 200), (2, 3, 3), (2, 1, 1), None, None)]:
         for dtype in FLOATS:
             kw = dict(strides=s, pads=p, dilations=d)
             add(f"avg_pool 3d {k} {kw}", shape, dtype, "nan",

@@ -1,0 +1,283 @@
+"""ovpool's Python driver of the C++ kernel core.
+
+The core (``src/ovpool/*.hpp``, declared for Cython in ``ovpool/kernels.pxd``)
+computes; this module only carries a call across: it builds a plan from what
+the Python layer has validated (:class:`Plan`), and runs a call's work units
+with the GIL released, ``prange`` over the units on ``n_threads`` OpenMP
+threads, each thread with its own scratch block allocated inside the parallel
+region. Every output element is written by exactly one unit, so results do
+not depend on the thread count or the schedule.
+"""
+
+from cython.parallel cimport parallel, prange
+from libc.stdint cimport int32_t, int64_t
+from libcpp cimport bool as cbool
+
+cimport numpy as cnp
+import numpy as np
+
+from ovpool cimport kernels as k
+from _omp cimport OVPOOL_OPENMP, omp_get_num_threads, omp_get_thread_num
+
+cnp.import_array()
+
+cdef extern from "ovpool/common.hpp" namespace "ovpool":
+    const cbool kF16cRows
+
+
+def openmp_enabled():
+    """True if the kernels were compiled with OpenMP."""
+    return bool(OVPOOL_OPENMP)
+
+
+def float16_in_registers():
+    """True if float16 rows are converted in vector registers (F16C: the
+    x86-64-v3 build) instead of widened into float32 scratch first."""
+    return bool(kF16cRows)
+
+
+def parallel_team_size(int n_threads):
+    """Number of threads a parallel region gets for ``n_threads`` (the tests
+    use it to show that an explicit ``num_threads`` is honoured even when
+    another library lowered the OpenMP default)."""
+    cdef Py_ssize_t i
+    cdef int team[1]          # an array element is shared, a scalar would be private
+    team[0] = 1
+    for i in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+        if omp_get_thread_num() == 0:
+            team[0] = omp_get_num_threads()
+    return team[0]
+
+
+# --------------------------------------------------------------------------
+# Window arithmetic (the numbers of ovpool.shapes)
+# --------------------------------------------------------------------------
+
+def axis_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t dilation,
+                     int64_t pad_begin, int64_t pad_end, int auto_pad, int rounding):
+    """(n_out, pad_begin, pad_end) of one fixed-window axis; see plan.hpp."""
+    cdef k.AxisSize size = k.axis_output_size(n_in, kernel, stride, dilation, pad_begin, pad_end,
+                                              <k.AutoPad>auto_pad, <k.Rounding>rounding)
+    return size.n_out, size.pad_begin, size.pad_end
+
+
+def unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t pad_begin,
+                       int64_t pad_end):
+    """ONNX MaxUnpool's default output size of one axis."""
+    return k.unpool_output_size(n_in, kernel, stride, pad_begin, pad_end)
+
+
+cdef k.AxisSpec _axis(tuple axis) except *:
+    cdef k.AxisSpec spec
+    (spec.n_in, spec.n_out, spec.adaptive, spec.kernel, spec.stride, spec.dilation,
+     spec.pad_begin, spec.pad_end) = axis[:8]
+    spec.divisor = <k.Divisor><int>axis[8]
+    return spec
+
+
+def window_table(tuple axis):
+    """The (n_out, 3) int64 table (first, taps, divisor) of one axis given as
+    (n_in, n_out, adaptive, kernel, stride, dilation, pad_begin, pad_end,
+    divisor rule); read-only."""
+    cdef k.Windows windows = k.axis_windows(_axis(axis))
+    cdef Py_ssize_t i
+    table = np.empty((windows.n_out, 3), dtype=np.int64)
+    cdef int64_t[:, ::1] view = table
+    for i in range(windows.n_out):
+        view[i, 0] = windows.table[3 * i]
+        view[i, 1] = windows.table[3 * i + 1]
+        view[i, 2] = windows.table[3 * i + 2]
+    table.setflags(write=False)
+    return table
+
+
+# --------------------------------------------------------------------------
+# Plans
+# --------------------------------------------------------------------------
+
+cdef class Plan:
+    """The plan of one pool call (immutable, shared between threads): the
+    geometry lifted to 3D, the window tables, the kernel path and the scratch
+    each thread needs. Built by :func:`make_plan`."""
+
+    cdef k.Plan plan
+    cdef k.UnitFn unit
+
+    @property
+    def path(self):
+        """The kernel path (``plan.hpp``'s ``Path``), e.g. ``"tiles"``."""
+        return k.path_name(self.plan.path).decode()
+
+    @property
+    def family(self):
+        """The op family code of plan.hpp (0 average, 1 Lp, 2 max, 3 argmax)."""
+        return <int>self.plan.spec.family
+
+    @property
+    def out_spatial(self):
+        return tuple(self.plan.out_spatial[i] for i in range(self.plan.spec.n_spatial))
+
+    @property
+    def widen_input(self):
+        """True when a 16-bit input is widened to float32 before the call."""
+        return self.plan.widen_input
+
+    @property
+    def scratch_bytes(self):
+        """Bytes of scratch each thread allocates."""
+        return self.plan.scratch.bytes
+
+    @property
+    def work_rows(self):
+        """Output rows over all planes (caps the useful thread count)."""
+        return self.plan.n_planes * self.plan.rows_per_plane()
+
+    @property
+    def elements(self):
+        """Input plus output elements (keeps tiny calls on one thread)."""
+        return self.plan.n_planes * (self.plan.in_plane() + self.plan.out_plane())
+
+    @property
+    def geometry(self):
+        """(n_planes, (in_d, in_h, in_w), (out_d, out_h, out_w)) as computed
+        (a merged tiling sees groups of planes as one)."""
+        p = &self.plan
+        return p.n_planes, (p.in_d, p.in_h, p.in_w), (p.out_d, p.out_h, p.out_w)
+
+    def __repr__(self):
+        return (f"<ovpool Plan path={self.path} geometry={self.geometry} "
+                f"scratch={self.scratch_bytes}B>")
+
+
+def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2.0,
+              int index_type=1, int64_t planes_per_index_space=1, bint column_major=False,
+              int64_t index_modulo=0):
+    """A :class:`Plan` from a validated call: the op family and dtype codes of
+    plan.hpp, the leading dims, one tuple per spatial axis as in
+    :func:`window_table`, and the Lp or index options."""
+    cdef k.PoolSpec spec
+    cdef Py_ssize_t i
+    if not 1 <= len(axes) <= 3:
+        raise ValueError("1 to 3 spatial axes")
+    spec.family = <k.Family>family
+    spec.dtype = <k.DType>dtype
+    spec.n = n
+    spec.c = c
+    spec.n_spatial = <int>len(axes)
+    for i in range(spec.n_spatial):
+        spec.axes[i] = _axis(axes[i])
+    spec.p = p
+    spec.index_type = <k.IndexType>index_type
+    spec.planes_per_index_space = planes_per_index_space
+    spec.column_major = column_major
+    spec.index_modulo = index_modulo
+    cdef Plan plan = Plan.__new__(Plan)
+    plan.plan = k.make_plan(spec)
+    plan.unit = k.unit_function(plan.plan)
+    return plan
+
+
+# --------------------------------------------------------------------------
+# Calls
+# --------------------------------------------------------------------------
+
+cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
+                    int n_threads) noexcept nogil:
+    """Every unit of a call; 1 when a scratch block could not be allocated."""
+    cdef int64_t u, n_units = call.schedule.n_units
+    cdef int failed[1]        # an array element is shared, a scalar would be private
+    cdef char* scratch
+    cdef bint needs_scratch = plan.scratch.bytes > 0
+    failed[0] = 0
+    if n_threads <= 1 or n_units <= 1:
+        scratch = k.allocate_scratch(plan[0])
+        if needs_scratch and scratch == NULL:
+            return 1
+        k.init_scratch(plan[0], scratch)
+        for u in range(n_units):
+            unit(plan[0], call[0], u, scratch)
+        k.free_scratch(scratch)
+        return 0
+    with parallel(num_threads=n_threads):
+        scratch = k.allocate_scratch(plan[0])
+        if needs_scratch and scratch == NULL:
+            failed[0] = 1
+        else:
+            k.init_scratch(plan[0], scratch)
+        for u in prange(n_units, schedule="dynamic", chunksize=call.schedule.chunk):
+            if scratch != NULL or not needs_scratch:
+                unit(plan[0], call[0], u, scratch)
+        k.free_scratch(scratch)
+    return failed[0]
+
+
+cdef inline bint _holds(cnp.ndarray a, int64_t n_bytes) noexcept:
+    return (cnp.PyArray_IS_C_CONTIGUOUS(a) and cnp.PyArray_ISWRITEABLE(a)
+            and cnp.PyArray_SIZE(a) * cnp.PyArray_ITEMSIZE(a) == n_bytes)
+
+
+def run(Plan plan not None, cnp.ndarray x not None, cnp.ndarray out not None, indices,
+        int n_threads):
+    """Run ``plan`` on x (its planes, the plan's compute dtype or the raw bits
+    of a 16-bit float) into out and, for max with indices, ``indices``.
+
+    The Python layer has validated everything; the byte sizes are checked
+    again here so that no misuse can write out of bounds.
+    """
+    cdef k.Plan* p = &plan.plan
+    cdef k.Call call
+    cdef cnp.ndarray index_array
+    cdef int64_t item = 8 if p.compute == k.DType.f64 else (
+        1 if p.compute == k.DType.i8 or p.compute == k.DType.u8 else (
+            2 if p.compute == k.DType.f16 or p.compute == k.DType.bf16 else 4))
+    cdef int failed
+    if plan.unit == NULL:
+        return
+    if (not cnp.PyArray_IS_C_CONTIGUOUS(x)
+            or cnp.PyArray_SIZE(x) * cnp.PyArray_ITEMSIZE(x) != p.n_planes * p.in_plane() * item
+            or not _holds(out, p.n_planes * p.out_plane() * item)):
+        raise ValueError("ovpool: arrays do not match the plan")
+    call.x = cnp.PyArray_DATA(x)
+    call.out = cnp.PyArray_DATA(out)
+    call.indices = NULL
+    if p.spec.family == k.Family.argmax:
+        index_array = indices
+        if not _holds(index_array, p.n_planes * p.out_plane()
+                      * (8 if p.spec.index_type == k.IndexType.i64 else 4)):
+            raise ValueError("ovpool: indices do not match the plan")
+        call.indices = cnp.PyArray_DATA(index_array)
+    call.schedule = k.make_schedule(p[0], n_threads)
+    with nogil:
+        failed = _run_units(p, &call, plan.unit, n_threads)
+    if failed:
+        raise MemoryError("ovpool: cannot allocate the per-thread scratch "
+                          f"({p.scratch.bytes} bytes per thread)")
+
+
+def max_unpool(cnp.ndarray x not None, cnp.ndarray indices not None, cnp.ndarray out not None):
+    """Scatter ``out.flat[indices[i]] = x.flat[i]`` (contiguous arrays of one
+    dtype, int64 indices). Returns -1, or the position of the first index
+    outside ``out`` (nothing is written from there on)."""
+    cdef int64_t n = cnp.PyArray_SIZE(x), size = cnp.PyArray_SIZE(out), bad = -1
+    cdef const void* xp = cnp.PyArray_DATA(x)
+    cdef const int64_t* ip = <const int64_t*>cnp.PyArray_DATA(indices)
+    cdef void* op = cnp.PyArray_DATA(out)
+    cdef int kind = x.dtype.num
+    if (x.dtype != out.dtype or indices.dtype != np.int64 or cnp.PyArray_SIZE(indices) != n
+            or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_IS_C_CONTIGUOUS(indices)
+            or not _holds(out, size * out.itemsize)):
+        raise ValueError("ovpool: max_unpool arrays do not match")
+    with nogil:
+        if kind == cnp.NPY_FLOAT:
+            bad = k.max_unpool[float](<const float*>xp, ip, n, <float*>op, size)
+        elif kind == cnp.NPY_DOUBLE:
+            bad = k.max_unpool[double](<const double*>xp, ip, n, <double*>op, size)
+        elif kind == cnp.NPY_INT8:
+            bad = k.max_unpool[k.int8_t](<const k.int8_t*>xp, ip, n, <k.int8_t*>op, size)
+        elif kind == cnp.NPY_UINT8:
+            bad = k.max_unpool[k.uint8_t](<const k.uint8_t*>xp, ip, n, <k.uint8_t*>op, size)
+        else:
+            bad = -2
+    if bad == -2:
+        raise TypeError(f"ovpool: max_unpool of dtype {x.dtype}")
+    return bad

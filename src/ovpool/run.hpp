@@ -1,0 +1,176 @@
+// Running a plan: the unit function of its path and element type, the
+// per-thread scratch, and a serial runner.
+//
+// A front door runs a call as
+//
+//     UnitFn unit = unit_function(plan);
+//     Schedule s = make_schedule(plan, n_threads);       // -> call.schedule
+//     in each thread: char *scratch = allocate plan.scratch.bytes (64-byte aligned);
+//                     init_scratch(plan, scratch);
+//                     for each unit u handed to it (any order, any thread):
+//                         unit(plan, call, u, scratch);
+//
+// Each output element is written by exactly one unit, so results do not
+// depend on the thread count or on the schedule. Nothing here allocates but
+// run_serial's one scratch block.
+#pragma once
+
+#include <cstdlib>
+
+#include "argmax_pool.hpp"
+#include "depth_pool.hpp"
+#include "global_pool.hpp"
+#include "half_pool.hpp"
+#include "tile_pool.hpp"
+
+namespace ovpool {
+
+namespace detail {
+
+template <class T>
+UnitFn row_unit(const Plan &plan) {
+    const bool is_max = plan.spec.family == Family::max;
+    switch (plan.path) {
+    case Path::rows:
+        return is_max ? max_unit<T, Path::rows> : sum_unit<T, Path::rows>;
+    case Path::depth_slices:
+        return is_max ? max_unit<T, Path::depth_slices> : sum_unit<T, Path::depth_slices>;
+    case Path::rows_k3:
+        return is_max ? max_unit<T, Path::rows_k3> : sum_unit<T, Path::rows_k3>;
+    case Path::adaptive_narrow:
+        return sum_unit<T, Path::adaptive_narrow>;
+    case Path::adaptive_wide:
+        return sum_unit<T, Path::adaptive_wide>;
+    case Path::depth_slab:
+        return is_max ? depth_slab_unit<T, true> : depth_slab_unit<T, false>;
+    case Path::tiles:
+        return is_max ? tile_unit<T, true> : tile_unit<T, false>;
+    case Path::global:
+        switch (plan.spec.family) {
+        case Family::average: return global_unit<T, Family::average>;
+        case Family::lp: return global_unit<T, Family::lp>;
+        default: return global_unit<T, Family::max>;
+        }
+    case Path::argmax:
+        return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
+                                                      : argmax_unit<T, int32_t, Path::argmax>;
+    case Path::argmax_tiles:
+        return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax_tiles>
+                                                      : argmax_unit<T, int32_t, Path::argmax_tiles>;
+    default:
+        return nullptr;
+    }
+}
+
+// 8-bit integers: maxima only.
+template <class T>
+UnitFn int_unit(const Plan &plan) {
+    switch (plan.path) {
+    case Path::rows: return max_unit<T, Path::rows>;
+    case Path::depth_slices: return max_unit<T, Path::depth_slices>;
+    case Path::depth_slab: return depth_slab_unit<T, true>;
+    case Path::tiles: return tile_unit<T, true>;
+    case Path::global: return global_unit<T, Family::max>;
+    case Path::argmax:
+        return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
+                                                      : argmax_unit<T, int32_t, Path::argmax>;
+    default: return nullptr;
+    }
+}
+
+template <bool Bf16>
+UnitFn half_unit(const Plan &plan) {
+    const bool is_max = plan.spec.family == Family::max;
+    switch (plan.path) {
+    case Path::rows: return half_rows_unit<Bf16>;
+    case Path::tiles: return is_max ? half_tile_unit<Bf16, true> : half_tile_unit<Bf16, false>;
+    case Path::global: return half_global_unit<Bf16>;
+    case Path::argmax:
+        return plan.spec.index_type == IndexType::i64 ? half_argmax_unit<Bf16, int64_t>
+                                                      : half_argmax_unit<Bf16, int32_t>;
+    default: return nullptr;
+    }
+}
+
+template <class T>
+void fill(char *scratch, int64_t offset, int64_t count, T value) {
+    T *p = scratch_part<T>(scratch, offset);
+    for (int64_t i = 0; i < count; i++)
+        p[i] = value;
+}
+
+template <class T>
+void init_buffers(const Plan &plan, char *scratch) {
+    if (plan.scratch.buf < 0)
+        return;
+    const int64_t groups = plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
+    const bool is_max = plan.spec.family == Family::max;
+    // the padding of the column buffer: the identity, never overwritten
+    fill<T>(scratch, plan.scratch.buf, groups * plan.buffer_width, is_max ? max_identity<T>() : T(0));
+}
+
+}  // namespace detail
+
+// The unit function of a plan (nullptr for an empty plan).
+inline UnitFn unit_function(const Plan &plan) {
+    if (plan.path == Path::empty)
+        return nullptr;
+    switch (plan.compute) {
+    case DType::f32: return detail::row_unit<float>(plan);
+    case DType::f64: return detail::row_unit<double>(plan);
+    case DType::f16: return detail::half_unit<false>(plan);
+    case DType::bf16: return detail::half_unit<true>(plan);
+    case DType::i8: return detail::int_unit<int8_t>(plan);
+    case DType::u8: return detail::int_unit<uint8_t>(plan);
+    }
+    return nullptr;
+}
+
+// Prepare one thread's scratch block (plan.scratch.bytes) before its units.
+inline void init_scratch(const Plan &plan, char *scratch) {
+    if (plan.scratch.bytes == 0)
+        return;
+    switch (plan.compute) {
+    case DType::f32: detail::init_buffers<float>(plan, scratch); break;
+    case DType::f64: detail::init_buffers<double>(plan, scratch); break;
+    case DType::i8: detail::init_buffers<int8_t>(plan, scratch); break;
+    case DType::u8: detail::init_buffers<uint8_t>(plan, scratch); break;
+    case DType::f16:
+    case DType::bf16: detail::init_buffers<float>(plan, scratch); break;
+    }
+    if (plan.scratch.state >= 0)
+        *scratch_part<int64_t>(scratch, plan.scratch.state) = -1;  // no plane widened yet
+}
+
+// A 64-byte aligned scratch block of plan.scratch.bytes (nullptr when the
+// plan needs none or the allocation fails: check plan.scratch.bytes).
+inline char *allocate_scratch(const Plan &plan) {
+    if (plan.scratch.bytes == 0)
+        return nullptr;
+    return static_cast<char *>(std::aligned_alloc(64, static_cast<size_t>(plan.scratch.bytes)));
+}
+
+inline void free_scratch(char *scratch) { std::free(scratch); }
+
+// Run every unit of a call on the calling thread. Returns false when the
+// scratch block cannot be allocated (nothing is written then).
+inline bool run_serial(const Plan &plan, const void *x, void *out, void *indices) noexcept {
+    const UnitFn unit = unit_function(plan);
+    if (unit == nullptr)
+        return true;
+    Call call;
+    call.x = x;
+    call.out = out;
+    call.indices = indices;
+    call.schedule = make_schedule(plan, 1);
+    char *scratch = allocate_scratch(plan);
+    if (plan.scratch.bytes > 0 && scratch == nullptr)
+        return false;
+    init_scratch(plan, scratch);
+    for (int64_t u = 0; u < call.schedule.n_units; u++)
+        unit(plan, call, u, scratch);
+    free_scratch(scratch);
+    return true;
+}
+
+}  // namespace ovpool

@@ -1,0 +1,488 @@
+// Vector row kernels of averages, Lp sums and maxima (float32).
+//
+// Each computes whole output rows with the same operations, in the same
+// order, as the separable passes of separable.hpp (so the same bits), where
+// gcc's own vectorisation of those passes leaves time on the table: the
+// vertical maximum of a few rows with one NaN check per row, 3-wide windows
+// at stride 1 or 2 (a run of rows per call), and adaptive averages whose bins
+// are summed in lanes (wide bins) or eight output rows at a time (narrow
+// bins). Where a build lacks AVX2 a kernel either runs its scalar twin or
+// returns 0 so that the caller takes the separable passes.
+#pragma once
+
+#include "reduce.hpp"
+
+namespace ovpool::simd {
+
+// col[i] = max over the n_rows >= 1 rows plane + offsets[r] of element i,
+// with plain maxps and no NaN rule: returns 1 when any element read was NaN,
+// and the caller then redoes the row with the exact rule. One check per row
+// instead of a blend per element: a 3-row pass does about half the work.
+// Rows go 3 at a time; a group of fewer repeats its last row, and the last
+// vector block overlaps the one before it (max is idempotent). float32 rows
+// or, with half set (a constant; F16C builds only), float16 rows converted in
+// registers: the same maxps chain on the same values.
+OVPOOL_INLINE int vmax_rows_any(const void *plane, const int64_t *offsets, ptrdiff_t n_rows,
+                                float *col, ptrdiff_t n, int half) {
+    int nan = 0;
+    for (ptrdiff_t r = 0; r < n_rows; r += 3) {
+        ptrdiff_t m = n_rows - r < 3 ? n_rows - r : 3;
+        const void *a = at(plane, offsets[r], half);
+        const void *b = at(plane, offsets[r + (m > 1)], half);
+        const void *c = at(plane, offsets[r + m - 1], half);
+        int first = r == 0;
+        ptrdiff_t i = 0;
+#if defined(__AVX2__)
+        if (n >= 8) {
+            __m256 u = _mm256_setzero_ps();
+            for (ptrdiff_t blk = 0; blk * 8 < n; blk++) {
+                i = block_start(blk, 8, n);
+                __m256 va = load8(a, i, half), vb = load8(b, i, half);
+                __m256 vc = load8(c, i, half);
+                u = _mm256_or_ps(u, _mm256_cmp_ps(va, vb, _CMP_UNORD_Q));
+                u = _mm256_or_ps(u, _mm256_cmp_ps(vc, vc, _CMP_UNORD_Q));
+                __m256 v = _mm256_max_ps(_mm256_max_ps(va, vb), vc);
+                if (!first)
+                    v = _mm256_max_ps(v, _mm256_loadu_ps(col + i));
+                _mm256_storeu_ps(col + i, v);
+            }
+            nan |= _mm256_movemask_ps(u) != 0;
+            i = n;
+        }
+#elif defined(__SSE2__)
+        if (n >= 4) {
+            __m128 u = _mm_setzero_ps();
+            for (ptrdiff_t blk = 0; blk * 4 < n; blk++) {
+                i = block_start(blk, 4, n);
+                __m128 va = load4(a, i, half), vb = load4(b, i, half);
+                __m128 vc = load4(c, i, half);
+                u = _mm_or_ps(u, _mm_cmpunord_ps(va, vb));
+                u = _mm_or_ps(u, _mm_cmpunord_ps(vc, vc));
+                __m128 v = _mm_max_ps(_mm_max_ps(va, vb), vc);
+                if (!first)
+                    v = _mm_max_ps(v, _mm_loadu_ps(col + i));
+                _mm_storeu_ps(col + i, v);
+            }
+            nan |= _mm_movemask_ps(u) != 0;
+            i = n;
+        }
+#endif
+        for (; i < n; i++) {
+            float x = load1(a, i, half), y = load1(b, i, half);
+            float z = load1(c, i, half);
+            float v = x > y ? x : y;
+            v = v > z ? v : z;
+            if (!first)
+                v = v > col[i] ? v : col[i];
+            col[i] = v;
+            nan |= (x != x) | (y != y) | (z != z);
+        }
+    }
+    return nan;
+}
+
+inline int vmax_rows_f32(const float *plane, const int64_t *offsets, ptrdiff_t n_rows, float *col,
+                         ptrdiff_t n) {
+    return vmax_rows_any(plane, offsets, n_rows, col, n, 0);
+}
+
+// The same of float16 rows converted in registers, only where kF16cRows
+// (k3 s2 widened every input row 1.5 times into scratch); returns 1 (the
+// caller widens the rows and takes the exact path) when the rows hold a NaN
+// or the build converts in scratch.
+inline int vmax_rows_f16(const uint16_t *plane, const int64_t *offsets, ptrdiff_t n_rows,
+                         float *col, ptrdiff_t n) {
+#if defined(__F16C__)
+    return vmax_rows_any(plane, offsets, n_rows, col, n, 1);
+#else
+    (void)plane;
+    (void)offsets;
+    (void)n_rows;
+    (void)col;
+    (void)n;
+    return 1;
+#endif
+}
+
+// Column sums (squares: lp2) of n <= 3 rows a, b, c at column i, in 8 lanes
+// or one; the order of the vertical pass (vsum, vsum_lp).
+#if defined(__AVX__)
+OVPOOL_INLINE __m256 col_sums8(const float *a, const float *b, const float *c, ptrdiff_t n,
+                               ptrdiff_t i, int lp2) {
+    __m256 v = _mm256_setzero_ps(), t;
+    if (n >= 1) {
+        t = _mm256_loadu_ps(a + i);
+        v = lp2 ? _mm256_mul_ps(t, t) : t;
+    }
+    if (n >= 2) {
+        t = _mm256_loadu_ps(b + i);
+        v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
+    }
+    if (n >= 3) {
+        t = _mm256_loadu_ps(c + i);
+        v = _mm256_add_ps(v, lp2 ? _mm256_mul_ps(t, t) : t);
+    }
+    return v;
+}
+#endif
+
+OVPOOL_INLINE float col_sum1(const float *a, const float *b, const float *c, ptrdiff_t n,
+                             ptrdiff_t i, int lp2) {
+    float v = 0.0f;
+    if (n >= 1)
+        v = lp2 ? a[i] * a[i] : a[i];
+    if (n >= 2)
+        v = v + (lp2 ? b[i] * b[i] : b[i]);
+    if (n >= 3)
+        v = v + (lp2 ? c[i] * c[i] : c[i]);
+    return v;
+}
+
+#if defined(__AVX2__)
+// One output row of 3-tap windows at stride 2 with no padding along W, from
+// the window rows themselves: the column sums of 8 outputs' 17 columns stay
+// in registers (two vectors and the 17th as a scalar) and are deinterleaved
+// there, instead of being stored and read back at offsets 2o, 2o + 1, 2o + 2
+// (loads that span two stores of the vertical pass). out[o] = (c[2o] +
+// c[2o+1]) + c[2o+2] as in hsum_k, then sqrt or the divide: the same bits.
+// Reads columns 0 .. 2 out_w of each row (needs 2 out_w + 1 <= in_w), the
+// last block overlapping the one before it.
+OVPOOL_INLINE void sum_row_s2k3(const float *a, const float *b, const float *c, ptrdiff_t n,
+                                float *out, ptrdiff_t out_w, float row_div, const float *div_w,
+                                int lp2) {
+    const __m256i next_even = _mm256_setr_epi32(1, 4, 3, 6, 5, 2, 7, 0);
+    const __m256 row_divs = _mm256_set1_ps(row_div);
+    for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+        ptrdiff_t o = block_start(blk, 8, out_w), i = 2 * o;
+        __m256 lo = col_sums8(a, b, c, n, i, lp2);
+        __m256 hi = col_sums8(a, b, c, n, i + 8, lp2);
+        __m256 last = _mm256_set1_ps(col_sum1(a, b, c, n, i + 16, lp2));
+        // outputs in lanes 0 1 4 5 2 3 6 7
+        __m256 even = _mm256_shuffle_ps(lo, hi, 0x88), odd = _mm256_shuffle_ps(lo, hi, 0xdd);
+        __m256 even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(even, last, 0x01), next_even);
+        __m256 v = unpermute8(_mm256_add_ps(_mm256_add_ps(even, odd), even2), 2);
+        v = lp2 ? _mm256_sqrt_ps(v) : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+        _mm256_storeu_ps(out + o, v);
+    }
+}
+#endif
+
+// Average (lp2 clear) or L2 norm (lp2 set: LpPool p = 2) of windows 3 taps
+// wide at stride 1 or 2 along W (Inception's 3x3 s1 AveragePool, 3x3 s2
+// ones), float32, for n_rows consecutive output rows of one 2D slice: row
+// r's window rows are plane + (win_h[3r] + t) * in_w for t < win_h[3r+1] <= 3,
+// its divisor (float)(div_d * win_h[3r+2]) * div_w[o]. buf is the per-thread
+// padded column buffer (zeros outside buf[pad_w .. pad_w + in_w)). The same
+// operations in the same order as the separable passes, so the same bits;
+// one call per slice instead of one per row (the per-row calls cost more
+// than the rows' arithmetic on a 35x35 plane). Stride 2's horizontal pass is
+// gcc's loop over the stored column sums (a vector form reading them back
+// measured slower, see hmax_s2k3_f32), except rows with no padding along W
+// and 8+ outputs: sum_row_s2k3 keeps their column sums in registers (LpPool
+// 3x3 s2 on 16x64x56x56 at 2 threads 0.36 -> 0.32 ms; average 3x3 s2 without
+// pads 0.36 -> 0.25 ms).
+OVPOOL_INLINE void sum_rows_k3_any(const float *plane, ptrdiff_t in_w, const int64_t *win_h,
+                                   ptrdiff_t n_rows, float *out, ptrdiff_t out_w, float *buf,
+                                   ptrdiff_t pad_w, const float *div_w, int64_t div_d, int stride,
+                                   int lp2) {
+    float *col = buf + pad_w;
+    for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
+        const int64_t *wh = win_h + 3 * r;
+        ptrdiff_t n = wh[1], i = 0;
+        const float *a = plane + wh[0] * in_w;  // rows past the n-th are not formed
+        const float *b = n >= 2 ? a + in_w : a, *c = n >= 3 ? b + in_w : b;
+        float row_div = static_cast<float>(div_d * wh[2]);
+#if defined(__AVX2__)
+        if (stride == 2 && pad_w == 0 && out_w >= 8 && 2 * out_w + 1 <= in_w) {
+            sum_row_s2k3(a, b, c, n, out, out_w, row_div, div_w, lp2);
+            continue;
+        }
+#endif
+#if defined(__AVX__)
+        if (in_w >= 8) {
+            for (ptrdiff_t blk = 0; blk * 8 < in_w; blk++) {
+                i = block_start(blk, 8, in_w);
+                _mm256_storeu_ps(col + i, col_sums8(a, b, c, n, i, lp2));
+            }
+            i = in_w;
+        }
+#endif
+        for (; i < in_w; i++)  // (reads only the n rows: an empty window has none)
+            col[i] = col_sum1(a, b, c, n, i, lp2);
+        ptrdiff_t o = 0;
+        if (stride == 2) {
+            for (; o < out_w; o++) {
+                float sum = buf[2 * o] + buf[2 * o + 1] + buf[2 * o + 2];
+                out[o] = lp2 ? sqrtf(sum) : sum / (row_div * div_w[o]);
+            }
+            continue;
+        }
+#if defined(__AVX__)
+        if (out_w >= 8) {
+            __m256 row_divs = _mm256_set1_ps(row_div);
+            for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+                o = block_start(blk, 8, out_w);
+                __m256 v = _mm256_add_ps(_mm256_loadu_ps(buf + o), _mm256_loadu_ps(buf + o + 1));
+                v = _mm256_add_ps(v, _mm256_loadu_ps(buf + o + 2));
+                v = lp2 ? _mm256_sqrt_ps(v)
+                        : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+                _mm256_storeu_ps(out + o, v);
+            }
+            o = out_w;
+        }
+#endif
+        for (; o < out_w; o++) {
+            float sum = buf[o] + buf[o + 1] + buf[o + 2];
+            out[o] = lp2 ? sqrtf(sum) : sum / (row_div * div_w[o]);
+        }
+    }
+}
+
+inline void sum_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64_t *win_h,
+                            ptrdiff_t n_rows, float *out, ptrdiff_t out_w, float *buf,
+                            ptrdiff_t pad_w, const float *div_w, int64_t div_d, int stride,
+                            bool lp2) {
+    if (lp2)
+        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride, 1);
+    else
+        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride, 0);
+}
+
+// Horizontal max of 3-tap windows at stride 2 (the ResNet stem) over a
+// NaN-free float32 row: out[o] = max of buf[2o], buf[2o + 1], buf[2o + 2],
+// with the same operations as the scalar loop of hmax_k, so the same bits,
+// in 8 lanes with the last block overlapping; reads buf[0 .. 2 n_out].
+// Returns 0 (nothing done) for rows of fewer than 8 outputs or without AVX2.
+// The same for sums measured 7% slower than gcc's scalar loop (avg 3x3 s2 on
+// 16x128x56x56 at 1 thread: its loads span two of the vertical pass's
+// stores; sum_row_s2k3 avoids the store where W has no padding), the maxima
+// 5-8% faster.
+inline int hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
+#if defined(__AVX2__)
+    if (n_out < 8)
+        return 0;
+    for (ptrdiff_t blk = 0; blk * 8 < n_out; blk++) {
+        ptrdiff_t o = block_start(blk, 8, n_out);
+        __m256 v[4];
+        taps8s(buf + 2 * o, 2, 3, v);
+        __m256 acc = _mm256_max_ps(_mm256_max_ps(v[0], v[1]), v[2]);
+        _mm256_storeu_ps(out + o, unpermute8(acc, 2));
+    }
+    return 1;
+#else
+    (void)buf;
+    (void)out;
+    (void)n_out;
+    return 0;
+#endif
+}
+
+// Maximum of windows 3 taps wide at stride 1 or 2 along W (the ResNet stem's
+// 3x3 s2, 3x3 s1), float32, for up to n_rows consecutive output rows of one
+// 2D slice: row r's window rows are plane + (win_h[3r] + t) * in_w for
+// t < win_h[3r+1] <= 3. buf is the per-thread padded column buffer (-inf
+// outside buf[pad_w .. pad_w + in_w)). The same operations as the row path
+// (max_rows_exact, then hmax), so the same bits; one call per slice instead
+// of one per row. Returns the number of rows done: it stops before a row
+// whose window rows hold a NaN or that has none, which the caller's row path
+// takes with the exact rule. Taken without software prefetch only: on inputs
+// beyond L3 (the stem at batch 16, prefetched) it measured 12% slower than
+// the row path, for reasons not found.
+inline ptrdiff_t max_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64_t *win_h,
+                                 ptrdiff_t n_rows, float *out, ptrdiff_t out_w, float *buf,
+                                 ptrdiff_t pad_w, int stride) {
+    float *col = buf + pad_w;
+    for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
+        const int64_t *wh = win_h + 3 * r;
+        int64_t offsets[3];
+        ptrdiff_t n = wh[1], o = 0;
+        for (ptrdiff_t t = 0; t < n; t++)
+            offsets[t] = (wh[0] + t) * in_w;
+        if (n == 0 || vmax_rows_f32(plane, offsets, n, col, in_w))
+            return r;
+        if (stride == 2) {
+            if (hmax_s2k3_f32(buf, out, out_w))
+                continue;
+        }
+#if defined(__AVX2__)
+        else if (out_w >= 8) {
+            for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+                o = block_start(blk, 8, out_w);
+                __m256 v = _mm256_max_ps(_mm256_loadu_ps(buf + o), _mm256_loadu_ps(buf + o + 1));
+                _mm256_storeu_ps(out + o, _mm256_max_ps(v, _mm256_loadu_ps(buf + o + 2)));
+            }
+            o = out_w;
+        }
+#endif
+        for (; o < out_w; o++) {  // hmax_k's chain
+            const float *taps = buf + o * stride;
+            float v = taps[0] > taps[1] ? taps[0] : taps[1];
+            out[o] = v > taps[2] ? v : taps[2];
+        }
+    }
+    return n_rows;
+}
+
+// Output rows of an adaptive average (windows along W from a table:
+// win_w[3 o] the first column, win_w[3 o + 1] the taps), eight windows at a
+// time. Output row j (0 <= j < n_out_rows) pools the input rows win_h[3 j] ..
+// + win_h[3 j + 1] - 1 of the depth slices x + t * d_stride, t < n_d (row
+// length in_w). Each window sums into 8 lanes over all its rows (slice by
+// slice, top to bottom) before a single fold, the one of fold8x8: lane j of a
+// window adds its taps j, j + 8, ... of each row (a last partial block
+// masked: its missing lanes add +0), from +0. Then out[o] = sum / (div_d *
+// win_h[3 j + 2] * div_w[o]), as the separable passes finish a row. The
+// separable passes store the column sums and read them back at unaligned
+// offsets, then fold each window alone: adaptive 50 -> 7 took ~1500 cycles a
+// plane that way, ~700 this way. Any taps >= 0 give the right sums; the
+// planner keeps it to windows of 8 taps or more over 2 rows or more, where it
+// is faster (Path::adaptive_wide). Under eight windows the missing lanes
+// repeat the last window and are not stored.
+inline void adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride, ptrdiff_t in_w,
+                              const int64_t *win_h, ptrdiff_t n_out_rows, const int64_t *win_w,
+                              ptrdiff_t out_w, float *out, ptrdiff_t out_stride, const float *div_w,
+                              int64_t div_d) {
+#if defined(__AVX2__)
+    for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
+        const ptrdiff_t o = out_w >= 8 ? block_start(blk, 8, out_w) : 0;
+        // whole blocks of eight taps every window has, then n_part blocks,
+        // masked per window (one for bins that differ by under 8 taps)
+        ptrdiff_t first[8], taps[8], full = PTRDIFF_MAX, n_part = 0;
+        float d[8];
+        for (int l = 0; l < 8; l++) {
+            const ptrdiff_t at_o = o + l < out_w ? o + l : out_w - 1;
+            first[l] = static_cast<ptrdiff_t>(win_w[3 * at_o]);
+            taps[l] = static_cast<ptrdiff_t>(win_w[3 * at_o + 1]);
+            d[l] = div_w[at_o];
+            if ((taps[l] & ~static_cast<ptrdiff_t>(7)) < full)
+                full = taps[l] & ~static_cast<ptrdiff_t>(7);
+        }
+        for (int l = 0; l < 8; l++)
+            if ((taps[l] - full + 7) / 8 > n_part)
+                n_part = (taps[l] - full + 7) / 8;
+        const __m256 div_o = _mm256_setr_ps(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+        for (ptrdiff_t j = 0; j < n_out_rows; j++) {
+            __m256 v[8];
+            for (int l = 0; l < 8; l++)
+                v[l] = _mm256_setzero_ps();
+            for (ptrdiff_t t = 0; t < n_d; t++) {
+                const float *row = x + t * d_stride + win_h[3 * j] * in_w;
+                for (ptrdiff_t r = 0; r < win_h[3 * j + 1]; r++, row += in_w) {
+                    for (ptrdiff_t i = 0; i < full; i += 8)
+                        for (int l = 0; l < 8; l++)
+                            v[l] = _mm256_add_ps(v[l], _mm256_loadu_ps(row + first[l] + i));
+                    for (ptrdiff_t b = full; b < full + 8 * n_part; b += 8)
+                        for (int l = 0; l < 8; l++) {
+                            const ptrdiff_t left = taps[l] - b;
+                            v[l] = _mm256_add_ps(
+                                v[l], _mm256_maskload_ps(row + first[l] + b,
+                                                         first_lanes(left < 0 ? 0 : left > 8 ? 8 : left)));
+                        }
+                }
+            }
+            const float row_div = static_cast<float>(div_d * win_h[3 * j + 2]);
+            __m256 sums = _mm256_div_ps(fold8x8(v), _mm256_mul_ps(_mm256_set1_ps(row_div), div_o));
+            if (out_w >= 8) {
+                _mm256_storeu_ps(out + j * out_stride + o, sums);
+            } else {
+                float lanes[8];
+                _mm256_storeu_ps(lanes, sums);
+                for (ptrdiff_t l = 0; l < out_w; l++)
+                    out[j * out_stride + l] = lanes[l];
+            }
+        }
+    }
+#else
+    // the same sums, a window at a time: the lanes and the fold above, the
+    // masked lanes skipped (adding +0 to a sum that started from +0 changes
+    // nothing), so the baseline build gives the same bits
+    for (ptrdiff_t o = 0; o < out_w; o++) {
+        const ptrdiff_t first = static_cast<ptrdiff_t>(win_w[3 * o]);
+        const ptrdiff_t taps = static_cast<ptrdiff_t>(win_w[3 * o + 1]);
+        for (ptrdiff_t j = 0; j < n_out_rows; j++) {
+            float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (ptrdiff_t t = 0; t < n_d; t++) {
+                const float *row = x + t * d_stride + win_h[3 * j] * in_w + first;
+                for (ptrdiff_t r = 0; r < win_h[3 * j + 1]; r++, row += in_w)
+                    for (ptrdiff_t i = 0; i < taps; i++)
+                        lane[i & 7] += row[i];
+            }
+            for (int l = 0; l < 4; l++)
+                lane[l] += lane[l + 4];
+            const float row_div = static_cast<float>(div_d * win_h[3 * j + 2]);
+            out[j * out_stride + o] = ((lane[0] + lane[2]) + (lane[1] + lane[3])) / (row_div * div_w[o]);
+        }
+    }
+#endif
+}
+
+// Up to eight output rows of an adaptive average whose W bins (a table) are
+// under 8 taps, from one 2D plane x (rows of in_w >= 8; output row j pools
+// the rows win_h[3 j] .. + win_h[3 j + 1] - 1): the same sums as the
+// separable passes (the column sums in row order, each bin from 0 in tap
+// order, divided by div_d * win_h[3 j + 2] * div_w[o]), with the eight output
+// rows in the lanes of a vector. The column sums of a block of eight columns
+// for the eight rows are transposed in registers into scratch (in_w x 8
+// floats), and each bin adds its columns as vectors: no scalar chain per
+// output, no store read back at an unaligned offset. scratch holds 8 (in_w +
+// out_w) floats. Returns 0 (the caller's separable passes) without AVX2 or
+// outside those bounds.
+inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *win_h,
+                               ptrdiff_t n_out_rows, const int64_t *win_w, ptrdiff_t out_w,
+                               float *out, ptrdiff_t out_stride, const float *div_w, int64_t div_d,
+                               float *scratch) {
+#if defined(__AVX2__)
+    if (in_w < 8 || n_out_rows < 1 || n_out_rows > 8)
+        return 0;
+    float *cols = scratch, *sums = scratch + 8 * in_w;
+    // lane j: output row j (the missing lanes repeat the last row)
+    const int64_t *wh[8];
+    float row_div[8];
+    for (int j = 0; j < 8; j++) {
+        wh[j] = win_h + 3 * (j < n_out_rows ? j : n_out_rows - 1);
+        row_div[j] = static_cast<float>(div_d * wh[j][2]);
+    }
+    for (ptrdiff_t cb = 0; cb * 8 < in_w; cb++) {
+        const ptrdiff_t c = block_start(cb, 8, in_w);
+        __m256 v[8];
+        for (int j = 0; j < 8; j++) {
+            const float *row = x + wh[j][0] * in_w + c;
+            __m256 acc = wh[j][1] > 0 ? _mm256_loadu_ps(row) : _mm256_setzero_ps();
+            for (int64_t r = 1; r < wh[j][1]; r++)
+                acc = _mm256_add_ps(acc, _mm256_loadu_ps(row + r * in_w));
+            v[j] = acc;
+        }
+        transpose8x8(v);
+        for (int i = 0; i < 8; i++)
+            _mm256_storeu_ps(cols + (c + i) * 8, v[i]);
+    }
+    const __m256 lanes_div = _mm256_loadu_ps(row_div);
+    for (ptrdiff_t o = 0; o < out_w; o++) {
+        const float *col = cols + win_w[3 * o] * 8;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t t = 0; t < win_w[3 * o + 1]; t++)
+            acc = _mm256_add_ps(acc, _mm256_loadu_ps(col + t * 8));
+        _mm256_storeu_ps(sums + o * 8,
+                         _mm256_div_ps(acc, _mm256_mul_ps(lanes_div, _mm256_set1_ps(div_w[o]))));
+    }
+    for (ptrdiff_t j = 0; j < n_out_rows; j++)
+        for (ptrdiff_t o = 0; o < out_w; o++)
+            out[j * out_stride + o] = sums[o * 8 + j];
+    return 1;
+#else
+    (void)x;
+    (void)in_w;
+    (void)win_h;
+    (void)n_out_rows;
+    (void)win_w;
+    (void)out_w;
+    (void)out;
+    (void)out_stride;
+    (void)div_w;
+    (void)div_d;
+    (void)scratch;
+    return 0;
+#endif
+}
+
+}  // namespace ovpool::simd
