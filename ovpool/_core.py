@@ -27,6 +27,11 @@ from .shapes import MAX_ELEMENTS
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _INT8 = (np.dtype(np.int8), np.dtype(np.uint8))
 
+# Thresholds of the kernel core's plans to change from their defaults
+# (plan.hpp's Tuning, by field name). Empty in use; the tests lower the size
+# thresholds to run the large-input paths on small arrays.
+TUNING = {}
+
 # Codes of plan.hpp's Family and DType.
 AVERAGE, LP, MAX, ARGMAX = 0, 1, 2, 3
 _DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4, "uint8": 5}
@@ -116,7 +121,7 @@ def make_plan(op, planes, family, axes, *, p=2.0, index_dtype=np.int64,
         return _kernels.make_plan(
             family, _DTYPE_CODES[planes.result_dtype.name], n, c, axes, p,
             1 if np.dtype(index_dtype) == np.int64 else 0, max(1, planes_per_index_space),
-            column_major, index_modulo)
+            column_major, index_modulo, TUNING)
     except (RuntimeError, ValueError, OverflowError) as exc:
         shape = planes.lead + tuple(a[1] for a in axes)
         raise OvpoolValueError(f"{op}: output shape {shape} is absurdly large ({exc})") from None
@@ -158,6 +163,11 @@ def _freeze(value):
     if kind is np.dtype or kind is type:
         return value
     raise TypeError  # not cacheable: the caller builds without the cache
+
+
+def cached_plans():
+    """The plans in the cache (for tests)."""
+    return [value for value in _cache.values() if isinstance(value, _kernels.Plan)]
 
 
 def cached(key_parts, build):

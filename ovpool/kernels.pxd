@@ -112,14 +112,23 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
     cdef cppclass ScratchLayout:
         int64_t bytes
 
+    cdef cppclass Tuning:
+        int64_t units_per_thread, merged_outputs, prefetch_rows, prefetch_min_elements
+        int64_t prefetch_min_plane, tile_prefetch_min_bytes, tile_ahead_bytes
+        int64_t slab_prefetch_min_elements, slice_scratch, slab_bytes, half_scratch_limit
+
     cdef cppclass Plan:
         PoolSpec spec
+        Tuning tuning
         Path path
         DType compute
         bool widen_input
         int64_t out_spatial[3]
         int64_t n_planes
         int64_t in_d, in_h, in_w, out_d, out_h, out_w
+        int64_t prefetch, slice_rows, slab_lo, slab_hi, tile_ahead
+        bool slab_prefetch, narrow_rows
+        vector[int64_t] win_d
         ScratchLayout scratch
         int64_t in_plane()
         int64_t out_plane()
@@ -137,6 +146,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
     ctypedef void (*UnitFn)(const Plan&, const Call&, int64_t, char*) noexcept nogil
 
     Plan make_plan(const PoolSpec& spec) except +
+    Plan make_plan(const PoolSpec& spec, const Tuning& tuning) except +
     Schedule make_schedule(const Plan& plan, int n_threads)
     UnitFn unit_function(const Plan& plan)
     void init_scratch(const Plan& plan, char* scratch)

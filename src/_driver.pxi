@@ -114,6 +114,12 @@ cdef class Plan:
         return <int>self.plan.spec.family
 
     @property
+    def dtype(self):
+        """The element type of the call: "float32", "float16", "int8", ..."""
+        return ("float32", "float64", "float16", "bfloat16", "int8",
+                "uint8")[<int>self.plan.spec.dtype]
+
+    @property
     def out_spatial(self):
         return tuple(self.plan.out_spatial[i] for i in range(self.plan.spec.n_spatial))
 
@@ -144,6 +150,46 @@ cdef class Plan:
         p = &self.plan
         return p.n_planes, (p.in_d, p.in_h, p.in_w), (p.out_d, p.out_h, p.out_w)
 
+    @property
+    def prefetch(self):
+        """Elements the row path prefetches ahead of a window row (0: none)."""
+        return self.plan.prefetch
+
+    @property
+    def slab_prefetch(self):
+        """True when the depth slab prefetches the next unit's rows."""
+        return self.plan.slab_prefetch and self.plan.path == k.Path.depth_slab
+
+    @property
+    def tile_ahead(self):
+        """Bytes a tiling run of rows prefetches ahead (0: none)."""
+        return self.plan.tile_ahead
+
+    @property
+    def slice_rows(self):
+        """Output rows per group of the depth_slices path's scratch."""
+        return self.plan.slice_rows
+
+    @property
+    def pools_depth(self):
+        """True when some window spans more than one depth slice."""
+        cdef Py_ssize_t i
+        for i in range(self.plan.out_d):
+            if self.plan.win_d[3 * i + 1] > 1:
+                return True
+        return False
+
+    @property
+    def narrow_rows(self):
+        """True when float32 adaptive averages of bins under 8 taps may take
+        eight output rows at a time (where the build has AVX2)."""
+        return self.plan.narrow_rows
+
+    @property
+    def merged(self):
+        """True when a tiling runs over groups of planes seen as one plane."""
+        return self.plan.n_planes != self.plan.spec.n * self.plan.spec.c
+
     def __repr__(self):
         return (f"<ovpool Plan path={self.path} geometry={self.geometry} "
                 f"scratch={self.scratch_bytes}B>")
@@ -151,11 +197,13 @@ cdef class Plan:
 
 def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2.0,
               int index_type=1, int64_t planes_per_index_space=1, bint column_major=False,
-              int64_t index_modulo=0):
+              int64_t index_modulo=0, dict tuning=None):
     """A :class:`Plan` from a validated call: the op family and dtype codes of
     plan.hpp, the leading dims, one tuple per spatial axis as in
-    :func:`window_table`, and the Lp or index options."""
+    :func:`window_table`, the Lp or index options, and thresholds of
+    plan.hpp's Tuning to change from their defaults (by field name)."""
     cdef k.PoolSpec spec
+    cdef k.Tuning t
     cdef Py_ssize_t i
     if not 1 <= len(axes) <= 3:
         raise ValueError("1 to 3 spatial axes")
@@ -171,8 +219,23 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
     spec.planes_per_index_space = planes_per_index_space
     spec.column_major = column_major
     spec.index_modulo = index_modulo
+    if tuning:
+        for name, value in tuning.items():
+            if name == "units_per_thread": t.units_per_thread = value
+            elif name == "merged_outputs": t.merged_outputs = value
+            elif name == "prefetch_rows": t.prefetch_rows = value
+            elif name == "prefetch_min_elements": t.prefetch_min_elements = value
+            elif name == "prefetch_min_plane": t.prefetch_min_plane = value
+            elif name == "tile_prefetch_min_bytes": t.tile_prefetch_min_bytes = value
+            elif name == "tile_ahead_bytes": t.tile_ahead_bytes = value
+            elif name == "slab_prefetch_min_elements": t.slab_prefetch_min_elements = value
+            elif name == "slice_scratch": t.slice_scratch = value
+            elif name == "slab_bytes": t.slab_bytes = value
+            elif name == "half_scratch_limit": t.half_scratch_limit = value
+            else:
+                raise ValueError(f"unknown tuning field {name!r}")
     cdef Plan plan = Plan.__new__(Plan)
-    plan.plan = k.make_plan(spec)
+    plan.plan = k.make_plan(spec, t)
     plan.unit = k.unit_function(plan.plan)
     return plan
 

@@ -21,7 +21,10 @@ import ctypes, mmap, sys
 import numpy as np
 import ovpool
 from ovpool import _core
-_core._TILE_PREFETCH_MIN_BYTES = 0   # tiling calls prefetch ahead, past the end too
+_core.TUNING["tile_prefetch_min_bytes"] = 0   # tiling calls prefetch ahead, past the end too
+_core.TUNING["slab_prefetch_min_elements"] = 0   # the depth slab prefetches the next unit's rows
+_core.TUNING["prefetch_min_elements"] = 0        # the row path prefetches rows ahead
+_core.TUNING["prefetch_min_plane"] = 0
 
 PAGE = mmap.PAGESIZE
 libc = ctypes.CDLL(None, use_errno=True)

@@ -14,7 +14,6 @@ import pytest
 
 import ovpool
 from ovpool import _core
-from ovpool.shapes import fixed_axis_windows
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -67,7 +66,7 @@ def test_tiling_max_matches_numpy(kh, kw, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_tiling_prefetching_ahead(dtype, monkeypatch):
     """Large inputs of tiling windows prefetch the input 8 KiB ahead of each
-    run of rows (_core._TILE_PREFETCH_MIN_BYTES, lowered here so that small
+    run of rows (plan.hpp's Tuning::tile_prefetch_min_bytes, lowered here so that small
     inputs do it too; past the end of the input as well, which prefetches
     may). The values do not change: against torch and numpy, and bit for bit
     against the same calls without the prefetch, rows of 4-7 outputs (two rows
@@ -79,12 +78,13 @@ def test_tiling_prefetching_ahead(dtype, monkeypatch):
              lambda: ovpool.adaptive_avg_pool(x[..., :28], 7)]  # rows of 7 outputs
     _core._cache.clear()
     without = [call() for call in calls]
-    assert _core._tile_ahead(x) == 0
-    monkeypatch.setattr(_core, "_TILE_PREFETCH_MIN_BYTES", 0)
+    assert all(plan.path == "tiles" and plan.tile_ahead == 0 for plan in _core.cached_plans())
+    monkeypatch.setitem(_core.TUNING, "tile_prefetch_min_bytes", 0)
     _core._cache.clear()
-    assert _core._tile_ahead(x) == _core._TILE_AHEAD_BYTES > 0
     for call, want in zip(calls, without):
         np.testing.assert_array_equal(call(), want)
+    plans = _core.cached_plans()
+    assert plans and all(plan.path == "tiles" and plan.tile_ahead > 0 for plan in plans)
     tx = _t(x.astype(np.float32))
     tol = dict(rtol=1e-3, atol=1e-3) if dtype == np.float16 else dict(rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(without[0], F.max_pool2d(tx, 2, 2).numpy().astype(dtype))
@@ -373,9 +373,12 @@ def test_tiling_3d_without_depth_pooling_and_1d():
 
 
 def _tiling_plan(shape, kernel):
-    """The plan of a kernel == stride pool of x of this shape, no padding."""
-    return _core.Plan(shape[:2], shape[2:], [
-        fixed_axis_windows(n, n // k, k, k, 1, 0, 0, False) for n, k in zip(shape[2:], kernel)])
+    """The plan of a kernel == stride average of x of this shape, no padding."""
+    _core._cache.clear()
+    ovpool.avg_pool(np.zeros(shape, np.float32), kernel, strides=kernel)
+    (plan,) = _core.cached_plans()
+    assert plan.path == "tiles"
+    return plan
 
 
 @pytest.mark.parametrize("shape, kernel", [
@@ -394,7 +397,7 @@ def test_tiling_planes_merged_into_groups(shape, kernel):
     below its tiles is not merged."""
     pool = {1: (F.avg_pool1d, F.max_pool1d), 2: (F.avg_pool2d, F.max_pool2d),
             3: (F.avg_pool3d, F.max_pool3d)}[len(kernel)]
-    assert _tiling_plan(shape, kernel).merged_tiling is not None
+    assert _tiling_plan(shape, kernel).merged
     x = _with_nans(RNG.standard_normal(shape).astype(np.float32), count=3)
     for n_threads in (1, 2):
         for dtype in (np.float32, np.float64, np.float16):
@@ -417,7 +420,7 @@ def test_tiling_planes_merged_into_groups(shape, kernel):
     if len(kernel) >= 2 and kernel[-2] > 1:
         # one row more below the tiles of each plane: not merged, still right
         longer = shape[:-2] + (shape[-2] + 1, shape[-1])
-        assert _tiling_plan(longer, kernel).merged_tiling is None
+        assert not _tiling_plan(longer, kernel).merged
         y = RNG.standard_normal(longer).astype(np.float32)
         np.testing.assert_array_equal(ovpool.avg_pool(y, kernel, strides=kernel),
                                       pool[0](_t(y), kernel, kernel).numpy())
@@ -475,12 +478,12 @@ def depth_path(request, monkeypatch):
     row by row. Both paths run; the fixture returns a check that the calls
     took their path."""
     by_depth = request.param == "by_depth"
-    monkeypatch.setattr(_core, "_SLAB_BYTES", 256 * 1024 if by_depth else 0)
+    monkeypatch.setitem(_core.TUNING, "slab_bytes", 256 * 1024 if by_depth else 0)
     _core._cache.clear()
 
     def took_path():
-        slabs = [plan.slab_rows != (0, 0) for plan in _core._cache.values()
-                 if isinstance(plan, _core.Plan) and plan.axes[0].table[:, 1].max() > 1]
+        slabs = [plan.path == "depth_slab" for plan in _core.cached_plans()
+                 if plan.pools_depth and plan.family in (_core.AVERAGE, _core.MAX)]
         assert slabs and all(slab == by_depth for slab in slabs)
 
     yield took_path
@@ -541,7 +544,7 @@ def test_depth_slab_large_input_prefetch(dtype, depth_path, monkeypatch):
     and, with the slab threshold (16 MiB of float32) lowered to 2M elements
     here, the next work unit's slab rows; maxima and means against torch at
     1 and 2 threads."""
-    monkeypatch.setattr(_core, "_SLAB_PREFETCH_MIN_ELEMENTS", 1 << 21)
+    monkeypatch.setitem(_core.TUNING, "slab_prefetch_min_elements", 1 << 21)
     _core._cache.clear()
     shape = (2, 16, 12, 70, 90)           # 2.4M elements
     if dtype == np.uint8:
@@ -559,8 +562,8 @@ def test_depth_slab_large_input_prefetch(dtype, depth_path, monkeypatch):
                 got = ovpool.avg_pool(x, k, strides=st, pads=p * 2, num_threads=n_threads)
                 np.testing.assert_allclose(got, want_mean, rtol=1e-5, atol=1e-6)
     depth_path()
-    assert all(plan.slab_prefetch for plan in _core._cache.values()
-               if isinstance(plan, _core.Plan) and plan.slab_rows != (0, 0))
+    assert all(plan.slab_prefetch for plan in _core.cached_plans()
+               if plan.path == "depth_slab")
     _core._cache.clear()
 
 
@@ -615,8 +618,7 @@ def test_average_3_wide_rows(width, count_include_pad):
             got, want, rtol=1e-6, atol=1e-7,
             err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
     # every plan so far takes the run-of-rows kernel
-    assert all(plan.geometry.rows_3_wide for plan in _core._cache.values()
-               if isinstance(plan, _core.Plan))
+    assert all(plan.path == "rows_k3" for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
             attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
@@ -676,8 +678,8 @@ def test_l2_norm_3_wide_rows(width):
             want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
                                        err_msg=message)
-    assert all(plan.geometry.rows_3_wide and plan.prefetch == 0
-               for plan in _core._cache.values() if isinstance(plan, _core.Plan))
+    assert all(plan.path == "rows_k3" and plan.prefetch == 0
+               for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
             attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
@@ -775,8 +777,8 @@ def test_max_3_wide_rows(width, nans):
         np.testing.assert_array_equal(got, by_rows, err_msg=message)
         assert got.dtype == np.float32
     # every float32 plan so far takes the run-of-rows kernel
-    assert all(plan.geometry.rows_3_wide and plan.prefetch == 0
-               for plan in _core._cache.values() if isinstance(plan, _core.Plan))
+    assert all(plan.path == "rows_k3" and plan.prefetch == 0
+               for plan in _core.cached_plans() if plan.dtype == "float32")
     if width >= 2:
         finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's
         for sw in (1, 2):
@@ -975,8 +977,7 @@ def _adaptive_lanes_reference(x, out_dhw):
 
 
 def _wide_plans():
-    return [plan for plan in _core._cache.values()
-            if isinstance(plan, _core.Plan) and plan.geometry.rows_8_wide]
+    return [plan for plan in _core.cached_plans() if plan.path == "adaptive_wide"]
 
 
 @pytest.mark.parametrize("shape, output", [
@@ -1018,16 +1019,15 @@ def test_adaptive_wide_windows_pooled_along_depth(monkeypatch):
     """The same kernel reading several depth slices a window (no slab and no
     slice-by-slice pass: both turned off here), bit for bit against numpy in
     its order and by value against torch."""
-    monkeypatch.setattr(_core, "_SLAB_BYTES", 0)
-    monkeypatch.setattr(_core, "_PREFETCH_MIN_ELEMENTS", 0)
-    monkeypatch.setattr(_core, "_PREFETCH_MIN_PLANE", 0)
+    monkeypatch.setitem(_core.TUNING, "slab_bytes", 0)
+    monkeypatch.setitem(_core.TUNING, "prefetch_min_elements", 0)
+    monkeypatch.setitem(_core.TUNING, "prefetch_min_plane", 0)
     _core._cache.clear()
     try:
         x = RNG.standard_normal((1, 3, 5, 9, 43)).astype(np.float32)
         got = ovpool.adaptive_avg_pool(x, (2, 4, 5))
         plans = _wide_plans()
-        assert plans and all(plan.slice_rows == 0 and plan.slab_rows == (0, 0)
-                             and plan.axes[0].table[:, 1].max() > 1 for plan in plans)
+        assert plans and all(plan.slice_rows == 0 and plan.pools_depth for plan in plans)
         np.testing.assert_array_equal(got, _adaptive_lanes_reference(x, (2, 4, 5)))
         np.testing.assert_allclose(got, F.adaptive_avg_pool3d(_t(x), (2, 4, 5)).numpy(),
                                    rtol=2e-6, atol=1e-7)
@@ -1098,8 +1098,11 @@ def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
     out3 = (1,) * (3 - len(output)) + tuple(output)
     _core._cache.clear()
     got = ovpool.adaptive_avg_pool(x, output)
-    plans = [plan for plan in _core._cache.values() if isinstance(plan, _core.Plan)]
-    assert plans and all(plan.geometry.rows_narrow and plan.prefetch == 0 for plan in plans)
+    plans = _core.cached_plans()
+    assert plans and all(plan.narrow_rows and plan.prefetch == 0 for plan in plans)
+    narrow = ovpool._isa.kernels.float16_in_registers()    # the builds with AVX2
+    assert all(plan.path == ("depth_slab" if plan.pools_depth else
+                             "adaptive_narrow" if narrow else "rows") for plan in plans)
     np.testing.assert_array_equal(got, _adaptive_separable_reference(x3, out3).reshape(got.shape))
     assert not np.signbit(got.reshape(planes.shape[0], -1)[0]).any(), "-0 alone sums to +0"
     for n in (1, 2):
@@ -1118,8 +1121,8 @@ def test_adaptive_narrow_bins_of_very_long_rows_stay_separable():
     x = RNG.standard_normal((1, 2, 9000)).astype(np.float32)
     _core._cache.clear()
     got = ovpool.adaptive_avg_pool(x, 2000)            # 4-5 taps
-    plans = [plan for plan in _core._cache.values() if isinstance(plan, _core.Plan)]
-    assert plans and not any(plan.geometry.rows_narrow for plan in plans)
+    plans = _core.cached_plans()
+    assert plans and not any(plan.narrow_rows for plan in plans)
     np.testing.assert_array_equal(
         got, _adaptive_separable_reference(x.reshape(1, 2, 1, 1, 9000), (1, 1, 2000))
         .reshape(got.shape))
@@ -1131,14 +1134,14 @@ def test_adaptive_narrow_bins_of_very_long_rows_stay_separable():
 def test_adaptive_narrow_bins_prefetched_rows_stay_separable(monkeypatch):
     """Where the rows are prefetched (large inputs) the narrow bins keep the
     row-by-row separable passes, which give the same bits."""
-    monkeypatch.setattr(_core, "_PREFETCH_MIN_ELEMENTS", 0)
-    monkeypatch.setattr(_core, "_PREFETCH_MIN_PLANE", 0)
+    monkeypatch.setitem(_core.TUNING, "prefetch_min_elements", 0)
+    monkeypatch.setitem(_core.TUNING, "prefetch_min_plane", 0)
     _core._cache.clear()
     try:
         x = RNG.standard_normal((1, 3, 19, 60)).astype(np.float32)
         got = ovpool.adaptive_avg_pool(x, (13, 40))
-        plans = [plan for plan in _core._cache.values() if isinstance(plan, _core.Plan)]
-        assert plans and all(plan.prefetch > 0 for plan in plans)
+        plans = _core.cached_plans()
+        assert plans and all(plan.prefetch > 0 and plan.path == "rows" for plan in plans)
         np.testing.assert_array_equal(
             got, _adaptive_separable_reference(x.reshape(1, 3, 1, 19, 60), (1, 13, 40))
             .reshape(got.shape))

@@ -189,7 +189,7 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
                       int64_t *positions, const Plan &plan, ptrdiff_t od, ptrdiff_t oh, const Layout &l) {
     const ptrdiff_t n_rows = row_offsets(plan, od, oh, offsets);
     const bool vector_bins = std::is_same<T, float>::value && plan.dil_w == 1 && plan.in_w >= 8 &&
-                             plan.in_d * plan.in_h < tuning::kRankKeyRows;
+                             plan.in_d * plan.in_h < limits::kRankKeyRows;
     if (n_rows == 0) {
         for (ptrdiff_t o = 0; o < plan.out_w; o++) {
             out_row[o] = lowest<T>();

@@ -64,7 +64,7 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
     int64_t oh = 0;
     if constexpr (!IsMax && std::is_same<T, float>::value) {
         // adaptive averages of narrow bins: eight output rows at a time
-        if (plan.narrow_rows) {
+        if (kAvx2 && plan.narrow_rows) {
             float *lanes = scratch_part<float>(scratch, plan.scratch.lanes);
             while (oh < plan.out_h) {
                 const int64_t n = std::min<int64_t>(8, plan.out_h - oh);

@@ -123,7 +123,7 @@ void half_global_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
     const bool in_registers = kF16cRows && !Bf16 && family != Family::lp;
     float *chunk = scratch_part<float>(scratch, plan.scratch.rows);
     float *values = scratch_part<float>(scratch, plan.scratch.out_row);
-    if (size <= tuning::kHalfChunk) {
+    if (size <= limits::kHalfChunk) {
         if (!in_registers)
             simd::widen(x + first * size, chunk, (last - first) * size, Bf16);
         if (in_registers && family == Family::average) {
@@ -145,7 +145,7 @@ void half_global_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
     } else {
         float total = start_total;
         for (int64_t at = 0; at < size;) {  // chunk by chunk in both ways: the same sums
-            const int64_t m = std::min(tuning::kHalfChunk, size - at);
+            const int64_t m = std::min(limits::kHalfChunk, size - at);
             if (in_registers) {
                 total = detail::half_reduce_f16(x + first * size + at, m, family, total);
             } else {

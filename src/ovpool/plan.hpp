@@ -306,60 +306,67 @@ struct PoolSpec {
 // How an Lp or average sum is transformed and finished.
 enum SumMode : int { kSumAverage = 0, kSumLp1 = 1, kSumLp2 = 2, kSumLpP = 3 };
 
-// Tuning constants (see the measurements where each is used).
-namespace tuning {
-// Parallel work units per thread when planes are few (load balance).
-constexpr int64_t kUnitsPerThread = 8;
-// Tiling pools whose windows use every input row take groups of consecutive
-// planes as one plane of at most this many outputs.
-constexpr int64_t kMergedOutputs = 4096;
-// Input rows the row path prefetches ahead (4 windows' advance), only for
-// overlapping windows of inputs of 2^21+ elements and planes of 8K+ elements:
-// a smaller input stays in the last-level cache between calls, where the
-// prefetches only cost (maxpool 3x3 s2 on 1x64x112x112: 0.133 -> 0.124 ms
-// without them; on 4x64x112x112 they save 0.62 -> 0.51 ms, 4 rows ahead
-// slightly better than 2), and the hardware prefetcher streams through small
-// planes on its own (adaptive 8x256x50x50 -> 7: 0.82 -> 0.74 ms without).
-// Tiling windows and 1D pools stream through the input, which the hardware
-// prefetcher follows better than 4 rows ahead (aap1d 4.5 -> 3.3 ms, aap3d
-// 4.7 -> 3.5 ms without).
-constexpr int64_t kPrefetchRows = 4;
-constexpr int64_t kPrefetchMinElements = int64_t(1) << 21;
-constexpr int64_t kPrefetchMinPlane = 8192;
-// Tiling windows on inputs of 16 MiB or more prefetch 8 KiB ahead of each
-// run of output rows: the hardware prefetcher alone left max and average 2x2
-// s2 on 16x128x56x56 float32 (25.7 MB) 25-30% slower (1.06 -> 0.76 ms,
-// 1.03 -> 0.78; adaptive 14->7 on 64x512x14x14 1.24 -> 0.98; 16 KiB ahead
-// gained less, 1 KiB lost). Inputs that stay in a 32 MiB last-level cache
-// between calls only pay for the prefetches (adaptive 28->7 on 8x512x28x28,
-// 12.8 MB: 12% slower with them).
-constexpr int64_t kTilePrefetchMinBytes = int64_t(16) << 20;
-constexpr int64_t kTileAheadBytes = 8192;
-// Pooling along D through the slab prefetches the next unit's slab rows into
-// L2 on inputs of 2^22+ elements (16 MiB of float32): below that it cost
-// adaptive 10x30x30 -> 3x7x7 19-29% at batch 4 and 6 (inputs that stay in a
-// 32 MiB last-level cache), and saved 7-34% from 18 MB up.
-constexpr int64_t kSlabPrefetchMinElements = int64_t(1) << 22;
-// Elements of per-thread scratch for the column sums of a group of output
-// rows when pooling along D slice by slice.
-constexpr int64_t kSliceScratch = 8192;
-// Largest per-thread slab of depth maxima or sums, bytes: a quarter of a
-// 1 MiB L2 (maxpool3d 3x3x3 s2 3.63 -> 3.16 ms, avgpool3d 3.75 -> 3.00,
-// aap3d 2.98 -> 2.37, aap3d_overlap 0.48 -> 0.33 with the slab).
-constexpr int64_t kSlabBytes = 256 * 1024;
-// Per-thread scratch a 16-bit-float kernel may use before the input is
-// widened to float32 as a whole instead.
-constexpr int64_t kHalfScratchLimit = int64_t(8) << 20;
+// Thresholds of the path choice and the prefetches. The defaults are what
+// the benchmark measured best; each says which cache size its measurement
+// assumes. A front door may pass other values (the tests lower the size
+// thresholds to run the large-input paths on small arrays).
+struct Tuning {
+    // Parallel work units per thread when planes are few (load balance).
+    int64_t units_per_thread = 8;
+    // Tiling pools whose windows use every input row take groups of
+    // consecutive planes as one plane of at most this many outputs.
+    int64_t merged_outputs = 4096;
+    // Input rows the row path prefetches ahead (4 windows' advance), only for
+    // overlapping windows of inputs of 2^21+ elements and planes of 8K+
+    // elements: a smaller input stays in a 32 MiB last-level cache between
+    // calls, where the prefetches only cost (maxpool 3x3 s2 on 1x64x112x112:
+    // 0.133 -> 0.124 ms without them; on 4x64x112x112 they save 0.62 -> 0.51
+    // ms, 4 rows ahead slightly better than 2), and the hardware prefetcher
+    // streams through small planes on its own (adaptive 8x256x50x50 -> 7: 0.82
+    // -> 0.74 ms without). Tiling windows and 1D pools stream through the
+    // input, which the hardware prefetcher follows better than 4 rows ahead
+    // (aap1d 4.5 -> 3.3 ms, aap3d 4.7 -> 3.5 ms without).
+    int64_t prefetch_rows = 4;
+    int64_t prefetch_min_elements = int64_t(1) << 21;
+    int64_t prefetch_min_plane = 8192;
+    // Tiling windows on inputs of 16 MiB or more prefetch 8 KiB ahead of each
+    // run of output rows: the hardware prefetcher alone left max and average
+    // 2x2 s2 on 16x128x56x56 float32 (25.7 MB) 25-30% slower (1.06 -> 0.76
+    // ms, 1.03 -> 0.78; adaptive 14->7 on 64x512x14x14 1.24 -> 0.98; 16 KiB
+    // ahead gained less, 1 KiB lost). Inputs that stay in a 32 MiB last-level
+    // cache between calls only pay for the prefetches (adaptive 28->7 on
+    // 8x512x28x28, 12.8 MB: 12% slower with them).
+    int64_t tile_prefetch_min_bytes = int64_t(16) << 20;
+    int64_t tile_ahead_bytes = 8192;
+    // Pooling along D through the slab prefetches the next unit's slab rows
+    // into L2 on inputs of 2^22+ elements (16 MiB of float32): below that it
+    // cost adaptive 10x30x30 -> 3x7x7 19-29% at batch 4 and 6 (inputs that
+    // stay in a 32 MiB last-level cache), and saved 7-34% from 18 MB up.
+    int64_t slab_prefetch_min_elements = int64_t(1) << 22;
+    // Elements of per-thread scratch for the column sums of a group of output
+    // rows when pooling along D slice by slice.
+    int64_t slice_scratch = 8192;
+    // Largest per-thread slab of depth maxima or sums, bytes: a quarter of a
+    // 1 MiB L2 (maxpool3d 3x3x3 s2 3.63 -> 3.16 ms, avgpool3d 3.75 -> 3.00,
+    // aap3d 2.98 -> 2.37, aap3d_overlap 0.48 -> 0.33 with the slab).
+    int64_t slab_bytes = 256 * 1024;
+    // Per-thread scratch a 16-bit-float kernel may use before the input is
+    // widened to float32 as a whole instead.
+    int64_t half_scratch_limit = int64_t(8) << 20;
+};
+
+// Limits of the kernels themselves.
+namespace limits {
 // Floats of per-thread scratch the narrow-bin adaptive kernel may take.
 constexpr int64_t kNarrowScratch = 65536;
 // Window rows (over all depth slices) that the (row << 4) + column keys of
 // the bin argmax hold in int32.
 constexpr int64_t kRankKeyRows = int64_t(1) << 27;
-// 16-bit elements widened at a time by the global pools.
+// 16-bit elements widened at a time by the global and tiling pools.
 constexpr int64_t kHalfChunk = 4096;
 // Planes a work unit of the float32/float64 global averages takes at most.
 constexpr int64_t kGlobalGroup = 64;
-}  // namespace tuning
+}  // namespace limits
 
 // Per-thread scratch of a call: byte offsets of its parts in one block
 // (each part 64-byte aligned), and its size. -1: the part is not used.
@@ -379,6 +386,7 @@ struct ScratchLayout {
 
 struct Plan {
     PoolSpec spec;
+    Tuning tuning;
     Path path = Path::empty;
     DType compute = DType::f32;  // what the kernels read (f32 when widen_input)
     bool widen_input = false;    // the caller widens a 16-bit input to float32 first
@@ -405,8 +413,9 @@ struct Plan {
     bool slab_prefetch = false;
     int64_t tile_kh = 0, tile_kw = 0, tile_ahead = 0;
     bool bins_by_window = false;               // argmax: adaptive bins window by window
-    bool narrow_rows = false;                  // float32 average bins under 8 taps: eight
-                                               // rows at a time (adaptive_narrow, depth_slab)
+    bool narrow_rows = false;                  // float32 average bins under 8 taps, rows of 8+:
+                                               // eight rows at a time where the build has AVX2
+                                               // (adaptive_narrow, depth_slab)
     std::vector<int64_t> empty_w;              // max: W windows with no tap
     bool any_empty = false;                    // max: some window has no tap
     // argmax index layout
@@ -532,22 +541,22 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     const bool overlapping = detail::max_taps(plan.win_h) > row_step;
     const int64_t in_plane = plan.in_plane();
     plan.prefetch_block = row_step * in_w;
-    const bool streams = overlapping && n_planes * in_plane >= tuning::kPrefetchMinElements &&
-                         in_plane >= tuning::kPrefetchMinPlane;
-    plan.prefetch = streams ? tuning::kPrefetchRows * plan.prefetch_block : 0;
+    const bool streams = overlapping && n_planes * in_plane >= plan.tuning.prefetch_min_elements &&
+                         in_plane >= plan.tuning.prefetch_min_plane;
+    plan.prefetch = streams ? plan.tuning.prefetch_rows * plan.prefetch_block : 0;
     // pooling along D without a slab (and Lp pooling): groups of output rows
-    // whose column sums fit kSliceScratch elements, unless the row path
+    // whose column sums fit tuning.slice_scratch elements, unless the row path
     // prefetches (overlapping windows of a large input: maxpool3d 3x3x3 s2 at
     // 2 threads 3.72 ms by slices, 3.49 by rows with prefetch; aap3d 4x8x8
     // tiles 2.52 by slices, 3.47 by rows)
     const bool pools_depth = detail::max_taps(plan.win_d) > 1;
     plan.slice_rows = pools_depth && !plan.prefetch
-                          ? std::min(plan.out_h, std::max<int64_t>(1, tuning::kSliceScratch / plan.buffer_width))
+                          ? std::min(plan.out_h, std::max<int64_t>(1, plan.tuning.slice_scratch / plan.buffer_width))
                           : 0;
     // max values and averages pooled along D: a slab of the input rows the H
-    // windows read, when it fits (tuning::kSlabBytes)
+    // windows read, when it fits (Tuning::slab_bytes)
     plan.slab_lo = plan.slab_hi = 0;
-    if (pools_depth && plan.in_h * in_w * 8 <= tuning::kSlabBytes) {
+    if (pools_depth && plan.in_h * in_w * 8 <= plan.tuning.slab_bytes) {
         int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
         for (int64_t o = 0; o < plan.out_h; o++) {
             const int64_t first = plan.win_h[3 * o], taps = plan.win_h[3 * o + 1];
@@ -561,7 +570,7 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
             plan.slab_hi = hi;
         }
     }
-    plan.slab_prefetch = n_planes * in_plane >= tuning::kSlabPrefetchMinElements;
+    plan.slab_prefetch = n_planes * in_plane >= plan.tuning.slab_prefetch_min_elements;
     plan.div_w_f32.resize(static_cast<size_t>(plan.out_w));
     plan.div_w_f64.resize(static_cast<size_t>(plan.out_w));
     for (int64_t o = 0; o < plan.out_w; o++) {
@@ -635,7 +644,7 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     if (f32 && rows_3_wide && plan.prefetch == 0 &&
         (family == Family::max || average || (family == Family::lp && plan.mode == kSumLp2)))
         return Path::rows_k3;
-    if (plan.narrow_rows && plan.prefetch == 0)
+    if (kAvx2 && plan.narrow_rows && plan.prefetch == 0)
         return Path::adaptive_narrow;
     if (f32 && average && !plan.uniform_w && plan.dil_w == 1 && plan.dil_h == 1 &&
         detail::min_taps(plan.win_w) >= 8 && max_d * max_h >= 2)
@@ -663,15 +672,15 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
     case Path::global:
         if (half) {
             const int64_t size = plan.in_plane();
-            const int64_t batch = size <= tuning::kHalfChunk ? std::max<int64_t>(1, tuning::kHalfChunk / size) : 1;
-            s.rows = part(s, tuning::kHalfChunk * fl);
+            const int64_t batch = size <= limits::kHalfChunk ? std::max<int64_t>(1, limits::kHalfChunk / size) : 1;
+            s.rows = part(s, limits::kHalfChunk * fl);
             s.out_row = part(s, batch * fl);
         }
         break;
     case Path::tiles:
         if (half && !(kF16cRows && plan.compute == DType::f16 &&
                       simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw))) {
-            const int64_t group = std::max<int64_t>(1, tuning::kHalfChunk / (plan.tile_kh * plan.in_w));
+            const int64_t group = std::max<int64_t>(1, limits::kHalfChunk / (plan.tile_kh * plan.in_w));
             s.rows = part(s, group * plan.tile_kh * plan.in_w * fl);
             s.out_row = part(s, group * plan.out_w * fl);
         }
@@ -699,7 +708,7 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
         s.buf = part(s, plan.buffer_width * item);
         s.slab = part(s, plan.in_h * plan.in_w * item);
         s.offsets = part(s, plan.max_rows * i64);
-        if (plan.narrow_rows)
+        if (kAvx2 && plan.narrow_rows)
             s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
         break;
     case Path::argmax:
@@ -724,9 +733,10 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
 // The plan of a pool call. Throws std::invalid_argument for a spec no front
 // door should pass (the front doors validate and explain first) and
 // std::length_error for sizes beyond 2^40 elements.
-inline Plan make_plan(const PoolSpec &spec) {
+inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
     Plan plan;
     plan.spec = spec;
+    plan.tuning = tuning;
     if (spec.n_spatial < 1 || spec.n_spatial > 3)
         throw std::invalid_argument("ovpool: 1 to 3 spatial axes");
     if (spec.n < 0 || spec.c < 0)
@@ -787,14 +797,14 @@ inline Plan make_plan(const PoolSpec &spec) {
     plan.compute = spec.dtype;
     if (is_half(spec.dtype)) {
         const int64_t scratch = 4 * (spec.family == Family::argmax ? plan.in_plane() : plan.max_rows * plan.in_w);
-        if (scratch > tuning::kHalfScratchLimit) {
+        if (scratch > plan.tuning.half_scratch_limit) {
             plan.compute = DType::f32;
             plan.widen_input = true;
         }
     }
-    plan.narrow_rows = plan.compute == DType::f32 && spec.family == Family::average && kAvx2 && !plan.uniform_w &&
+    plan.narrow_rows = plan.compute == DType::f32 && spec.family == Family::average && !plan.uniform_w &&
                        plan.dil_w == 1 && plan.dil_h == 1 && detail::max_taps(plan.win_w) < 8 && plan.in_w >= 8 &&
-                       8 * (plan.in_w + plan.out_w) <= tuning::kNarrowScratch;
+                       8 * (plan.in_w + plan.out_w) <= limits::kNarrowScratch;
     plan.path = choose_path(plan, global, tiling);
     if (plan.path == Path::tiles && plan.n_planes >= 2) {
         // Where the tiles use every input row, the input rows of plane q + 1
@@ -808,7 +818,7 @@ inline Plan make_plan(const PoolSpec &spec) {
         // count within each original plane.
         const int64_t rows_in = plan.in_d * plan.in_h, rows_out = plan.out_d * plan.out_h;
         if (rows_in == rows_out * plan.tile_kh && plan.n_planes * plan.in_plane() < (int64_t(1) << 31)) {
-            int64_t group = std::min(plan.n_planes, std::max<int64_t>(1, tuning::kMergedOutputs / plan.out_plane()));
+            int64_t group = std::min(plan.n_planes, std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
             while (plan.n_planes % group)
                 group -= 1;
             if (group >= 2) {
@@ -821,12 +831,12 @@ inline Plan make_plan(const PoolSpec &spec) {
         }
     }
     if (plan.path == Path::tiles)
-        plan.tile_ahead = plan.in_elements() * static_cast<int64_t>(dtype_size(plan.compute)) >= tuning::kTilePrefetchMinBytes
-                              ? tuning::kTileAheadBytes
+        plan.tile_ahead = plan.in_elements() * static_cast<int64_t>(dtype_size(plan.compute)) >= plan.tuning.tile_prefetch_min_bytes
+                              ? plan.tuning.tile_ahead_bytes
                               : 0;
     if (plan.path == Path::argmax)
         plan.bins_by_window = plan.compute == DType::f32 && !is_half(spec.dtype) && plan.dil_w == 1 &&
-                              plan.in_d * plan.in_h < tuning::kRankKeyRows &&
+                              plan.in_d * plan.in_h < limits::kRankKeyRows &&
                               simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
     if (spec.family == Family::max && plan.path != Path::global && plan.path != Path::tiles) {
         for (int64_t o = 0; o < plan.out_w; o++)
@@ -853,11 +863,11 @@ inline Schedule make_schedule(const Plan &plan, int n_threads) {
     case Path::global:
         if (is_half(plan.compute)) {
             const int64_t size = plan.in_plane();
-            s.group = size <= tuning::kHalfChunk ? std::max<int64_t>(1, tuning::kHalfChunk / size) : 1;
+            s.group = size <= limits::kHalfChunk ? std::max<int64_t>(1, limits::kHalfChunk / size) : 1;
         } else if (plan.spec.family == Family::average) {
             // a few planes per unit, fewer when there are few planes, so every
             // thread still gets units
-            s.group = std::max<int64_t>(1, std::min(tuning::kGlobalGroup, plan.n_planes / (16 * threads)));
+            s.group = std::max<int64_t>(1, std::min(limits::kGlobalGroup, plan.n_planes / (16 * threads)));
         }
         s.n_units = (plan.n_planes + s.group - 1) / s.group;
         break;
@@ -866,10 +876,10 @@ inline Schedule make_schedule(const Plan &plan, int n_threads) {
         break;
     default: {
         const int64_t work = plan.n_planes * rows_per_plane;
-        int64_t rows = plan.n_planes >= tuning::kUnitsPerThread * threads
+        int64_t rows = plan.n_planes >= plan.tuning.units_per_thread * threads
                            ? rows_per_plane
-                           : std::max<int64_t>(1, (work + tuning::kUnitsPerThread * threads - 1) /
-                                                      (tuning::kUnitsPerThread * threads));
+                           : std::max<int64_t>(1, (work + plan.tuning.units_per_thread * threads - 1) /
+                                                      (plan.tuning.units_per_thread * threads));
         s.rows_per_block = std::max<int64_t>(1, std::min(rows, rows_per_plane));
         s.blocks_per_plane = (rows_per_plane + s.rows_per_block - 1) / s.rows_per_block;
         s.n_units = plan.n_planes * s.blocks_per_plane;

@@ -124,7 +124,7 @@ void half_tile_unit(const Plan &plan, const Call &call, int64_t unit, char *scra
     const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
     const bool simd_rows = simd::vector_rows_ok(plan.out_w, kw, kw);
     const bool in_registers = simd_rows && kF16cRows && !Bf16;
-    const int64_t group = std::max<int64_t>(1, tuning::kHalfChunk / (kh * plan.in_w));  // output rows at once
+    const int64_t group = std::max<int64_t>(1, limits::kHalfChunk / (kh * plan.in_w));  // output rows at once
     float factor = 1;
     const int scale = simd::tile_scale(static_cast<float>(kh * kw), &factor);
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
