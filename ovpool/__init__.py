@@ -10,8 +10,10 @@ OpenVINO's own pool variants are in :mod:`ovpool.ov_ops`; the IR runtime in
 :mod:`ovpool.ir`; the OpenVINO extension in :mod:`ovpool.openvino`.
 """
 
+import os as _os
+
 try:
-    from . import _kernels
+    from ._isa import kernels as _kernels
 except ImportError as exc:  # after scikit-learn's __check_build
     raise ImportError(
         "ovpool's compiled kernels (ovpool._kernels) could not be imported: "
@@ -41,6 +43,22 @@ def openmp_enabled():
     return _kernels.openmp_enabled()
 
 
+def get_include():
+    """The directory of ovpool's C++ kernel headers, for code that compiles
+    against them: ``#include "ovpool/ovpool.hpp"``, or Cython's
+    ``from ovpool cimport kernels`` (``ovpool/kernels.pxd``) with
+    ``include_dirs=[ovpool.get_include()]``, as numpy's ``get_include()``.
+    An installed package has them in ``ovpool/include``; a source checkout
+    in ``src``."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for candidate in (_os.path.join(here, "include"),
+                      _os.path.join(_os.path.dirname(here), "src")):
+        if _os.path.isfile(_os.path.join(candidate, "ovpool", "ovpool.hpp")):
+            return candidate
+    raise ImportError("ovpool's C++ headers are missing from the installation "
+                      f"(looked in {here}/include)")
+
+
 __all__ = [
     "adaptive_avg_pool",
     "adaptive_max_pool",
@@ -56,6 +74,7 @@ __all__ = [
     "OvpoolTypeError",
     "IRError",
     "openmp_enabled",
+    "get_include",
     "set_num_threads",
     "get_num_threads",
     "__version__",

@@ -8,9 +8,9 @@ one of those features. ``OVPOOL_ISA=baseline`` forces the baseline build and
 builds compute the same bits (no FMA contraction, same summation order).
 """
 
+import importlib
 import os
 
-from . import _kernels as baseline
 from .errors import OvpoolValueError
 
 # /proc/cpuinfo names of the x86-64-v3 features ("abm" is LZCNT on AMD and Intel).
@@ -28,18 +28,23 @@ def _cpu_flags():
     return set()
 
 
+def _load_baseline():
+    return importlib.import_module(".._kernels", __name__)
+
+
 def _load_v3():
+    # only the chosen build is loaded, so that one ovpool library shows in
+    # threadpoolctl's view of the process
     try:
-        from . import _kernels_v3
+        return importlib.import_module(".._kernels_v3", __name__)
     except ImportError:
         return None
-    return _kernels_v3
 
 
 def _choose():
     choice = os.environ.get("OVPOOL_ISA", "auto").strip().lower() or "auto"
     if choice == "baseline":
-        return baseline, "baseline"
+        return _load_baseline(), "baseline"
     if choice not in ("auto", "x86-64-v3"):
         raise OvpoolValueError(f"OVPOOL_ISA must be auto, baseline or x86-64-v3, got {choice!r}")
     supported = _V3_CPU_FLAGS <= _cpu_flags()
@@ -50,7 +55,7 @@ def _choose():
         raise OvpoolValueError(
             "OVPOOL_ISA=x86-64-v3, but " + ("the v3 build is missing" if supported
                                              else "this CPU lacks x86-64-v3 features"))
-    return baseline, "baseline"
+    return _load_baseline(), "baseline"
 
 
 kernels, name = _choose()

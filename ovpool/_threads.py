@@ -1,26 +1,43 @@
 """Thread count of the kernels (after scikit-learn's ``_openmp_effective_n_threads``).
 
 The kernels never choose their own thread count: every call passes an
-explicit ``num_threads`` to its ``prange``. That matters because PyTorch
-ships its own ``libgomp.so.1`` under the same soname: whichever loads first
-serves both, so ``torch.set_num_threads(1)`` lowers the OpenMP default of the
-whole process. An explicit ``num_threads`` clause is not affected by it.
+explicit ``num_threads`` to its parallel region. That matters because
+PyTorch ships its own ``libgomp.so.1`` under the same soname: whichever loads
+first serves both, so ``torch.set_num_threads(1)`` lowers the OpenMP default
+of the whole process. An explicit ``num_threads`` clause is not affected by
+it.
 
-Order of precedence: the ``num_threads`` argument of a call, then
-:func:`set_num_threads`, then the ``OVPOOL_NUM_THREADS`` environment variable,
-then the number of CPUs this process may run on (``os.sched_getaffinity``).
-Both are read at import, like ``OMP_NUM_THREADS`` (an ``os.environ`` lookup
-per call cost over a microsecond); a bad value is reported by the first call.
-Without OpenMP every call runs on one thread.
+A call's thread count is, in order:
+
+1. the ``num_threads`` argument of the call;
+2. :func:`set_num_threads`, or a ``threadpoolctl.threadpool_limits`` block
+   (ovpool registers itself with threadpoolctl as an ``openmp`` library when
+   threadpoolctl is installed);
+3. the ``OVPOOL_NUM_THREADS`` environment variable;
+4. the ``OMP_NUM_THREADS`` environment variable (its first entry), as
+   scikit-learn reads it;
+5. the CPUs this process may run on: its CPU affinity, and the cgroup CPU
+   quota of a container.
+
+Every count is capped to the CPUs of 5., which is also the most a call ever
+asks the OpenMP runtime for: more threads than CPUs only slow these kernels
+down, and a count the system cannot give (``num_threads=10**6``) would make
+the OpenMP runtime abort the process. Calls on tiny arrays without
+``num_threads`` stay on one thread. The environment variables and the CPUs
+are read at import (an ``os.environ`` lookup per call cost over a
+microsecond, and a first call made from a thread that OpenVINO pinned to one
+core would see that thread's affinity); a bad ``OVPOOL_NUM_THREADS`` is
+reported by the first call. Without OpenMP every call runs on one thread.
 """
 
+import math
 import numbers
 import os
 
 from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 
-__all__ = ["set_num_threads", "get_num_threads", "resolve_num_threads"]
+__all__ = ["set_num_threads", "get_num_threads", "resolve_num_threads", "available_cpus"]
 
 _process_default = None
 
@@ -29,22 +46,59 @@ _process_default = None
 _MIN_ELEMENTS_PER_THREAD = 1 << 14
 
 
+def _cgroup_cpus():
+    """The CPU quota of this process's cgroup (v2 ``cpu.max``, v1
+    ``cpu.cfs_quota_us``), rounded up; None when there is none."""
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max" and int(period) > 0:
+            return max(1, math.ceil(int(quota) / int(period)))
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") as f:
+            quota = int(f.read())
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as f:
+            period = int(f.read())
+        if quota > 0 and period > 0:
+            return max(1, math.ceil(quota / period))
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _count_cpus():
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cpus = max(1, os.cpu_count() or 1)
+    quota = _cgroup_cpus()
+    return min(cpus, quota) if quota else cpus
 
 
-# Read once, at import: a syscall per kernel call would cost more than a small
-# pool, and a first call made later from a thread that OpenVINO pinned to one
-# core would see that thread's affinity, not the process's.
+def _omp_num_threads(text):
+    """OMP_NUM_THREADS's first entry ("4" or "4,2" for nested regions), or
+    None when unset or not a positive integer (the OpenMP runtime ignores
+    such a value too)."""
+    try:
+        value = int(text.split(",")[0])
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+# Read once, at import (see the module docstring).
 _cpus = _count_cpus()
 _openmp = bool(_kernels.openmp_enabled())
 _env_threads = os.environ.get("OVPOOL_NUM_THREADS", "").strip()
+_omp_env = _omp_num_threads(os.environ.get("OMP_NUM_THREADS", "").strip())
 
 
-def _available_cpus():
+def available_cpus():
+    """The CPUs this process may run on (affinity and cgroup quota): the
+    most threads any call uses."""
     return _cpus
 
 
@@ -68,15 +122,19 @@ def get_num_threads():
     if not _openmp:
         return 1
     if _process_default is not None:
-        return _process_default
-    if _env_threads:
+        n = _process_default
+    elif _env_threads:
         try:
             value = int(_env_threads)
         except ValueError:
             raise OvpoolValueError("OVPOOL_NUM_THREADS must be a positive integer, "
                                    f"got {_env_threads!r}") from None
-        return _check(value, "OVPOOL_NUM_THREADS")
-    return _available_cpus()
+        n = _check(value, "OVPOOL_NUM_THREADS")
+    elif _omp_env is not None:
+        n = _omp_env
+    else:
+        n = _cpus
+    return min(n, _cpus)
 
 
 def resolve_num_threads(num_threads, work_items=None, elements=None):
@@ -85,16 +143,53 @@ def resolve_num_threads(num_threads, work_items=None, elements=None):
     ``num_threads`` is the caller's argument (None: the default above).
     ``work_items`` (the number of parallel units, e.g. output rows) caps it.
     ``elements`` (input + output elements) keeps tiny calls on one thread,
-    but only for the default: an explicit ``num_threads`` is honoured.
+    but only for the default: an explicit ``num_threads`` is honoured up to
+    the available CPUs.
     """
     if num_threads is None:
         n = get_num_threads()
         if elements is not None:
             n = min(n, max(1, elements // _MIN_ELEMENTS_PER_THREAD))
     else:
-        n = _check(num_threads, "num_threads")
+        n = min(_check(num_threads, "num_threads"), _cpus)
     if not _openmp:
         return 1
     if work_items is not None:
         n = min(n, max(1, work_items))
     return n
+
+
+def _register_with_threadpoolctl():
+    """Make ``threadpoolctl.threadpool_limits`` (and ``threadpool_info``)
+    see ovpool as an OpenMP library, by a controller of its compiled driver
+    (found by the exported symbol ``ovpool_threadpool_marker``) whose limit
+    is :func:`set_num_threads`."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return
+    register = getattr(threadpoolctl, "register", None)
+    base = getattr(threadpoolctl, "LibController", None)
+    if register is None or base is None:
+        return
+
+    class OvpoolController(base):
+        user_api = "openmp"
+        internal_api = "ovpool"
+        filename_prefixes = ("_kernels",)
+        check_symbols = ("ovpool_threadpool_marker",)
+
+        def get_num_threads(self):
+            return get_num_threads()
+
+        def set_num_threads(self, num_threads):
+            set_num_threads(max(1, int(num_threads)))
+
+        def get_version(self):
+            from . import __version__
+            return __version__
+
+    register(OvpoolController)
+
+
+_register_with_threadpoolctl()

@@ -29,7 +29,8 @@ import sys
 
 import numpy as np
 
-from . import __version__, _kernels
+from . import __version__
+from ._isa import kernels as _kernels
 from ._threads import get_num_threads
 from .errors import OvpoolError
 

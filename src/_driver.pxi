@@ -24,6 +24,14 @@ cnp.import_array()
 cdef extern from "ovpool/common.hpp" namespace "ovpool":
     const cbool kF16cRows
 
+# The symbol by which ovpool's threadpoolctl controller (ovpool._threads)
+# finds this library among the process's shared objects.
+cdef extern from *:
+    """
+    extern "C" __attribute__((visibility("default"))) int ovpool_threadpool_marker;
+    int ovpool_threadpool_marker = 1;
+    """
+
 
 def openmp_enabled():
     """True if the kernels were compiled with OpenMP."""

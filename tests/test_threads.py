@@ -193,18 +193,83 @@ def test_torch_set_num_threads_1_does_not_pin_ovpool_to_one_thread(order):
     assert openmp_default == "1"
     assert team == "2"
     assert identical == "1"
-    assert int(default) == len(os.sched_getaffinity(0))
+    assert int(default) == ovpool._threads.available_cpus()
 
 
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
-def test_threadpoolctl_openmp_limit_does_not_pin_ovpool():
-    """threadpoolctl lowers every loaded OpenMP runtime's default; the explicit
-    num_threads clause still gets 2 threads."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    from ovpool import _isa
-    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
-        assert _kernels.parallel_team_size(2) == 2
-        assert _isa.kernels.parallel_team_size(2) == 2
+@pytest.mark.parametrize("user_api", [None, "openmp"])
+def test_threadpoolctl_limits_ovpool(user_api):
+    """ovpool registers with threadpoolctl as an OpenMP library:
+    threadpool_limits(1) (for every library, or for user_api="openmp") lowers
+    the default thread count of ovpool's calls, restored afterwards, and
+    threadpool_info lists ovpool's driver. An explicit num_threads still
+    wins inside the block. (Subprocess: threadpoolctl's limits are global.)"""
+    pytest.importorskip("threadpoolctl")
+    out = _run_python(f"""
+        import numpy as np, threadpoolctl, ovpool
+        from ovpool._threads import resolve_num_threads
+        info = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "ovpool"]
+        print(len(info), info[0]["user_api"], info[0]["num_threads"])
+        before = ovpool.get_num_threads()
+        with threadpoolctl.threadpool_limits(limits=1, user_api={user_api!r}):
+            print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6, 10**9),
+                  resolve_num_threads(2, 10**6))
+            x = np.random.default_rng(0).standard_normal((4, 16, 64, 64)).astype(np.float32)
+            inside = ovpool.avg_pool(x, (3, 3))
+        print(ovpool.get_num_threads() == before, before)
+        print(int(np.array_equal(inside, ovpool.avg_pool(x, (3, 3), num_threads=2))))
+    """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
+    lines = out.splitlines()
+    cpus = ovpool._threads.available_cpus()
+    assert lines[0] == f"1 openmp {cpus}"
+    assert lines[1] == f"1 1 {min(2, cpus)}"
+    assert lines[2] == f"True {cpus}"
+    assert lines[3] == "1"
+
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+@pytest.mark.parametrize("omp, ovpool_env, expected", [
+    ("1", None, 1),
+    ("2", None, 2),
+    ("3,1", None, 3),          # nested regions: the first entry
+    ("junk", None, None),      # ignored, as the OpenMP runtime ignores it: the CPUs
+    ("1", "2", 2),             # OVPOOL_NUM_THREADS wins over OMP_NUM_THREADS
+])
+def test_omp_num_threads_is_honoured(omp, ovpool_env, expected):
+    """OMP_NUM_THREADS sets the default, after OVPOOL_NUM_THREADS and
+    set_num_threads (scikit-learn's order); every count is capped to the
+    CPUs this process may run on."""
+    env = {"OMP_NUM_THREADS": omp}
+    if ovpool_env is not None:
+        env["OVPOOL_NUM_THREADS"] = ovpool_env
+    out = _run_python("""
+        import ovpool
+        print(ovpool.get_num_threads())
+        ovpool.set_num_threads(1)            # set_num_threads wins over both variables
+        print(ovpool.get_num_threads())
+    """, env_updates=env, env_remove=[] if ovpool_env else ["OVPOOL_NUM_THREADS"])
+    cpus = ovpool._threads.available_cpus()
+    want = cpus if expected is None else min(expected, cpus)
+    assert out.split() == [str(want), "1"]
+
+
+@pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
+def test_thread_counts_are_capped_to_the_available_cpus():
+    """A thread count the system cannot give is never passed to the OpenMP
+    runtime (which would abort the process): num_threads=10**6 runs, on at
+    most the available CPUs, with the serial results."""
+    from ovpool._threads import resolve_num_threads
+    cpus = ovpool._threads.available_cpus()
+    assert resolve_num_threads(10 ** 6, 10 ** 9) == cpus
+    x = np.random.default_rng(3).standard_normal((2, 8, 40, 40)).astype(np.float32)
+    np.testing.assert_array_equal(ovpool.max_pool(x, (3, 3), num_threads=10 ** 6),
+                                  ovpool.max_pool(x, (3, 3), num_threads=1))
+    out = _run_python("""
+        import ovpool
+        ovpool.set_num_threads(10 ** 6)
+        print(ovpool.get_num_threads())
+    """)
+    assert out.split() == [str(cpus)]
 
 
 # --------------------------------------------------------------------------
@@ -224,10 +289,11 @@ def test_set_and_get_num_threads():
         print(resolve_num_threads(2, 10**6))     # the call's argument wins
         ovpool.set_num_threads(None)
         print(ovpool.get_num_threads())
-    """, env_remove=["OVPOOL_NUM_THREADS"])
+    """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
     lines = out.splitlines()
-    cpus = len(os.sched_getaffinity(0))
-    assert lines == [str(cpus), "1 1", "3 3", "2", str(cpus)]
+    cpus = ovpool._threads.available_cpus()
+    three = min(3, cpus)
+    assert lines == [str(cpus), "1 1", f"{three} {three}", str(min(2, cpus)), str(cpus)]
 
 
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
@@ -241,7 +307,8 @@ def test_ovpool_num_threads_environment_variable_is_honoured(value):
         print(ovpool.get_num_threads())
     """, env_updates={"OVPOOL_NUM_THREADS": value})
     lines = out.splitlines()
-    assert lines == [f"{value} {value}", "2"]
+    n = min(int(value), ovpool._threads.available_cpus())
+    assert lines == [f"{n} {n}", str(min(2, ovpool._threads.available_cpus()))]
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])

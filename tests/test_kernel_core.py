@@ -1,0 +1,277 @@
+"""The C++ kernel core as others use it, and the path each shape takes.
+
+* A C++ program built with the system compiler (no Python headers) includes
+  the headers and checks an adaptive average and max pooling with indices
+  against hand-computed values, in the baseline and x86-64-v3 builds.
+* Every kernel template compiles without a warning under -Wall -Wextra.
+* A third-party Cython module, built from a temporary folder, cimports
+  ``ovpool.kernels`` and calls pools inside its own ``nogil`` code; its
+  results equal ovpool's own functions'.
+* The kernel path chosen for the shapes each path exists for.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import _core
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CPP = os.path.join(ROOT, "tests", "cpp")
+COMPILER = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+
+
+def _v3_cpu():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(line for line in f if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return {"avx2", "f16c", "fma", "bmi2"} <= set(flags)
+
+
+ISAS = [[]] + ([["-march=x86-64-v3"]] if _v3_cpu() else [])
+needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no C++ compiler")
+
+
+def _compile(sources, output, flags):
+    command = [COMPILER, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", *flags,
+               "-I", ovpool.get_include(), *sources, "-o", output]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+@needs_compiler
+@pytest.mark.parametrize("flags", ISAS, ids=lambda f: f[0] if f else "baseline")
+def test_cpp_program_on_the_headers_alone(flags, tmp_path):
+    program = str(tmp_path / "core_test")
+    _compile([os.path.join(CPP, "core_test.cpp")], program, flags)
+    result = subprocess.run([program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+@needs_compiler
+@pytest.mark.parametrize("flags", ISAS, ids=lambda f: f[0] if f else "baseline")
+def test_every_kernel_compiles_without_warnings(flags, tmp_path):
+    _compile(["-c", os.path.join(CPP, "instantiate_all.cpp")], str(tmp_path / "all.o"), flags)
+
+
+def test_get_include_holds_the_headers_and_the_pxd():
+    include = ovpool.get_include()
+    assert os.path.isfile(os.path.join(include, "ovpool", "ovpool.hpp"))
+    assert os.path.isfile(os.path.join(os.path.dirname(ovpool.__file__), "kernels.pxd"))
+
+
+THIRD_PARTY = '''
+# distutils: language = c++
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""A third-party module calling ovpool's kernels from its own nogil code."""
+from libc.stdint cimport int64_t
+from ovpool cimport kernels
+import numpy as np
+
+
+def adaptive_avg(float[:, :, :, ::1] x, int oh, int ow):
+    out = np.empty((x.shape[0], x.shape[1], oh, ow), np.float32)
+    cdef float[:, :, :, ::1] o = out
+    cdef int status
+    with nogil:
+        status = kernels.adaptive_avg_pool2d(x, o)
+    if status != kernels.kOk:
+        raise ValueError(status)
+    return out
+
+
+def max_with_indices(double[:, :, :, ::1] x, int k, int s, int p):
+    cdef kernels.Window w = kernels.window2d(k, k, s, s, p, p)
+    cdef kernels.Shape shape = kernels.shape2d(x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+    cdef int64_t size[2]
+    if kernels.pool_output_size(shape, w, size) != kernels.kOk:
+        raise ValueError("does not fit")
+    out = np.empty((x.shape[0], x.shape[1], size[0], size[1]), np.float64)
+    indices = np.empty(out.shape, np.int64)
+    cdef double[:, :, :, ::1] o = out
+    cdef int64_t[:, :, :, ::1] i = indices
+    cdef int status
+    with nogil:
+        status = kernels.max_pool2d_with_indices(x, w, o, i)
+    if status != kernels.kOk:
+        raise ValueError(status)
+    return out, indices
+
+
+def lp_pool_3d(float[:, :, :, :, ::1] x, int k, double p):
+    cdef kernels.Shape shape
+    cdef kernels.Window w
+    cdef int64_t size[3]
+    cdef int a
+    shape.n = x.shape[0]
+    shape.c = x.shape[1]
+    shape.n_spatial = 3
+    for a in range(3):
+        shape.spatial[a] = x.shape[2 + a]
+        w.kernel[a] = k
+        w.strides[a] = k
+    if kernels.pool_output_size(shape, w, size) != kernels.kOk:
+        raise ValueError("does not fit")
+    out = np.empty((x.shape[0], x.shape[1], size[0], size[1], size[2]), np.float32)
+    cdef float[:, :, :, :, ::1] o = out
+    cdef int status
+    with nogil:
+        status = kernels.lp_pool[float](&x[0, 0, 0, 0, 0], shape, w, p, &o[0, 0, 0, 0, 0])
+    if status != kernels.kOk:
+        raise ValueError(status)
+    return out
+
+
+def refused():
+    """A window larger than the padded input: a status, not a crash."""
+    cdef kernels.Shape shape = kernels.shape2d(1, 1, 4, 4)
+    cdef kernels.Window w = kernels.window2d(9, 9, 1, 1, 0, 0)
+    cdef float x[16]
+    cdef float y[1]
+    cdef int status
+    with nogil:
+        status = kernels.avg_pool[float](x, shape, w, False, y)
+    return status
+'''
+
+SETUP = '''
+import ovpool
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+ext = Extension("thirdparty", ["thirdparty.pyx"], language="c++",
+                include_dirs=[ovpool.get_include()], extra_compile_args=["-std=c++17", "-O1"])
+setup(name="thirdparty", ext_modules=cythonize([ext], quiet=True),
+      script_args=["build_ext", "--inplace"])
+'''
+
+
+@needs_compiler
+def test_third_party_cython_module_cimports_the_kernels(tmp_path):
+    pytest.importorskip("Cython")
+    (tmp_path / "thirdparty.pyx").write_text(textwrap.dedent(THIRD_PARTY))
+    (tmp_path / "setup.py").write_text(textwrap.dedent(SETUP))
+    env = dict(os.environ)
+    # Cython finds ovpool/kernels.pxd on sys.path, as it finds numpy's .pxd
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    build = subprocess.run([sys.executable, "setup.py"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stderr[-4000:]
+    check = textwrap.dedent('''
+        import numpy as np, ovpool, thirdparty
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal((2, 3, 30, 30)).astype(np.float32)
+        assert np.array_equal(thirdparty.adaptive_avg(x, 7, 5), ovpool.adaptive_avg_pool(x, (7, 5)))
+        y = np.round(rng.standard_normal((2, 3, 17, 19)) * 2)
+        got = thirdparty.max_with_indices(y, 3, 2, 1)
+        want = ovpool.max_pool(y, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), return_indices=True)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        z = rng.standard_normal((1, 2, 6, 8, 10)).astype(np.float32)
+        assert np.array_equal(thirdparty.lp_pool_3d(z, 2, 3.0),
+                              ovpool.lp_pool(z, (2, 2, 2), strides=(2, 2, 2), p=3.0))
+        assert thirdparty.refused() == -1
+        print("ok")
+    ''')
+    result = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"
+
+
+# -- the kernel path of each shape -------------------------------------------------
+
+RNG = np.random.default_rng(11)
+V3 = ovpool._isa.kernels.float16_in_registers()   # the builds with AVX2 and F16C
+
+
+def _x(shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+PATH_CASES = [
+    # (name, call, expected path)
+    ("global average", lambda: ovpool.global_avg_pool(_x((2, 3, 7, 7))), "global"),
+    ("global max int8", lambda: ovpool.global_max_pool(_x((2, 3, 5), np.int8)), "global"),
+    ("global Lp float16", lambda: ovpool.global_lp_pool(_x((2, 3, 9, 9), np.float16)),
+     "global"),
+    ("adaptive 28->7: tiles", lambda: ovpool.adaptive_avg_pool(_x((2, 8, 28, 28)), 7), "tiles"),
+    ("2x2 s2 max", lambda: ovpool.max_pool(_x((2, 3, 8, 8)), (2, 2), strides=(2, 2)), "tiles"),
+    ("tiles float16", lambda: ovpool.avg_pool(_x((2, 3, 8, 8), np.float16), (2, 2),
+                                              strides=(2, 2)), "tiles"),
+    ("3x3 s2 p1 max", lambda: ovpool.max_pool(_x((2, 3, 17, 17)), (3, 3), strides=(2, 2),
+                                              pads=(1, 1, 1, 1)), "rows_k3"),
+    ("3x3 s1 average", lambda: ovpool.avg_pool(_x((2, 3, 17, 17)), (3, 3), pads=(1,) * 4),
+     "rows_k3"),
+    ("3x3 s2 L2 norm", lambda: ovpool.lp_pool(_x((2, 3, 17, 17)), (3, 3), p=2,
+                                              strides=(2, 2)), "rows_k3"),
+    ("3x3 s2 L3 norm: rows", lambda: ovpool.lp_pool(_x((2, 3, 17, 17)), (3, 3), p=3,
+                                                    strides=(2, 2)), "rows"),
+    ("3x3 float64: rows", lambda: ovpool.max_pool(_x((2, 3, 17, 17), np.float64), (3, 3)),
+     "rows"),
+    ("5x5 s2 average: rows", lambda: ovpool.avg_pool(_x((2, 3, 17, 17)), (5, 5),
+                                                     strides=(2, 2)), "rows"),
+    ("adaptive 30->7: narrow bins", lambda: ovpool.adaptive_avg_pool(_x((2, 3, 30, 30)), 7),
+     "adaptive_narrow" if V3 else "rows"),
+    ("adaptive 50->7: wide bins", lambda: ovpool.adaptive_avg_pool(_x((2, 3, 50, 50)), 7),
+     "adaptive_wide"),
+    ("3D max 3x3x3 s2: slab", lambda: ovpool.max_pool(_x((1, 2, 9, 12, 12)), (3, 3, 3),
+                                                      strides=(2, 2, 2)), "depth_slab"),
+    ("3D average, slices too large for the slab",
+     lambda: ovpool.avg_pool(_x((1, 1, 4, 200, 200)), (2, 2, 2), strides=(2, 2, 2)),
+     "depth_slices"),
+    ("3D Lp: rows", lambda: ovpool.lp_pool(_x((1, 2, 9, 12, 12)), (3, 3, 3), p=2), "rows"),
+    ("adaptive max with indices", lambda: ovpool.adaptive_max_pool(_x((2, 3, 50, 50)), 7),
+     "argmax"),
+    ("adaptive max 28->7 with indices: tiles",
+     lambda: ovpool.adaptive_max_pool(_x((2, 3, 28, 28)), 7), "argmax_tiles"),
+    ("max 2x2 with int32 indices: tiles",
+     lambda: ovpool.adaptive_max_pool(_x((2, 3, 28, 28)), 14, index_dtype=np.int32),
+     "argmax_tiles"),
+    ("max with indices float64", lambda: ovpool.adaptive_max_pool(_x((2, 3, 28, 28),
+                                                                     np.float64), 7), "argmax"),
+    ("max with indices float16", lambda: ovpool.max_pool(_x((2, 3, 17, 17), np.float16),
+                                                         (3, 3), return_indices=True), "argmax"),
+    ("float16 rows", lambda: ovpool.avg_pool(_x((2, 3, 17, 17), np.float16), (3, 3)), "rows"),
+]
+
+
+@pytest.mark.parametrize("name, call, path", PATH_CASES, ids=[c[0] for c in PATH_CASES])
+def test_each_path_is_chosen_for_its_shapes(name, call, path):
+    _core._cache.clear()
+    call()
+    plans = _core.cached_plans()
+    assert len(plans) == 1, plans
+    assert plans[0].path == path, (name, plans[0])
+
+
+def test_empty_calls_take_the_empty_path():
+    _core._cache.clear()
+    assert ovpool.max_pool(np.zeros((0, 3, 8, 8), np.float32), (2, 2)).shape == (0, 3, 7, 7)
+    (plan,) = _core.cached_plans()
+    assert plan.path == "empty"
+
+
+def test_16_bit_inputs_with_too_much_scratch_are_widened_first(monkeypatch):
+    """A float16 call whose per-thread scratch would pass the limit widens the
+    input to float32 first and takes the float32 path: the same results."""
+    x = _x((2, 3, 17, 17), np.float16)
+    _core._cache.clear()
+    want = ovpool.max_pool(x, (3, 3), strides=(2, 2), return_indices=True)
+    monkeypatch.setitem(_core.TUNING, "half_scratch_limit", 0)
+    _core._cache.clear()
+    got = ovpool.max_pool(x, (3, 3), strides=(2, 2), return_indices=True)
+    (plan,) = _core.cached_plans()
+    assert plan.widen_input and plan.path == "argmax"
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    _core._cache.clear()
