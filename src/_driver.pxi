@@ -257,7 +257,7 @@ cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
     """Every unit of a call; 1 when a scratch block could not be allocated."""
     cdef int64_t u, n_units = call.schedule.n_units
     cdef int failed[1]        # an array element is shared, a scalar would be private
-    cdef char* scratch
+    cdef char* scratch = NULL
     cdef bint needs_scratch = plan.scratch.bytes > 0
     failed[0] = 0
     if n_threads <= 1 or n_units <= 1:
