@@ -105,11 +105,11 @@ class Runner:
 class OvpoolRunner(Runner):
     system = "ovpool"
 
-    def __init__(self, case, x, n_threads):
+    def __init__(self, case, x, n_threads, module=None):
         super().__init__(n_threads)
         import ovpool
 
-        self.fn = getattr(ovpool, case.op)
+        self.fn = getattr(module or ovpool, case.op)
         self.x = x
         self.params = dict(case.params)
         first = _as_list(self.fn(x, **self.params, num_threads=n_threads))
@@ -406,3 +406,19 @@ def compare(reference, got, plane_size, dtype):
         if mismatches:
             report["ok"] = False
     return report
+
+
+def import_baseline(directory, name="ovpool_base"):
+    """An earlier build of ovpool, importable as the package ``name`` from
+    ``directory`` (a copy of its ovpool/ folder renamed), for paired timing
+    against the checkout. The checkout's ovpool must be imported first."""
+    import importlib
+    import sys
+
+    import ovpool  # noqa: F401  (first: the checkout owns the name "ovpool")
+
+    sys.path.insert(0, str(directory))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(directory))

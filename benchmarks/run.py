@@ -106,6 +106,10 @@ def build_parser(prog="benchmarks/run.py"):
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--report", default=None, metavar="JSON",
                    help="print the tables of an existing result file (and --plot it); no run")
+    p.add_argument("--baseline", default=None, metavar="DIR",
+                   help="also time an earlier build of ovpool, found as the package ovpool_base "
+                        "in DIR, in the same rounds (the system ovpool_base, the ratio "
+                        "ovpool_over_base): a change measured paired against its parent")
     p.add_argument("--child-json", default=None, help=argparse.SUPPRESS)
     return p
 
@@ -340,6 +344,12 @@ def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
     if n > 1 and args.scaling:
         runners["ovpool_1t"] = peers.OvpoolRunner(case, x, 1)
         entry["systems"]["ovpool_1t"] = {"status": "ok", "config": runners["ovpool_1t"].config}
+    if getattr(args, "baseline", None):
+        base = peers.OvpoolRunner(case, x, n, module=peers.import_baseline(args.baseline))
+        check = peers.compare(reference, base.outputs(), math.prod(case.shape[2:]), x.dtype)
+        runners["ovpool_base"] = base
+        entry["systems"]["ovpool_base"] = {"status": "ok" if check["ok"] else "mismatch",
+                                           "config": base.config, "check": check}
     for peer in peers.PEERS:
         if peer not in systems:
             continue
@@ -393,6 +403,10 @@ def compute_ratios(systems):
     roof = systems.get("roofline", {})
     if "median_ms" in roof:
         ratios["ovpool_over_roofline"] = ovp["median_ms"] / roof["median_ms"]
+    base = systems.get("ovpool_base", {})
+    if "median_ms" in base:
+        ratios["ovpool_over_base"] = ovp["median_ms"] / base["median_ms"]
+        ratios["ovpool_over_base_best_block"] = ovp["best_block_ms"] / base["best_block_ms"]
     one = systems.get("ovpool_1t", {})
     if "median_ms" in one:
         ratios["scaling_1t_over_nt"] = one["median_ms"] / ovp["median_ms"]
@@ -570,6 +584,8 @@ def _child_argv(args, json_path, seed):
         argv += ["--rounds", str(args.rounds)]
     if args.wait_idle:
         argv += ["--wait-idle", str(args.wait_idle)]
+    if args.baseline:
+        argv += ["--baseline", str(args.baseline)]
     for flag, on in (("--quick", args.quick), ("--no-scaling", not args.scaling),
                      ("--no-model", not args.model), ("--no-equivalent", not args.equivalent)):
         if on:

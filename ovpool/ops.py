@@ -149,7 +149,7 @@ def adaptive_avg_pool(x, output_size, *, num_threads=None, out=None):
     """
     op = "adaptive_avg_pool"
     planes = _core.prepare(x, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, output_size),
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size),
                         lambda: adaptive_plan(op, planes, output_size, AVERAGE))
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
@@ -178,8 +178,8 @@ def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None,
     index_dtype = index_dtype_of(index_dtype, op)
     planes = _core.prepare(x, op, allow_int8=True)
     _check_index_space(planes.spatial, 1, index_dtype, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, output_size,
-                         index_dtype.name),
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size,
+                         index_dtype.char),
                         lambda: adaptive_plan(op, planes, output_size, ARGMAX,
                                               index_dtype=index_dtype))
     return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
@@ -233,7 +233,7 @@ def avg_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
         divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
         return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor))
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel_shape,
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
                          strides, pads, dilations, auto_pad, ceil_mode, count_include_pad), build)
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
@@ -264,7 +264,7 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
                                planes_per_index_space=planes.lead[0] * planes.lead[1],
                                column_major=storage_order == 1)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel_shape,
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
                          strides, pads, dilations, auto_pad, ceil_mode, return_indices,
                          storage_order), build)
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out,
@@ -286,7 +286,7 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
                                  auto_pad, ceil_mode, op)
         return _core.make_plan(op, planes, LP, fixed_axes(geometry), p=p)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel_shape,
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
                          strides, pads, dilations, auto_pad, ceil_mode, p), build)
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
@@ -316,7 +316,7 @@ def global_lp_pool(x, *, p=2, num_threads=None, out=None):
 
 def _global(planes, op, num_threads, out, mode, p=None):
     family = {"avg": AVERAGE, "max": MAX, "lp": LP}[mode]
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, p),
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, p),
                         lambda: adaptive_plan(op, planes, 1, family, p=2.0 if p is None else p))
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 

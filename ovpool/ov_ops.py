@@ -90,7 +90,7 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
         divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
         return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor))
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel,
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
                          strides, pads_begin, pads_end, exclude_pad, rounding_type, auto_pad,
                          dilations), build)
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
@@ -155,9 +155,9 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
                                planes_per_index_space=planes_per_space,
                                index_modulo=index_modulo)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.result_dtype.name, kernel,
+    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
                          strides, pads_begin, pads_end, dilations, rounding_type, auto_pad,
-                         index_dtype and index_dtype.name, planes_per_space, index_modulo),
+                         index_dtype and index_dtype.char, planes_per_space, index_modulo),
                         build)
     return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
                      out=out, out_indices=out_indices)
