@@ -20,6 +20,7 @@ except ImportError as exc:  # after scikit-learn's __check_build
     ) from exc
 
 from ._threads import get_num_threads, set_num_threads
+from ._version import __version__
 from .errors import IRError, OvpoolError, OvpoolTypeError, OvpoolValueError
 from .ops import (
     adaptive_avg_pool,
@@ -32,8 +33,6 @@ from .ops import (
     max_pool,
     max_unpool,
 )
-
-__version__ = "0.1.0"
 
 
 def openmp_enabled():
