@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
+import gzip
 import json
 import math
 import os
@@ -42,14 +43,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import `benchmarks` and the in-place ovpool
+if not __package__:  # run as a script: this checkout's ovpool, and this directory as a package
     _ROOT = Path(__file__).resolve().parent.parent
     if sys.path and Path(sys.path[0]).resolve() == _ROOT / "benchmarks":
-        sys.path.pop(0)
+        sys.path.pop(0)  # not this directory's modules as top-level names
     sys.path.insert(0, str(_ROOT))
+    from ovpool.bench import load_benchmarks
 
-from benchmarks import cases as cases_mod  # noqa: E402
-from benchmarks import memory, peers, timing  # noqa: E402
+    __package__ = load_benchmarks(_ROOT / "benchmarks").__name__
+
+from . import cases as cases_mod  # noqa: E402
+from . import memory, peers, timing  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
@@ -819,7 +823,7 @@ def write_outputs(report, args):
             writer.writerows(rows)
     if args.plot:
         try:
-            from benchmarks.plot import plot_ratios
+            from .plot import plot_ratios
 
             paths["png"] = out / f"{stem}.png"
             plot_ratios(report, paths["png"])
@@ -917,6 +921,15 @@ def configs_table(report):
     return "\n".join(lines)
 
 
+def read_report(path):
+    """A result file written by this benchmark: ``.json``, or ``.json.gz`` as kept in
+    ``benchmarks/readme/``."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
 def main(argv=None, prog="benchmarks/run.py"):
     args = build_parser(prog).parse_args(argv)
     if args.list:
@@ -925,11 +938,11 @@ def main(argv=None, prog="benchmarks/run.py"):
                   f"{c.dtype:8s} {c.params}")
         return 0
     if args.report:
-        report = json.loads(Path(args.report).read_text())
+        report = read_report(args.report)
         if "other_load_by_run" in (report["results"] or [{}])[0]:
             add_quiet_stats(report)
         if args.plot:
-            from benchmarks.plot import plot_ratios
+            from .plot import plot_ratios
 
             print("wrote", plot_ratios(report, Path(args.report).with_suffix(".png")))
             if any(e.get("ratios_quiet") for e in report["results"]):

@@ -59,9 +59,10 @@ _PREFETCH_MIN_PLANE = 8192
 # prefetcher alone left max and average 2x2 s2 on 16x128x56x56 float32
 # (25.7 MB) 25-30% slower (paired at 2 threads: 1.06 -> 0.76 ms, 1.03 -> 0.78;
 # adaptive 14->7 on 64x512x14x14 1.24 -> 0.98; 16 KiB ahead gained less, 1 KiB
-# lost). Smaller inputs stay in this machine's 32 MiB L3 between calls, where
-# the prefetches only cost (adaptive 28->7 on 8x512x28x28, 12.8 MB: 12% slower
-# with them; the 2x2 s2 average in float16, 12.8 MB: 0-5%; 1x64x56x56: 4-10%).
+# lost; measured on a 2-vCPU AMD EPYC with an L3 of 32 MiB). Inputs that stay
+# in the last-level cache between calls gain nothing from the prefetches and
+# pay for them (there, adaptive 28->7 on 8x512x28x28, 12.8 MB: 12% slower with
+# them; the 2x2 s2 average in float16, 12.8 MB: 0-5%; 1x64x56x56: 4-10%).
 _TILE_PREFETCH_MIN_BYTES = 16 << 20
 _TILE_AHEAD_BYTES = 8192
 # Pooling along D through the per-thread slab prefetches the next unit's slab
