@@ -11,7 +11,7 @@ OpenVINO's own pool variants are in :mod:`ovpool.ov_ops`; the IR runtime in
 """
 
 try:
-    from . import _kernels
+    from . import _kernels  # type: ignore[attr-defined]
 except ImportError as exc:  # after scikit-learn's __check_build
     raise ImportError(
         "ovpool's compiled kernels (ovpool._kernels) could not be imported: "
@@ -19,7 +19,7 @@ except ImportError as exc:  # after scikit-learn's __check_build
         "`pip install -e .` (or `python setup.py build_ext --inplace`)."
     ) from exc
 
-from ._threads import get_num_threads, set_num_threads
+from . import _threads
 from ._version import __version__
 from .errors import IRError, OvpoolError, OvpoolTypeError, OvpoolValueError
 from .ops import (
@@ -35,9 +35,86 @@ from .ops import (
 )
 
 
-def openmp_enabled():
-    """True if the kernels were built with OpenMP (multi-threaded)."""
-    return _kernels.openmp_enabled()
+def openmp_enabled() -> bool:
+    """Whether the kernels were built with OpenMP, i.e. can run on several threads.
+
+    A build whose compiler could not build and run an OpenMP program runs
+    every call on one thread (``setup.py`` warns when it builds one).
+
+    Returns
+    -------
+    bool
+        True for a multi-threaded build.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.openmp_enabled() in (True, False)
+    True
+    """
+    return bool(_kernels.openmp_enabled())
+
+
+def set_num_threads(n: int | None) -> None:
+    """Set how many threads ovpool's calls use by default, or reset it.
+
+    The thread count of a call is, in order: its ``num_threads`` argument,
+    the value set here, the ``OVPOOL_NUM_THREADS`` environment variable (read
+    at import), then the CPUs this process may run on. Calls on tiny inputs
+    without ``num_threads`` stay on one thread. ``torch.set_num_threads`` and
+    ``OMP_NUM_THREADS`` do not change it: ovpool always passes its count to
+    OpenMP explicitly.
+
+    Parameters
+    ----------
+    n : int or None
+        Threads (>= 1), or None to return to the environment variable / CPU
+        count.
+
+    Raises
+    ------
+    OvpoolTypeError
+        If ``n`` is not an int or None.
+    OvpoolValueError
+        If ``n < 1``.
+
+    See Also
+    --------
+    get_num_threads : The current default.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.set_num_threads(1)
+    >>> ovpool.get_num_threads()
+    1
+    >>> ovpool.set_num_threads(None)
+    """
+    _threads.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads a call without ``num_threads`` uses at most.
+
+    Returns
+    -------
+    int
+        The value of :func:`set_num_threads`, else ``OVPOOL_NUM_THREADS``,
+        else the CPUs this process may run on; 1 without OpenMP.
+
+    Raises
+    ------
+    OvpoolValueError
+        If ``OVPOOL_NUM_THREADS`` is set to something other than a positive
+        integer.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.get_num_threads() >= 1
+    True
+    """
+    return int(_threads.get_num_threads())
 
 
 __all__ = [
