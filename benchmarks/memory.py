@@ -75,13 +75,15 @@ def _measure(call):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = call()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return max(0, peak - before) * 1024, "getrusage ru_maxrss delta (clear_refs unavailable)", result
+    method = "getrusage ru_maxrss delta (clear_refs unavailable)"
+    return max(0, peak - before) * 1024, method, result
 
 
 def child_main(case_name, n_threads):
     import numpy as np
 
     import ovpool
+
     from . import cases
     from .peers import make_input
 
@@ -120,7 +122,8 @@ def measure_case(case_name, n_threads, repo_root, timeout=600):
     """Run :func:`child_main` in a fresh interpreter; the report dict (or an error)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo_root), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), case_name, str(n_threads)],
+    child = [sys.executable, str(Path(__file__).resolve()), case_name, str(n_threads)]
+    proc = subprocess.run(child,
                           cwd=str(repo_root), env=env, capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0:

@@ -30,7 +30,8 @@ def _run(args, timeout=900):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
 
 
@@ -91,7 +92,8 @@ def test_onnxruntime_tries_both_optimization_levels(quick):
     if "onnxruntime" not in INSTALLED:
         pytest.skip("onnxruntime is not installed")
     variants = quick[0]["results"][0]["systems"]["onnxruntime"]["variants"]
-    assert {v["config"] for v in variants} == {"MaxPool-18 ENABLE_ALL", "MaxPool-18 ENABLE_EXTENDED"}
+    assert {v["config"] for v in variants} == {"MaxPool-18 ENABLE_ALL",
+                                                "MaxPool-18 ENABLE_EXTENDED"}
 
 
 def test_peak_memory_is_measured_in_a_child(quick):
@@ -109,7 +111,8 @@ def test_model_hook_runs_or_skips_cleanly(quick):
         assert "ovpool.openvino" in model["skipped"] or "openvino" in model["skipped"]
     else:
         for entry in model["results"]:
-            assert "error" in entry or {"openvino_native", "openvino_ovpool"} <= set(entry["systems"])
+            assert "error" in entry or (
+                {"openvino_native", "openvino_ovpool"} <= set(entry["systems"]))
 
 
 def test_ovpool_bench_command_and_fresh_processes(tmp_path):
