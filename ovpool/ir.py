@@ -181,7 +181,20 @@ class TensorInfo:
     bounds: tuple | None = field(default=None, repr=False)
 
     def shape_str(self) -> str:
-        """The shape as OpenVINO prints it: ``?`` dynamic, ``lo..hi`` bounded."""
+        """The shape as OpenVINO prints it.
+
+        Returns
+        -------
+        str
+            ``[2,3,?,8..32]``: ``?`` for a dynamic dim, ``lo..hi`` for a
+            bounded one, ``[...]`` for a dynamic rank.
+
+        Examples
+        --------
+        >>> from ovpool import ir
+        >>> ir.read_model("ir_examples/chain.xml").inputs[0].shape_str()
+        '[2,4,32,30]'
+        """
         if self.shape is None:
             return "[...]"
         dims = []

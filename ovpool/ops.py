@@ -244,7 +244,7 @@ def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int |
 
     Returns
     -------
-    ndarray of shape (N, C, *output_size)
+    ndarray of shape ``(N, C, *output_size)``
         The averages, in the dtype of ``x``.
 
     Raises
@@ -335,9 +335,9 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
 
     Returns
     -------
-    values : ndarray of shape (N, C, *output_size)
+    values : ndarray of shape ``(N, C, *output_size)``
         The maxima, in the dtype of ``x``.
-    indices : ndarray of shape (N, C, *output_size)
+    indices : ndarray of shape ``(N, C, *output_size)``
         Flat row-major positions within each ``(n, c)`` plane, in
         ``[0, D1 * D2 * D3)``, as ``index_dtype``.
 
@@ -427,7 +427,7 @@ def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
 
     Returns
     -------
-    ndarray of shape (N, C, *out_spatial)
+    ndarray of shape ``(N, C, *out_spatial)``
         The averages, in the dtype of ``x``. ``out_spatial`` follows ONNX:
         ``floor((in + pads - dilated_kernel) / stride) + 1`` per dim
         (``ceil`` with ``ceil_mode``).
@@ -551,10 +551,10 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
 
     Returns
     -------
-    values : ndarray of shape (N, C, *out_spatial)
+    values : ndarray of shape ``(N, C, *out_spatial)``
         The maxima, in the dtype of ``x``; the only result unless
         ``return_indices``.
-    indices : ndarray of shape (N, C, *out_spatial), int64
+    indices : ndarray of shape ``(N, C, *out_spatial)``, int64
         With ``return_indices``: flat positions over the whole
         ``(N, C, ...)`` input, padding not counted.
 
@@ -656,7 +656,7 @@ def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints
 
     Returns
     -------
-    ndarray of shape (N, C, *out_spatial)
+    ndarray of shape ``(N, C, *out_spatial)``
         The norms, in the dtype of ``x`` (``out_spatial`` as in
         :func:`avg_pool`).
 

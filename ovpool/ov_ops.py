@@ -138,7 +138,7 @@ def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
 
     Returns
     -------
-    ndarray of shape (N, C, *out_spatial)
+    ndarray of shape ``(N, C, *out_spatial)``
         The averages, in the dtype of ``x``. A window entirely in the
         padding gives what OpenVINO gives: NaN with ``exclude_pad``, 0
         without.
@@ -340,10 +340,10 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
 
     Returns
     -------
-    values : ndarray of shape (N, C, *out_spatial)
+    values : ndarray of shape ``(N, C, *out_spatial)``
         The maxima, in the dtype of ``x``. A window entirely in the padding
         gives the dtype's lowest value, as OpenVINO does.
-    indices : ndarray of shape (N, C, *out_spatial)
+    indices : ndarray of shape ``(N, C, *out_spatial)``
         Unless ``return_indices=False``: flat indices into the unpadded
         input counted from ``axis``, as ``index_element_type``.
 
@@ -433,10 +433,10 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
 
     Returns
     -------
-    values : ndarray of shape (N, C, *output_size)
+    values : ndarray of shape ``(N, C, *output_size)``
         The maxima (NaN propagates, where OpenVINO's CPU plugin ignores a
         NaN that is not first in its bin).
-    indices : ndarray of shape (N, C, *output_size)
+    indices : ndarray of shape ``(N, C, *output_size)``
         Flat positions within each ``(n, c)`` plane.
 
     Raises
