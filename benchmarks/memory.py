@@ -4,8 +4,8 @@
 of numpy buffers or of the kernels' scratch, so the resident set is measured
 instead:
 
-1. A fresh interpreter (``python -m benchmarks.memory CASE THREADS``) imports
-   only numpy, ovpool and :mod:`benchmarks.cases` (no torch, onnxruntime or
+1. A fresh interpreter (``python benchmarks/memory.py CASE THREADS``) imports
+   only numpy, ovpool and the benchmark's ``cases`` (no torch, onnxruntime or
    openvino), builds the case's input and touches every page of it.
 2. It writes ``5`` to ``/proc/self/clear_refs``, which resets the peak
    resident set ``VmHWM`` to the current ``VmRSS``.
@@ -34,6 +34,15 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
+
+if not __package__:  # run as a script (the child): as benchmarks/run.py does
+    _ROOT = Path(__file__).resolve().parent.parent
+    if sys.path and Path(sys.path[0]).resolve() == _ROOT / "benchmarks":
+        sys.path.pop(0)
+    sys.path.insert(0, str(_ROOT))
+    from ovpool.bench import load_benchmarks
+
+    __package__ = load_benchmarks(_ROOT / "benchmarks").__name__
 
 MIB = 1 << 20
 BUDGET_SLACK = 16 * MIB
@@ -66,15 +75,17 @@ def _measure(call):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = call()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return max(0, peak - before) * 1024, "getrusage ru_maxrss delta (clear_refs unavailable)", result
+    method = "getrusage ru_maxrss delta (clear_refs unavailable)"
+    return max(0, peak - before) * 1024, method, result
 
 
 def child_main(case_name, n_threads):
     import numpy as np
 
     import ovpool
-    from benchmarks import cases
-    from benchmarks.peers import make_input
+
+    from . import cases
+    from .peers import make_input
 
     case = cases.case_by_name(case_name)
     x = make_input(case)
@@ -111,7 +122,8 @@ def measure_case(case_name, n_threads, repo_root, timeout=600):
     """Run :func:`child_main` in a fresh interpreter; the report dict (or an error)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo_root), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.memory", case_name, str(n_threads)],
+    child = [sys.executable, str(Path(__file__).resolve()), case_name, str(n_threads)]
+    proc = subprocess.run(child,
                           cwd=str(repo_root), env=env, capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0:
@@ -120,5 +132,4 @@ def measure_case(case_name, n_threads, repo_root, timeout=600):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(child_main(sys.argv[1], int(sys.argv[2])))

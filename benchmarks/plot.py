@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 _SHORT = {"onnxruntime": "ORT", "openvino": "OV", "torch": "torch"}
 
 

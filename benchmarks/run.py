@@ -6,7 +6,7 @@ Usage (from the repository root; ``ovpool bench`` takes the same options)::
     python benchmarks/run.py                         # every case, all CPUs, 7 rounds
     python benchmarks/run.py --cases 'aap*,maxpool_stem' --threads 1,2 --plot
     python benchmarks/run.py --processes 3 --plot    # 3 fresh interpreters, median of run medians
-    python benchmarks/run.py --quick --cases smoke_maxpool   # seconds; what tests/test_bench.py runs
+    python benchmarks/run.py --quick --cases smoke_maxpool   # seconds (tests/test_bench.py)
     python benchmarks/run.py --list
 
 For each case and thread count: build every system (ovpool with ``out=``,
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
+import gzip
 import json
 import math
 import os
@@ -42,14 +43,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import `benchmarks` and the in-place ovpool
+if not __package__:  # run as a script: this checkout's ovpool, and this directory as a package
     _ROOT = Path(__file__).resolve().parent.parent
     if sys.path and Path(sys.path[0]).resolve() == _ROOT / "benchmarks":
-        sys.path.pop(0)
+        sys.path.pop(0)  # not this directory's modules as top-level names
     sys.path.insert(0, str(_ROOT))
+    from ovpool.bench import load_benchmarks
 
-from benchmarks import cases as cases_mod  # noqa: E402
-from benchmarks import memory, peers, timing  # noqa: E402
+    __package__ = load_benchmarks(_ROOT / "benchmarks").__name__
+
+from . import cases as cases_mod
+from . import memory, peers, timing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
@@ -77,7 +81,8 @@ def build_parser(prog="benchmarks/run.py"):
                    help="comma-separated thread counts, e.g. 1,2 (default: the CPUs available)")
     p.add_argument("--systems", default=",".join(peers.SYSTEMS),
                    help="subset of " + ",".join(peers.SYSTEMS) + " (ovpool is always run)")
-    p.add_argument("--rounds", type=int, default=None, help="shuffled rounds (default 7; 2 with --quick)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="shuffled rounds (default 7; 2 with --quick)")
     p.add_argument("--quick", action="store_true",
                    help="few rounds and calls, no selection timing: a smoke run, not a measurement")
     p.add_argument("--processes", type=int, default=1, metavar="K",
@@ -85,7 +90,8 @@ def build_parser(prog="benchmarks/run.py"):
                         "medians (multi-ms host stalls last for whole processes)")
     p.add_argument("--out", default=str(DEFAULT_OUT), metavar="DIR", help="result directory")
     p.add_argument("--name", default=None, help="file name stem (default bench-<timestamp>)")
-    p.add_argument("--plot", action="store_true", help="also write a PNG of the ratios (matplotlib)")
+    p.add_argument("--plot", action="store_true",
+                   help="also write a PNG of the ratios (matplotlib)")
     p.add_argument("--no-memory", dest="memory", action="store_false",
                    help="skip the peak-memory measurement (one fresh process per case)")
     p.add_argument("--no-scaling", dest="scaling", action="store_false",
@@ -458,8 +464,9 @@ def bench_models(args, protocol, threads, rng):
                 for k, r in runners.items():
                     entry["systems"][k] = {"config": r.config, **timing.summarize(blocks[k])}
                     r.close()
-                entry["ratio_ovpool_over_native"] = (entry["systems"]["openvino_ovpool"]["median_ms"]
-                                                     / entry["systems"]["openvino_native"]["median_ms"])
+                systems = entry["systems"]
+                entry["ratio_ovpool_over_native"] = (systems["openvino_ovpool"]["median_ms"]
+                                                     / systems["openvino_native"]["median_ms"])
             except Exception as exc:
                 entry["error"] = _short(exc)
             entry["other_load"] = other_load(before, cpu_snapshot())
@@ -601,7 +608,8 @@ def run_fresh_processes(args):
         for k in range(args.processes):
             path = Path(tmp) / f"run{k}.json"
             env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
             cmd = [sys.executable, str(Path(__file__).resolve()),
                    *_child_argv(args, path, args.seed + k)]
             print(f"benchmark process {k + 1}/{args.processes}", file=sys.stderr)
@@ -753,8 +761,10 @@ def summarize_report(report):
             "cases_with_a_peer": len(vs_peer),
             "geomean_ovpool_over_best_peer": _geomean(vs_peer),
             "max_ovpool_over_best_peer": max(vs_peer) if vs_peer else None,
-            f"cases_at_most_{TARGET_BEST_PEER}x_best_peer": sum(r <= TARGET_BEST_PEER for r in vs_peer),
-            f"cases_within_{TARGET_ROOFLINE:g}x_roofline": sum(r <= TARGET_ROOFLINE for r in vs_roof),
+            f"cases_at_most_{TARGET_BEST_PEER}x_best_peer":
+                sum(r <= TARGET_BEST_PEER for r in vs_peer),
+            f"cases_within_{TARGET_ROOFLINE:g}x_roofline":
+                sum(r <= TARGET_ROOFLINE for r in vs_roof),
             "max_ovpool_over_roofline": max(vs_roof) if vs_roof else None,
             "scaling_on_cases_beyond_l3": {e["case"]: e["ratios"]["scaling_1t_over_nt"]
                                            for e in big if "scaling_1t_over_nt" in e["ratios"]},
@@ -764,7 +774,8 @@ def summarize_report(report):
                 e["case"]: e["ratios"]["roofline_scaling_1t_over_nt"]
                 for e in big if "roofline_scaling_1t_over_nt" in e["ratios"]},
             "mismatches": sorted({f"{e['case']}:{p}" for e in entries
-                                  for p, s in e["systems"].items() if s.get("status") == "mismatch"}),
+                                  for p, s in e["systems"].items()
+                                  if s.get("status") == "mismatch"}),
             "ovpool_suspect": sorted(e["case"] for e in entries if e.get("ovpool_suspect")),
         }
     mems = [m.get("memory", {}) for m in report["cases"] if "memory" in m]
@@ -835,7 +846,7 @@ def write_outputs(report, args):
             writer.writerows(rows)
     if args.plot:
         try:
-            from benchmarks.plot import plot_ratios
+            from .plot import plot_ratios
 
             paths["png"] = out / f"{stem}.png"
             plot_ratios(report, paths["png"])
@@ -933,6 +944,15 @@ def configs_table(report):
     return "\n".join(lines)
 
 
+def read_report(path):
+    """A result file written by this benchmark: ``.json``, or ``.json.gz`` as kept in
+    ``benchmarks/readme/``."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
 def main(argv=None, prog="benchmarks/run.py"):
     args = build_parser(prog).parse_args(argv)
     if args.list:
@@ -941,11 +961,11 @@ def main(argv=None, prog="benchmarks/run.py"):
                   f"{c.dtype:8s} {c.params}")
         return 0
     if args.report:
-        report = json.loads(Path(args.report).read_text())
+        report = read_report(args.report)
         if "other_load_by_run" in (report["results"] or [{}])[0]:
             add_quiet_stats(report)
         if args.plot:
-            from benchmarks.plot import plot_ratios
+            from .plot import plot_ratios
 
             print("wrote", plot_ratios(report, Path(args.report).with_suffix(".png")))
             if any(e.get("ratios_quiet") for e in report["results"]):

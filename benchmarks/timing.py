@@ -65,7 +65,8 @@ def warm_up(runner, protocol):
     runner.activate()
     times = []
     start = time.perf_counter()
-    while len(times) < max(1, protocol.warmup_calls) or time.perf_counter() - start < protocol.warmup_s:
+    while (len(times) < max(1, protocol.warmup_calls)
+           or time.perf_counter() - start < protocol.warmup_s):
         times.extend(_time_calls(runner, 1))
         if len(times) >= 200:
             break

@@ -31,7 +31,6 @@ import os
 import sys
 
 import numpy as np
-
 import openvino as ov
 import openvino.opset1 as ov1
 import openvino.opset8 as ov8

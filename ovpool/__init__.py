@@ -21,7 +21,8 @@ except ImportError as exc:  # after scikit-learn's __check_build
         "`pip install -e .` (or `python setup.py build_ext --inplace`)."
     ) from exc
 
-from ._threads import get_num_threads, set_num_threads
+from . import _threads
+from ._version import __version__
 from .errors import IRError, OvpoolError, OvpoolTypeError, OvpoolValueError
 from .ops import (
     adaptive_avg_pool,
@@ -35,21 +36,121 @@ from .ops import (
     max_unpool,
 )
 
-__version__ = "0.1.0"
+
+def openmp_enabled() -> bool:
+    """Whether the kernels were built with OpenMP, i.e. can run on several threads.
+
+    A build whose compiler could not build and run an OpenMP program runs
+    every call on one thread (``setup.py`` warns when it builds one).
+
+    Returns
+    -------
+    bool
+        True for a multi-threaded build.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.openmp_enabled() in (True, False)
+    True
+    """
+    return bool(_kernels.openmp_enabled())
 
 
-def openmp_enabled():
-    """True if the kernels were built with OpenMP (multi-threaded)."""
-    return _kernels.openmp_enabled()
+def set_num_threads(n: int | None) -> None:
+    """Set how many threads ovpool's calls use by default, or reset it.
+
+    The thread count of a call is, in order: its ``num_threads`` argument,
+    the value set here (or by a ``threadpoolctl.threadpool_limits`` block:
+    ovpool registers with threadpoolctl as an OpenMP library), the
+    ``OVPOOL_NUM_THREADS`` environment variable, the ``OMP_NUM_THREADS``
+    environment variable (both read at import), then the CPUs this process
+    may run on (its affinity and cgroup quota). Every count is capped to
+    those CPUs: more threads only slow the kernels down, and a count the
+    system cannot give would make the OpenMP runtime abort. Calls on tiny
+    inputs without ``num_threads`` stay on one thread.
+    ``torch.set_num_threads`` does not change it: ovpool passes its count to
+    OpenMP explicitly.
+
+    Parameters
+    ----------
+    n : int or None
+        Threads (>= 1), or None to return to the environment variables / CPU
+        count.
+
+    Raises
+    ------
+    OvpoolTypeError
+        If ``n`` is not an int or None.
+    OvpoolValueError
+        If ``n < 1``.
+
+    See Also
+    --------
+    get_num_threads : The current default.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.set_num_threads(1)
+    >>> ovpool.get_num_threads()
+    1
+    >>> ovpool.set_num_threads(None)
+    """
+    _threads.set_num_threads(n)
 
 
-def get_include():
-    """The directory of ovpool's C++ kernel headers, for code that compiles
-    against them: ``#include "ovpool/ovpool.hpp"``, or Cython's
-    ``from ovpool cimport kernels`` (``ovpool/kernels.pxd``) with
-    ``include_dirs=[ovpool.get_include()]``, as numpy's ``get_include()``.
-    An installed package has them in ``ovpool/include``; a source checkout
-    in ``src``."""
+def get_num_threads() -> int:
+    """The number of threads a call without ``num_threads`` uses at most.
+
+    Returns
+    -------
+    int
+        The value of :func:`set_num_threads` (or of a threadpoolctl limit),
+        else ``OVPOOL_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the CPUs
+        this process may run on, capped to those CPUs; 1 without OpenMP.
+
+    Raises
+    ------
+    OvpoolValueError
+        If ``OVPOOL_NUM_THREADS`` is set to something other than a positive
+        integer.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.get_num_threads() >= 1
+    True
+    """
+    return int(_threads.get_num_threads())
+
+
+def get_include() -> str:
+    """The directory of ovpool's C++ kernel headers, as numpy's ``get_include()``.
+
+    For code that compiles against the kernel core: C++ with
+    ``#include "ovpool/ovpool.hpp"``, or Cython with
+    ``from ovpool cimport kernels`` (``ovpool/kernels.pxd``, found on
+    ``sys.path``), compiled as C++17 with
+    ``include_dirs=[ovpool.get_include()]``. An installed package has the
+    headers in ``ovpool/include``; a source checkout in ``src``.
+
+    Returns
+    -------
+    str
+        The directory holding ``ovpool/ovpool.hpp``.
+
+    Raises
+    ------
+    ImportError
+        If the headers are missing from the installation.
+
+    Examples
+    --------
+    >>> import os, ovpool
+    >>> os.path.isfile(os.path.join(ovpool.get_include(), "ovpool", "ovpool.hpp"))
+    True
+    """
     here = _os.path.dirname(_os.path.abspath(__file__))
     for candidate in (_os.path.join(here, "include"),
                       _os.path.join(_os.path.dirname(here), "src")):

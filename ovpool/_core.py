@@ -74,7 +74,9 @@ def prepare(x, op, *, allow_int8=False, name="x"):
 
     float32/float64 are used as they are; float16 and bfloat16 are computed in
     float32 and returned in their own dtype; int8/uint8 only where
-    ``allow_int8`` (the max ops). Anything else is a TypeError.
+    ``allow_int8`` (the max ops). Anything else is a TypeError. An array in
+    non-native byte order is converted to native order first (results are
+    native).
     """
     if isinstance(x, np.ndarray):
         array = x
@@ -84,6 +86,9 @@ def prepare(x, op, *, allow_int8=False, name="x"):
         except (TypeError, ValueError) as exc:
             raise OvpoolTypeError(f"{op}: {name} is not a numeric array: {exc}") from None
     dtype = array.dtype
+    if not dtype.isnative:  # e.g. big-endian data from a file: the kernels read native order
+        dtype = dtype.newbyteorder("=")
+        array = array.astype(dtype)
     half = None
     if dtype in _NATIVE or (allow_int8 and dtype in _INT8):
         kernel_dtype = dtype
@@ -92,7 +97,8 @@ def prepare(x, op, *, allow_int8=False, name="x"):
         half = "f16" if dtype == np.float16 else "bf16"
     else:
         allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
-        raise OvpoolTypeError(f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
+        raise OvpoolTypeError(
+            f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
     if array.ndim not in (3, 4, 5):
         raise OvpoolValueError(
             f"{op}: {name} must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
@@ -229,7 +235,8 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None):
     try:
         return np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:
-        raise OvpoolValueError(f"{op}: cannot allocate output of shape {tuple(shape)}: {exc}") from None
+        raise OvpoolValueError(
+            f"{op}: cannot allocate output of shape {tuple(shape)}: {exc}") from None
 
 
 def finish(result, result_dtype, out):

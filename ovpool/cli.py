@@ -15,8 +15,9 @@ IR commands:
   failure.
 
 Bad usage exits with status 2 and a one-line message; an expected error
-(:class:`~ovpool.OvpoolError`, e.g. a malformed IR) prints one line, no
-traceback, and exits with status 1.
+(:class:`~ovpool.OvpoolError`, e.g. a malformed IR) prints one line (or, for
+a model with layers ovpool's runtime does not run, one line per layer, the
+first 10), no traceback, and exits with status 1.
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def _info(args):
     else:
         kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
         print(f"{len(model.unsupported_layers)} layer(s) need OpenVINO ({', '.join(kinds)}): "
-              "run the model with OpenVINO and ovpool's extension (ovpool.openvino.read_model)")
+              "run the model with OpenVINO and ovpool's extension, "
+              f"ovpool.openvino.read_model(core, {args.model!r}) with core = openvino.Core()")
     return 0
 
 
@@ -135,10 +137,10 @@ def _run(args):
     inputs = _check.random_inputs(model, args.seed, _parse_inputs(args.input))
     outputs, seconds = _check.time_ovpool(model, inputs, repeat=args.repeat)
     for info, array in zip(model.inputs, inputs):
-        print(f"input  {info.name:24s} {str(array.dtype):8s} {list(array.shape)}")
+        print(f"input  {info.name:24s} {array.dtype!s:8s} {list(array.shape)}")
     used = set()
     for info, array in zip(model.outputs, outputs):
-        line = f"output {info.name:24s} {str(array.dtype):8s} {list(array.shape)}"
+        line = f"output {info.name:24s} {array.dtype!s:8s} {list(array.shape)}"
         if args.output:
             os.makedirs(args.output, exist_ok=True)
             base = name = _safe_name(info.name)
@@ -257,9 +259,13 @@ def main(argv=None):
         return args.func(args)
     except _UsageError as exc:
         parser.exit(2, f"ovpool: error: {exc}\n")
-    except OvpoolError as exc:  # an expected error: one line, no traceback
-        message = " ".join(str(exc).split())
-        print(f"ovpool: error: {message}", file=sys.stderr)
+    except OvpoolError as exc:  # an expected error: no traceback
+        # one line, unless the message lists items one per line (the layers
+        # ovpool's runtime cannot run): those lines are kept, indented
+        lines = [line[:len(line) - len(line.lstrip())] + " ".join(line.split())
+                 for line in str(exc).splitlines() if line.strip()]
+        body = "\n  ".join(lines)
+        print(f"ovpool: error: {body}", file=sys.stderr)
         return 1
 
 

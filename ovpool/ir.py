@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -79,12 +80,41 @@ class Port:
 
 @dataclass
 class Layer:
-    """One ``<layer>`` of the model.
+    """One ``<layer>`` of the model (:attr:`Model.layers`).
 
-    ``attributes`` are typed (defaults applied) for the layers ovpool knows,
-    and the raw strings of ``<data>`` for the others (``raw_attributes``
-    always). ``runs_on_ovpool`` is False for a layer ovpool's runtime cannot
-    run; ``reason`` says why.
+    Attributes
+    ----------
+    id : int
+        The layer's ``id`` in the .xml.
+    name : str
+        Its ``name``.
+    type : str
+        Its ``type``, e.g. ``"MaxPool"``.
+    version : str
+        Its ``version``: an opset (``"opset8"``) or ``"ovpool"``.
+    attributes : dict
+        Typed and with defaults applied for the layers ovpool knows, the raw
+        strings of ``<data>`` for the others.
+    raw_attributes : dict
+        The strings of ``<data>`` as written.
+    line : int
+        The line of the ``<layer>`` element.
+    reason : str or None
+        Why ovpool's runtime cannot run the layer, None if it can.
+    entry, in_ports, out_ports, sources, output_types, output_bounds
+        The reader's bookkeeping: the layer table entry, the declared ports,
+        the ``(layer id, output index)`` feeding each input, the inferred
+        output types and value bounds.
+
+    Examples
+    --------
+    >>> from ovpool import ir
+    >>> model = ir.read_model("ir_examples/max_pool_8.xml")
+    >>> [(layer.type, layer.version) for layer in model.layers]
+    [('Parameter', 'opset1'), ('MaxPool', 'opset8'), ('Result', 'opset1'), ('Result', 'opset1')]
+    >>> pool = model.layers[1]
+    >>> pool.runs_on_ovpool, pool.attributes["kernel"]
+    (True, [3, 3])
     """
 
     id: int
@@ -103,21 +133,44 @@ class Layer:
     reason: str | None = None
 
     @property
-    def runs_on_ovpool(self):
+    def runs_on_ovpool(self) -> bool:
+        """True if ovpool's runtime can run this layer."""
         return self.reason is None
 
     @property
-    def label(self):
+    def label(self) -> str:
+        """The layer as error messages name it: type, version, name and id."""
         return f"{self.type} {self.version} layer {self.name!r} (id {self.id})"
 
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """A model input or output: ``name`` (OpenVINO's ``get_any_name()``),
-    every tensor name, ``shape`` (None for a dynamic dim, or None for a
-    dynamic rank), ``dtype`` (numpy, None if numpy cannot hold it),
-    ``element_type`` (IR, e.g. ``"f32"``), and for inputs the ``bounds``
-    (``(lo, hi)`` per dim, hi None = unbounded)."""
+    """A model input or output (:attr:`Model.inputs`, :attr:`Model.outputs`).
+
+    Attributes
+    ----------
+    name : str
+        OpenVINO's ``get_any_name()`` for the tensor.
+    names : tuple of str
+        Every name of the tensor.
+    shape : tuple of (int or None), or None
+        The dims, None for a dynamic dim; None for a dynamic rank.
+    dtype : numpy.dtype or None
+        The numpy dtype, None if numpy cannot hold the element type.
+    element_type : str
+        The IR element type, e.g. ``"f32"``.
+    layer : Layer
+        The Parameter or Result layer.
+    bounds : tuple of (int, int or None), or None
+        For inputs: ``(lo, hi)`` per dim (hi None: unbounded).
+
+    Examples
+    --------
+    >>> from ovpool import ir
+    >>> info = ir.read_model("ir_examples/dynamic_shape.xml").inputs[0]
+    >>> info.name, info.shape, info.element_type, info.shape_str()
+    ('x', (None, 3, None, None), 'f32', '[?,3,8..32,8..32]')
+    """
 
     name: str
     names: tuple
@@ -127,7 +180,21 @@ class TensorInfo:
     layer: Layer = field(repr=False)
     bounds: tuple | None = field(default=None, repr=False)
 
-    def shape_str(self):
+    def shape_str(self) -> str:
+        """The shape as OpenVINO prints it.
+
+        Returns
+        -------
+        str
+            ``[2,3,?,8..32]``: ``?`` for a dynamic dim, ``lo..hi`` for a
+            bounded one, ``[...]`` for a dynamic rank.
+
+        Examples
+        --------
+        >>> from ovpool import ir
+        >>> ir.read_model("ir_examples/chain.xml").inputs[0].shape_str()
+        '[2,4,32,30]'
+        """
         if self.shape is None:
             return "[...]"
         dims = []
@@ -159,13 +226,50 @@ def _error(path, where, message):
 # Reading
 # --------------------------------------------------------------------------
 
-def read_model(xml_path, bin_path=None):
-    """Read an OpenVINO IR model (v10/v11). Returns a :class:`Model`.
+def read_model(xml_path: str | os.PathLike[str],
+               bin_path: str | os.PathLike[str] | None = None) -> Model:
+    """Read an OpenVINO IR model (IR v10/v11, ``.xml`` + ``.bin``), without OpenVINO.
 
-    ``bin_path`` defaults to the .xml's path with the extension ``.bin``; it
-    is only needed (and only read, lazily) when the model has Const layers.
-    Raises :class:`~ovpool.IRError` (``path:line: message``) for a malformed,
-    hostile or unknown-layer file.
+    The whole file is parsed and validated, and every layer looked up in
+    ovpool's layer table; a model with layers ovpool's runtime does not run
+    is still read and described (:attr:`Model.unsupported_layers`).
+
+    Parameters
+    ----------
+    xml_path : str or os.PathLike
+        The ``.xml``, as written by ``openvino.save_model`` or model
+        conversion.
+    bin_path : str or os.PathLike, optional
+        The weights; default: ``xml_path`` with the extension ``.bin``. Only
+        needed (and only read, lazily) when the model has Const layers.
+
+    Returns
+    -------
+    Model
+        The model, callable on numpy arrays.
+
+    Raises
+    ------
+    IRError
+        For a file that cannot be read, is malformed or hostile (a DOCTYPE or
+        entity, an oversized claim, an edge to a missing layer, a cycle, ...),
+        or uses an unknown layer version; the message starts with
+        ``path:line:``. Also a ``ValueError``.
+
+    See Also
+    --------
+    ovpool.openvino.read_model : Read a model into OpenVINO with ovpool's ops.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovpool import ir
+    >>> model = ir.read_model("ir_examples/chain.xml")
+    >>> [(i.name, i.shape) for i in model.inputs]
+    [('x', (2, 4, 32, 30))]
+    >>> outputs = model(np.zeros((2, 4, 32, 30), np.float32))
+    >>> [(o.name, a.shape, a.dtype.name) for o, a in zip(model.outputs, outputs)]
+    [('values', (2, 4, 3, 3), 'float32'), ('indices', (2, 4, 3, 3), 'int32')]
     """
     return _Reader(xml_path, bin_path).read()
 
@@ -624,24 +728,93 @@ def _decode(raw, etype, shape):
 # The model
 # --------------------------------------------------------------------------
 
+_UNSUPPORTED_LISTED = 10   # unsupported layers an error message lists, one per line
+
+
+def _unsupported_report(layers: list[Layer], xml_path: str,
+                       limit: int = _UNSUPPORTED_LISTED) -> list[str]:
+    """The lines that tell a user which layers ovpool's runtime cannot run.
+
+    A head line counting them by kind, one line per layer for the first
+    ``limit``, a count of the others, and the call that runs the model in
+    OpenVINO with ovpool's extension instead. Used by :meth:`Model.__call__`
+    and the ``ovpool`` command.
+
+    Parameters
+    ----------
+    layers : list of Layer
+        The layers ovpool's runtime cannot run (:attr:`Model.unsupported_layers`).
+    xml_path : str
+        The model's ``.xml``, quoted in the suggested call.
+    limit : int, default 10
+        Layers listed one per line; the others are counted.
+
+    Returns
+    -------
+    list of str
+        The lines, without trailing newlines.
+    """
+    kinds: dict[str, int] = {}
+    for layer in layers:
+        kind = f"{layer.type}-{layer.version}"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    counts = ", ".join(f"{kind} x{n}" for kind, n in sorted(kinds.items()))
+    lines = [f"ovpool's runtime cannot run {len(layers)} layer{'s' if len(layers) != 1 else ''} "
+             f"of this model ({counts}):"]
+    lines += [f"  {layer.type} {layer.version} '{layer.name}' (id {layer.id}, line {layer.line}): "
+              f"{layer.reason}" for layer in layers[:limit]]
+    if len(layers) > limit:
+        lines.append(f"  ... and {len(layers) - limit} more (`ovpool info {xml_path}` lists "
+                     "every layer)")
+    lines += ["Run the model with OpenVINO and ovpool's extension instead "
+              '(pip install "ovpool[openvino]"):',
+              "  core = openvino.Core()",
+              f"  model = ovpool.openvino.read_model(core, {str(xml_path)!r})"]
+    return lines
+
 class Model:
-    """An IR model read by :func:`read_model`.
+    """An IR model read by :func:`read_model`; call it to run it.
 
     Attributes
     ----------
-    path, bin_path : str
+    path : str
+        The ``.xml``.
+    bin_path : str
+        The ``.bin``.
     name : str
         The ``<net name=...>``.
     ir_version : str
-    layers : list of :class:`Layer`
+        ``"10"`` or ``"11"``.
+    layers : list of Layer
         Every layer, in document order.
-    inputs, outputs : list of :class:`TensorInfo`
-        Parameters and Results in document order (OpenVINO's order).
-    unsupported_layers : list of :class:`Layer`
-        The layers needed for the outputs that ovpool's runtime cannot run;
-        calling the model raises :class:`~ovpool.IRError` when this is not
-        empty.
+    inputs : list of TensorInfo
+        The Parameter layers, in document order (OpenVINO's order).
+    outputs : list of TensorInfo
+        The Result layers, in document order (OpenVINO's ``Model.outputs``).
+    unsupported_layers : list of Layer
+        The layers the outputs need that ovpool's runtime cannot run; calling
+        the model raises :class:`~ovpool.IRError` listing them when this is
+        not empty.
+
+    Examples
+    --------
+    >>> from ovpool import ir
+    >>> model = ir.read_model("ir_examples/cnn_openvino_route.xml")
+    >>> model.runs_on_ovpool
+    False
+    >>> sorted({layer.type for layer in model.unsupported_layers})
+    ['Convolution', 'ReLU']
     """
+
+    path: str
+    bin_path: str
+    name: str
+    ir_version: str
+    layers: list[Layer]
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    unsupported_layers: list[Layer]
+    _by_id: dict[int, Layer]
 
     @classmethod
     def _new(cls, path, bin_path, name, ir_version, layer_list, by_id, order):
@@ -708,7 +881,7 @@ class Model:
     # -- properties --------------------------------------------------------
 
     @property
-    def runs_on_ovpool(self):
+    def runs_on_ovpool(self) -> bool:
         """True if ovpool's runtime can run the whole model."""
         return not self.unsupported_layers
 
@@ -811,19 +984,48 @@ class Model:
                                                f"got {list(value.shape)}")
         return value
 
-    def __call__(self, *args, **kwargs):
-        """Run the model: ``model(x)``, ``model(x, y)`` or ``model({"x": x})``.
+    def __call__(self, *args: Any, **kwargs: Any) -> list[np.ndarray]:
+        """Run the model on numpy arrays: ``model(x)``, ``model(x, y)`` or ``model({"x": x})``.
 
-        Returns a list of numpy arrays, one per output (OpenVINO's order).
+        Shapes are inferred per call (and remembered per input shapes), so
+        dynamic and bounded dims take any size they allow. ``run`` is the
+        same method.
+
+        Parameters
+        ----------
+        *args : ndarray, or one dict of str to ndarray
+            One array per input, in the order of :attr:`inputs`, or one dict
+            keyed by input (tensor or layer) name. Each must have the input's
+            dtype and a shape its dims allow.
+        **kwargs
+            Not accepted (a ``TypeError``): pass a dict.
+
+        Returns
+        -------
+        list of ndarray
+            One array per output, in the order of :attr:`outputs`; arrays the
+            caller owns (never a view of an input or of a constant).
+
+        Raises
+        ------
+        IRError
+            If the model has layers ovpool's runtime does not run (listed one
+            per line, the first 10, with the call that runs it in OpenVINO
+            instead), or an input is missing, of the wrong dtype or shape, or
+            a layer refuses its inputs.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ovpool import ir
+        >>> model = ir.read_model("ir_examples/avg_pool_1.xml")
+        >>> x = np.ones(model.inputs[0].shape, np.float32)
+        >>> [y.shape for y in model(x)] == [o.shape for o in model.outputs]
+        True
         """
         if self.unsupported_layers:
-            listing = "; ".join(f"{layer.type} {layer.version} '{layer.name}' (id {layer.id}, "
-                                f"line {layer.line}): {layer.reason}"
-                                for layer in self.unsupported_layers)
             raise _error(self.path, self.unsupported_layers[0].line,
-                         f"ovpool's runtime cannot run {len(self.unsupported_layers)} layer(s) of "
-                         f"this model: {listing}. Run it with OpenVINO and ovpool's extension "
-                         "instead: ovpool.openvino.read_model(path)")
+                         "\n".join(_unsupported_report(self.unsupported_layers, self.path)))
         feeds = self._bind(args, kwargs)
         feeds = [self._check_input(info, value) for info, value in zip(self.inputs, feeds)]
         feed_of = {info.layer.id: value for info, value in zip(self.inputs, feeds)}
@@ -889,8 +1091,24 @@ class Model:
 
     # -- description -------------------------------------------------------
 
-    def describe(self):
-        """One dict per layer: id, name, type, version, outputs, runs_on_ovpool, reason."""
+    def describe(self) -> list[dict[str, Any]]:
+        """One dict per layer, as ``ovpool info`` prints them.
+
+        Returns
+        -------
+        list of dict
+            Per layer, in document order: ``id``, ``name``, ``type``,
+            ``version``, ``line``, ``outputs`` (the output types as strings),
+            ``runs_on_ovpool``, ``reason`` and ``used`` (whether an output
+            depends on it).
+
+        Examples
+        --------
+        >>> from ovpool import ir
+        >>> rows = ir.read_model("ir_examples/max_pool_8.xml").describe()
+        >>> [(r["type"], r["runs_on_ovpool"]) for r in rows][:2]
+        [('Parameter', True), ('MaxPool', True)]
+        """
         rows = []
         needed = set(self._plan)
         for layer in self.layers:

@@ -5,6 +5,7 @@ is installed and writes the expected fields. They never assert a speed: a
 timed test on a shared 2-vCPU VM would only measure the neighbours.
 """
 
+import importlib
 import importlib.util
 import json
 import os
@@ -29,7 +30,8 @@ def _run(args, timeout=900):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
 
 
@@ -90,7 +92,8 @@ def test_onnxruntime_tries_both_optimization_levels(quick):
     if "onnxruntime" not in INSTALLED:
         pytest.skip("onnxruntime is not installed")
     variants = quick[0]["results"][0]["systems"]["onnxruntime"]["variants"]
-    assert {v["config"] for v in variants} == {"MaxPool-18 ENABLE_ALL", "MaxPool-18 ENABLE_EXTENDED"}
+    assert {v["config"] for v in variants} == {"MaxPool-18 ENABLE_ALL",
+                                                "MaxPool-18 ENABLE_EXTENDED"}
 
 
 def test_peak_memory_is_measured_in_a_child(quick):
@@ -108,7 +111,8 @@ def test_model_hook_runs_or_skips_cleanly(quick):
         assert "ovpool.openvino" in model["skipped"] or "openvino" in model["skipped"]
     else:
         for entry in model["results"]:
-            assert "error" in entry or {"openvino_native", "openvino_ovpool"} <= set(entry["systems"])
+            assert "error" in entry or (
+                {"openvino_native", "openvino_ovpool"} <= set(entry["systems"]))
 
 
 def test_ovpool_bench_command_and_fresh_processes(tmp_path):
@@ -122,18 +126,40 @@ def test_ovpool_bench_command_and_fresh_processes(tmp_path):
     assert set(report["results"][0]["systems"]) == {"ovpool"}
 
 
+def test_ovpool_bench_adds_no_benchmarks_package_to_sys_path(tmp_path):
+    """A user's own top-level package named `benchmarks` stays theirs."""
+    own = tmp_path / "benchmarks"
+    own.mkdir()
+    (own / "__init__.py").write_text("MINE = True\n")
+    code = ("import sys; from ovpool.bench import main; "
+            f"sys.path.insert(0, {str(tmp_path)!r}); before = list(sys.path); "
+            "status = main(['--bench-dir', sys.argv[1], '--list']); "
+            "import benchmarks; "
+            "print('RESULT', status, sys.path == before, benchmarks.MINE, "
+            "sorted(m for m in sys.modules if m.split('.')[0] == 'benchmarks'), "
+            "'_ovpool_benchmarks.run' in sys.modules)")
+    out = _run(["-c", code, str(ROOT)]).stdout
+    assert "smoke_maxpool" in out                      # the case list came from the checkout
+    result = out.splitlines()[-1]
+    assert result == "RESULT 0 True True ['benchmarks'] True", result
+
+
 def test_importing_ovpool_imports_no_peer():
     code = ("import sys, ovpool, ovpool.cli, ovpool.bench; "
             "print(sorted(m for m in ('torch', 'onnxruntime', 'openvino') if m in sys.modules))")
     assert _run(["-c", code]).stdout.strip() == "[]"
 
 
+def _benchmark_module(name):
+    """A module of the checkout's benchmarks/, loaded as ovpool bench loads it."""
+    from ovpool.bench import load_benchmarks
+
+    package = load_benchmarks(ROOT / "benchmarks")
+    return importlib.import_module(f"{package.__name__}.{name}")
+
+
 def test_case_list_covers_the_issue():
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks import cases
-    finally:
-        sys.path.remove(str(ROOT))
+    cases = _benchmark_module("cases")
     names = {c.name for c in cases.CASES}
     assert ISSUE_CASES <= names
     assert {c.name for c in cases.select_cases("issue")} == ISSUE_CASES
@@ -146,11 +172,7 @@ def test_case_list_covers_the_issue():
 
 
 def test_aggregate_takes_the_median_of_run_medians():
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks import run
-    finally:
-        sys.path.remove(str(ROOT))
+    run = _benchmark_module("run")
 
     def fake(ovp, peer, best_block, load=0.0):
         systems = {"ovpool": {"status": "ok", "config": "o", "median_ms": ovp,
@@ -184,8 +206,7 @@ def test_model_hook_with_a_stand_in_extension(monkeypatch):
     import random
     import types
 
-    monkeypatch.syspath_prepend(str(ROOT))
-    from benchmarks import cases, run, timing
+    cases, run, timing = (_benchmark_module(m) for m in ("cases", "run", "timing"))
 
     stub = types.ModuleType("ovpool.openvino")
     stub.register = lambda core: None

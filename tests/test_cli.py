@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from ir_helpers import IR
 
 from ovpool import cli, ir
-from ir_helpers import IR
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "ir_examples")
@@ -187,7 +187,42 @@ def test_run_errors(tmp_path, capsys):
     rc, _, err = ovpool(capsys, "run", dynamic, "--input", f"x={tmp_path / 'missing.npy'}")
     assert rc == 1 and "cannot load" in one_line_error(err)
     rc, _, err = ovpool(capsys, "run", os.path.join(EXAMPLES, "cnn_openvino_route.xml"))
-    assert rc == 1 and "Convolution opset1 'conv1'" in one_line_error(err)
+    assert rc == 1 and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("ovpool: error: ") and "cannot run 4 layers" in lines[0]
+    assert lines[1].strip().startswith("Convolution opset1 'conv1' (id 3")
+
+
+def test_run_lists_unsupported_layers_one_per_line_capped(tmp_path, capsys):
+    """A network ovpool's runtime does not run: one line per layer (the first
+    10), a count of the others, and the OpenVINO call that runs it."""
+    builder = IR()
+    previous = builder.parameter((1, 3, 8, 8), name="x")
+    for k in range(13):
+        previous = builder.layer("ReLU", "opset1", [(previous, 0)], [("f32", (1, 3, 8, 8))],
+                                 name=f"relu{k}")
+    builder.result(previous)
+    path = builder.write(tmp_path)
+    rc, out, err = ovpool(capsys, "run", str(path))
+    assert rc == 1 and out == "" and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"ovpool: error: {path}:")
+    assert "cannot run 13 layers of this model (ReLU-opset1 x13):" in lines[0]
+    listed = [line.strip().split("'")[1] for line in lines if "ReLU opset1 'relu" in line]
+    assert listed == [f"relu{k}" for k in range(10)]
+    assert lines[11].strip() == f"... and 3 more (`ovpool info {path}` lists every layer)"
+    assert lines[-1].strip() == f"model = ovpool.openvino.read_model(core, {str(path)!r})"
+    assert len(lines) == 15
+
+
+def test_the_suggested_openvino_call_has_the_real_signature():
+    pytest.importorskip("openvino")
+    import inspect
+
+    import ovpool.openvino
+
+    assert list(inspect.signature(ovpool.openvino.read_model).parameters)[:2] == [
+        "core", "xml_path"]
 
 
 # --------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import ovpool
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from references import (  # noqa: E402
+from references import (
     onnx_pool_attrs,
     onnx_reference,
     onnxruntime_run,
@@ -121,7 +121,7 @@ def _run_or_error(fn):
         warnings.simplefilter("ignore")
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - a reference refusing the case
+        except Exception as exc:
             return exc
 
 

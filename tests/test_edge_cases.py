@@ -617,7 +617,8 @@ def _exact_float64(name, x64):
         }[name]().numpy()
 
 
-@pytest.mark.parametrize("name, fn", _low_precision_ops(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("name, fn", _low_precision_ops(),
+                         ids=lambda v: v if isinstance(v, str) else "")
 def test_float16_inputs_return_float16_with_float32_accurate_values(name, fn):
     """Sums over 64 elements in float16 would be off by several ulp; computed in
     float32 and rounded once, every value is within 1 float16 ulp of the exact
@@ -633,7 +634,8 @@ def test_float16_inputs_return_float16_with_float32_accurate_values(name, fn):
         np.testing.assert_array_max_ulp(got, exact.astype(np.float16), maxulp=1)
 
 
-@pytest.mark.parametrize("name, fn", _low_precision_ops(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("name, fn", _low_precision_ops(),
+                         ids=lambda v: v if isinstance(v, str) else "")
 def test_bfloat16_inputs_return_bfloat16_with_float32_accurate_values(name, fn):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     rng = np.random.default_rng(17)

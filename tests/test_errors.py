@@ -336,3 +336,101 @@ def test_bad_argument_is_refused_even_after_an_equal_good_call(good, bad, builti
     with pytest.raises(ovpool.OvpoolError) as info:
         bad()
     assert isinstance(info.value, builtin) and word in str(info.value)
+
+
+OP_NAMES = ("adaptive_avg_pool", "adaptive_max_pool", "avg_pool", "max_pool", "lp_pool",
+            "global_avg_pool", "global_max_pool", "global_lp_pool", "max_unpool", "AvgPool",
+            "MaxPool")
+
+
+@pytest.mark.parametrize("call", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_every_message_starts_with_the_op_name(call):
+    with pytest.raises(ovpool.OvpoolError) as info:
+        call()
+    message = str(info.value)
+    name = message.split(":", 1)[0]
+    assert name in OP_NAMES or message.startswith("set_num_threads(n) "), message
+
+
+@pytest.mark.parametrize("name, fn", ALL_OPS, ids=[n for n, _ in ALL_OPS])
+def test_threads_and_out_errors_name_the_op(name, fn):
+    """Errors found by shared helpers (thread count, plan building) name the op too."""
+    expected = {"ov_avg_pool": "AvgPool", "ov_max_pool": "MaxPool"}.get(name, name)
+    with pytest.raises(ovpool.OvpoolTypeError, match=f"^{expected}: "):
+        fn(np.zeros((1, 1, 4), np.int32))
+
+
+@pytest.mark.parametrize("call, op, argument", [
+    (lambda x: ovpool.adaptive_avg_pool(x, (2, 2)), "adaptive_avg_pool", "output_size"),
+    (lambda x: ovpool.adaptive_max_pool(x, [2, 2]), "adaptive_max_pool", "output_size"),
+    (lambda x: ovpool.max_pool(x, (3, 3), strides=(2, 2)), "max_pool", "kernel_shape"),
+    (lambda x: ovpool.avg_pool(x, kernel_shape=(2, 2)), "avg_pool", "kernel_shape"),
+    (lambda x: ovpool.lp_pool(x, (2, 2)), "lp_pool", "kernel_shape"),
+    (lambda x: ov_ops.max_pool(x, (2, 2), (2, 2)), "MaxPool", "kernel"),
+], ids=["adaptive_avg", "adaptive_max", "max", "avg", "lp", "ov_max"])
+def test_an_unbatched_image_gets_a_hint(call, op, argument):
+    """(C, H, W) with a 2-entry size is read as (N, C, L): the message says so."""
+    with pytest.raises(ovpool.OvpoolValueError) as info:
+        call(np.zeros((3, 8, 8), np.float32))
+    message = str(info.value)
+    assert message.startswith(f"{op}: {argument} must have 1 entries"), message
+    assert "x of shape (3, 8, 8) is read as (N, C, L), a 1D pool" in message
+    assert f"{argument} has 2 entries" in message and "x[None]" in message
+
+
+def test_an_unbatched_volume_gets_a_hint():
+    with pytest.raises(ovpool.OvpoolValueError) as info:
+        ovpool.adaptive_avg_pool(np.zeros((2, 4, 6, 6), np.float32), (1, 2, 2))
+    assert "read as (N, C, H, W), a 2D pool" in str(info.value)
+    assert "x[None]" in str(info.value)
+
+
+def test_a_plane_without_batch_and_channel_axes_gets_a_hint():
+    with pytest.raises(ovpool.OvpoolValueError) as info:
+        ovpool.max_pool(np.zeros((8, 8), np.float32), (2, 2))
+    assert str(info.value).startswith("max_pool: x must have shape (N, C, D1")
+    assert "x[None, None]" in str(info.value)
+
+
+def test_no_hint_when_the_sizes_match_the_rank():
+    with pytest.raises(ovpool.OvpoolValueError) as info:
+        ovpool.adaptive_avg_pool(np.zeros((1, 3, 8, 8), np.float32), (2, 2, 2, 2))
+    assert "x[None]" not in str(info.value)
+
+
+@pytest.mark.parametrize("fn", [ovpool.global_avg_pool, ovpool.global_max_pool,
+                                ovpool.global_lp_pool],
+                         ids=["global_avg_pool", "global_max_pool", "global_lp_pool"])
+def test_global_pool_of_an_empty_axis_names_itself(fn):
+    with pytest.raises(ovpool.OvpoolValueError) as info:
+        fn(np.zeros((1, 2, 0, 3), np.float32))
+    message = str(info.value)
+    assert message.startswith(f"{fn.__name__}: ") and "adaptive" not in message, message
+    assert "(0, 3)" in message
+
+
+BYTE_ORDER_CALLS = [
+    ("avg_pool", lambda x: ovpool.avg_pool(x, (3, 3), strides=2, pads=(1, 1, 1, 1))),
+    ("max_pool", lambda x: ovpool.max_pool(x, (3, 3), strides=2, return_indices=True)),
+    ("lp_pool", lambda x: ovpool.lp_pool(x, (2, 2), p=3)),
+    ("adaptive_avg_pool", lambda x: ovpool.adaptive_avg_pool(x, (4, 3))),
+    ("adaptive_max_pool", lambda x: ovpool.adaptive_max_pool(x, 4)),
+    ("global_avg_pool", ovpool.global_avg_pool),
+    ("global_max_pool", ovpool.global_max_pool),
+    ("ov_avg_pool", lambda x: ov_ops.avg_pool(x, (2, 2), (2, 2), rounding_type="ceil")),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("name, call", BYTE_ORDER_CALLS, ids=[n for n, _ in BYTE_ORDER_CALLS])
+def test_non_native_byte_order_is_converted(name, call, dtype, rng):
+    """A big-endian array (on a little-endian machine; the other way round on
+    a big-endian one) gives the native array's result, in native order."""
+    native = rng.standard_normal((2, 3, 9, 11)).astype(dtype)
+    swapped = native.astype(native.dtype.newbyteorder("S"))
+    assert not swapped.dtype.isnative and np.array_equal(swapped, native)
+    expected = call(native)
+    got = call(swapped)
+    for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got))):
+        assert g.dtype == e.dtype and g.dtype.isnative
+        np.testing.assert_array_equal(g, e)

@@ -128,7 +128,7 @@ def test_enums_are_case_insensitive_and_canonical():
     attrs = entry.parse_attributes({"kernel": "2", "strides": "2", "auto_pad": "SAME_UPPER",
                                     "rounding_type": "Ceil_Torch"})
     assert attrs["auto_pad"] == "same_upper" and attrs["rounding_type"] == "ceil_torch"
-    with pytest.raises(ovpool.OvpoolValueError, match="must be one of floor, ceil$"):
+    with pytest.raises(ovpool.OvpoolValueError, match=r"must be one of floor, ceil$"):
         layers.get("AvgPool", "opset1").parse_attributes(
             {"kernel": "2", "strides": "2", "rounding_type": "ceil_torch"})
     onnx = layers.get("OnnxMaxPool", "ovpool").parse_attributes(

@@ -6,8 +6,9 @@ reader defaults, output order and names must be OpenVINO's.
 
 Configurations where OpenVINO's CPU plugin deviates from its specification
 are not generated here (AvgPool exclude-pad=false with ceil rounding; same_*
-auto_pad with ceil rounding; In*Out > 2**24 adaptive bins; NaN in AdaptiveMaxPool; i64 AdaptiveMaxPool indices; f64
-empty MaxPool windows, -FLT_MAX on OpenVINO's CPU which computes f64 in f32);
+auto_pad with ceil rounding; In*Out > 2**24 adaptive bins; NaN in AdaptiveMaxPool;
+i64 AdaptiveMaxPool indices; f64 empty MaxPool windows, -FLT_MAX on OpenVINO's CPU
+which computes f64 in f32);
 tests/test_ir_reader.py checks those against PyTorch, and
 test_openvino_still_deviates below notices when OpenVINO fixes them.
 """
@@ -91,7 +92,6 @@ def _pool_attrs(rng, spatial, kind, empty_windows):
 
 def _make_pool(rng, node, kind, spatial, empty_windows):
     """One random pool layer on ``node``: (layer node, extra outputs) or None."""
-    n = len(spatial)
     if kind in ("adaptive_avg", "adaptive_max"):
         size = np.array([rng.randint(1, s + 3) for s in spatial],
                         dtype=rng.choice([np.int32, np.int64]))

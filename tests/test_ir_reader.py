@@ -7,10 +7,10 @@ import os
 
 import numpy as np
 import pytest
+from ir_helpers import IR
 
 import ovpool
 from ovpool import _check, ir, ops, ov_ops
-from ir_helpers import IR
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "ir_examples", "*.xml")))

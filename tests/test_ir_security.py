@@ -10,10 +10,10 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from ir_helpers import IR, pool_model
 
 import ovpool
 from ovpool import ir
-from ir_helpers import IR, pool_model
 
 MAX_SECONDS = 1.0
 MAX_PEAK_BYTES = 64 << 20

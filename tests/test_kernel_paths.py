@@ -55,7 +55,8 @@ def test_tiling_max_matches_numpy(kh, kw, dtype):
         x = _with_nans(RNG.standard_normal((2, 3, 4 * kh, 3 * kw + 1)).astype(dtype))
     else:
         info = np.iinfo(dtype)
-        x = RNG.integers(info.min, info.max, (2, 3, 4 * kh, 3 * kw + 1), endpoint=True).astype(dtype)
+        x = RNG.integers(info.min, info.max, (2, 3, 4 * kh, 3 * kw + 1),
+                         endpoint=True).astype(dtype)
     got = ovpool.max_pool(x, (kh, kw), strides=(kh, kw))
     oh, ow = x.shape[2] // kh, x.shape[3] // kw
     blocks = x[:, :, :oh * kh, :ow * kw].reshape(2, 3, oh, kh, ow, kw)

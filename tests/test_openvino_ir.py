@@ -10,10 +10,10 @@ import pytest
 
 ov = pytest.importorskip("openvino")
 
+import openvino.opset8 as o8  # noqa: E402
+
 import ovpool.openvino as ovp  # noqa: E402
 from ovpool import IRError, _check, ir  # noqa: E402
-
-import openvino.opset8 as o8  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = sorted(glob.glob(os.path.join(HERE, "..", "ir_examples", "*.xml")))

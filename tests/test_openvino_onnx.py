@@ -8,10 +8,11 @@ import pytest
 ov = pytest.importorskip("openvino")
 onnx = pytest.importorskip("onnx")
 
-import ovpool  # noqa: E402
-import ovpool.openvino as ovp  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 from references import onnx_pool_cases  # noqa: E402
+
+import ovpool  # noqa: E402
+import ovpool.openvino as ovp  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 

@@ -10,11 +10,11 @@ import pytest
 
 ov = pytest.importorskip("openvino")
 
+import openvino.opset8 as o8  # noqa: E402
+
 import ovpool  # noqa: E402
 import ovpool.openvino as ovp  # noqa: E402
 from ovpool import layers, ov_ops  # noqa: E402
-
-import openvino.opset8 as o8  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 

@@ -268,7 +268,7 @@ def main(argv=None):
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
 
-    import ovpool                       # the checkout first: it owns "ovpool._kernels"
+    import ovpool  # the checkout first: it owns "ovpool._kernels"
     sys.path.insert(0, args.baseline)
     base = importlib.import_module(args.name)
     importlib.import_module("ovpool.ov_ops")

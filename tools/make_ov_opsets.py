@@ -2,7 +2,10 @@
 
 Run from the repository root after upgrading OpenVINO: ``python tools/make_ov_opsets.py``.
 """
-import os, re, sys
+import os
+import re
+import sys
+
 import openvino
 
 # OpenVINO's serializer writes these C++ type names differently in IR
@@ -15,7 +18,8 @@ for f in sorted(os.listdir(d)):
     m = re.fullmatch(r"opset(\d+)_tbl.hpp", f)
     if not m:
         continue
-    k = int(m.group(1)); last = max(last, k)
+    k = int(m.group(1))
+    last = max(last, k)
     for line in open(os.path.join(d, f)):
         m2 = re.match(r"_OPENVINO_OP_REG\((\w+),\s*ov::op::v(\d+)\)", line.strip())
         if m2:

@@ -87,7 +87,7 @@ def _child(cfg):
             requests[variant] = compiled.create_infer_request()
         samples = {variant: [] for variant in requests}
         block = max(1, cfg["repeat"] // 20)
-        for variant, request in requests.items():
+        for request in requests.values():
             for _ in range(min(block, 20)):
                 request.infer([data], share_inputs=True)
         for _ in range(20):
