@@ -14,7 +14,7 @@
 
 #include "run.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 enum Status : int {
     kOk = 0,
@@ -238,4 +238,4 @@ inline int global_max_pool(const T *x, const Shape &in, T *out) noexcept {
     return max_pool(x, in, w, out);
 }
 
-}  // namespace ovpool
+OVPOOL_END

@@ -24,7 +24,7 @@
 
 #include "max_pool.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 namespace argmax {
 
@@ -497,4 +497,4 @@ void half_argmax_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
     });
 }
 
-}  // namespace ovpool
+OVPOOL_END

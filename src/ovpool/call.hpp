@@ -3,7 +3,7 @@
 
 #include "separable.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // The arrays of one call, all C-contiguous: x is (n_planes, in_plane) of the
 // plan's compute type (16-bit floats as their raw bits), out (n_planes,
@@ -32,4 +32,4 @@ OVPOOL_INLINE const T *div_w_of(const Plan &plan) {
 // The work of one unit, into this thread's scratch.
 using UnitFn = void (*)(const Plan &, const Call &, int64_t unit, char *scratch);
 
-}  // namespace ovpool
+OVPOOL_END

@@ -29,7 +29,21 @@
 #define OVPOOL_INLINE inline
 #endif
 
-namespace ovpool {
+// Each instruction-set build of the core lives in an inline namespace of its
+// own (ovpool::baseline, ovpool::x86_64_v3), so that one program may link
+// both builds side by side and choose at run time without two definitions of
+// one inline function; code names everything ovpool::... alike.
+#if !defined(OVPOOL_ISA)
+#if defined(__AVX2__)
+#define OVPOOL_ISA x86_64_v3
+#else
+#define OVPOOL_ISA baseline
+#endif
+#endif
+#define OVPOOL_BEGIN namespace ovpool { inline namespace OVPOOL_ISA {
+#define OVPOOL_END }}
+
+OVPOOL_BEGIN
 
 // 1 where float16 is converted in vector registers (F16C: the x86-64-v3
 // build); 0 where callers widen float16 rows into float32 scratch first.
@@ -78,4 +92,4 @@ OVPOOL_INLINE void prefetch_span(const char *p, ptrdiff_t n) {
         prefetch_l1(p + b);
 }
 
-}  // namespace ovpool
+OVPOOL_END

@@ -12,7 +12,7 @@
 
 #include "max_pool.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // Part `part` of out_h of the slab rows of the next work unit's depth slices
 // (plane next_src, depth window next_wd), into L2: the thread usually takes
@@ -93,4 +93,4 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
         fill_empty_rows(plan, out_d, od, 0, plan.out_h, empty_fill<T>());
 }
 
-}  // namespace ovpool
+OVPOOL_END

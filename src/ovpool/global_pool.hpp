@@ -12,7 +12,7 @@
 
 #include "call.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // float32 / float64 averages: a group of planes a unit, their sums, then
 // their means in one vector loop: a divide after each small plane's sum
@@ -159,4 +159,4 @@ void half_global_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
     simd::narrow(values, out + first, last - first, Bf16);
 }
 
-}  // namespace ovpool
+OVPOOL_END

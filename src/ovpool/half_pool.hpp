@@ -11,7 +11,7 @@
 
 #include "max_pool.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 template <bool Bf16>
 void half_rows_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
@@ -53,4 +53,4 @@ void half_rows_unit(const Plan &plan, const Call &call, int64_t unit, char *scra
     });
 }
 
-}  // namespace ovpool
+OVPOOL_END

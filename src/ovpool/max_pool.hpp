@@ -10,7 +10,7 @@
 
 #include "sum_pool.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // Horizontal pass of one output row from its padded column maxima.
 template <class T>
@@ -97,4 +97,4 @@ void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     });
 }
 
-}  // namespace ovpool
+OVPOOL_END

@@ -26,7 +26,7 @@
 
 #include "simd/argmax.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // ---------------------------------------------------------------------------
 // Output sizes
@@ -894,4 +894,4 @@ inline Schedule make_schedule(const Plan &plan, int n_threads) {
     return s;
 }
 
-}  // namespace ovpool
+OVPOOL_END

@@ -23,7 +23,7 @@
 #include "half_pool.hpp"
 #include "tile_pool.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 namespace detail {
 
@@ -173,4 +173,4 @@ inline bool run_serial(const Plan &plan, const void *x, void *out, void *indices
     return true;
 }
 
-}  // namespace ovpool
+OVPOOL_END

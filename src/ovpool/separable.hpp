@@ -26,7 +26,7 @@
 #include "plan.hpp"
 #include "simd/rows.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point<T>::value;
@@ -599,4 +599,4 @@ OVPOOL_INLINE void for_unit_rows(const Plan &plan, const Schedule &s, int64_t un
     }
 }
 
-}  // namespace ovpool
+OVPOOL_END

@@ -10,7 +10,7 @@
 
 #include "call.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // Horizontal pass and divisor of one output row from its column sums col
 // (src: the same sums with the W padding before them; or, from_input, the
@@ -157,4 +157,4 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     });
 }
 
-}  // namespace ovpool
+OVPOOL_END

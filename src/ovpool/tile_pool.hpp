@@ -16,7 +16,7 @@
 
 #include "call.hpp"
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 template <class T, int KW>
 OVPOOL_INLINE void tile_sum_pass(const T *row, T *out, ptrdiff_t n_out, bool first) {
@@ -153,4 +153,4 @@ void half_tile_unit(const Plan &plan, const Call &call, int64_t unit, char *scra
     });
 }
 
-}  // namespace ovpool
+OVPOOL_END

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace ovpool {
+OVPOOL_BEGIN
 
 // out[indices[i]] = x[i] for i < n, in order: later duplicates win, as in
 // ONNX Runtime's sequential loop (hence serial: threads would race on
@@ -20,4 +20,4 @@ inline int64_t max_unpool(const T *x, const int64_t *indices, int64_t n, T *out,
     return -1;
 }
 
-}  // namespace ovpool
+OVPOOL_END

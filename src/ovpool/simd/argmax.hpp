@@ -18,7 +18,8 @@
 
 #include "tile.hpp"
 
-namespace ovpool::simd {
+OVPOOL_BEGIN
+namespace simd {
 
 // In-plane offset of the first maximum (or the last NaN) of a window of
 // n_rows x n_cols taps, row-major order: row row_first + t * dil_h, column
@@ -964,4 +965,5 @@ inline bool left_edge_ok(ptrdiff_t n_out, int64_t stride, int64_t k, ptrdiff_t p
 #endif
 }
 
-}  // namespace ovpool::simd
+}  // namespace simd
+OVPOOL_END

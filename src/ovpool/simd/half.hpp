@@ -10,7 +10,8 @@
 
 #include "../common.hpp"
 
-namespace ovpool::simd {
+OVPOOL_BEGIN
+namespace simd {
 
 inline float half_to_float(uint16_t h) {
     const uint32_t shifted_exp = 0x7c00u << 13;
@@ -123,4 +124,5 @@ inline void narrow(const float *src, uint16_t *dst, ptrdiff_t n, bool bf16) {
         narrow_f16(src, dst, n);
 }
 
-}  // namespace ovpool::simd
+}  // namespace simd
+OVPOOL_END

@@ -9,7 +9,8 @@
 
 #include "vec.hpp"
 
-namespace ovpool::simd {
+OVPOOL_BEGIN
+namespace simd {
 
 inline double scalar_max_f64(const double *x, ptrdiff_t n, double acc, int *nan) {
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -430,4 +431,5 @@ inline void plane_sums_f16(const uint16_t *x, ptrdiff_t size, ptrdiff_t n_planes
 #endif
 }
 
-}  // namespace ovpool::simd
+}  // namespace simd
+OVPOOL_END

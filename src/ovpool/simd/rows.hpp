@@ -12,7 +12,8 @@
 
 #include "reduce.hpp"
 
-namespace ovpool::simd {
+OVPOOL_BEGIN
+namespace simd {
 
 // col[i] = max over the n_rows >= 1 rows plane + offsets[r] of element i,
 // with plain maxps and no NaN rule: returns 1 when any element read was NaN,
@@ -485,4 +486,5 @@ inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *wi
 #endif
 }
 
-}  // namespace ovpool::simd
+}  // namespace simd
+OVPOOL_END

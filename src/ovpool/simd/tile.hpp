@@ -14,7 +14,8 @@
 
 #include "vec.hpp"
 
-namespace ovpool::simd {
+OVPOOL_BEGIN
+namespace simd {
 
 // 1 when dividing by divisor is multiplying by *factor (a power of two:
 // x * 2^-k and x / 2^k round the same exact value); else *factor = divisor.
@@ -324,4 +325,5 @@ inline void tile_rows_f16(const uint16_t *row0, ptrdiff_t in_w, uint16_t *out, p
 #endif
 }
 
-}  // namespace ovpool::simd
+}  // namespace simd
+OVPOOL_END

@@ -14,7 +14,8 @@
 
 #include "half.hpp"
 
-namespace ovpool::simd {
+OVPOOL_BEGIN
+namespace simd {
 
 OVPOOL_INLINE const void *at(const void *p, ptrdiff_t i, int half) {
     return half ? static_cast<const void *>(static_cast<const uint16_t *>(p) + i)
@@ -304,4 +305,5 @@ OVPOOL_INLINE void store_indices8(int64_t *dst_lo, int64_t *dst_hi, __m256i at,
 }
 #endif  // __AVX2__
 
-}  // namespace ovpool::simd
+}  // namespace simd
+OVPOOL_END
