@@ -1,0 +1,154 @@
+// PyTorch frontend conversions (TorchScript, ov.convert_model(module,
+// example_input=..., extension=<this library>)): aten's pools become ovpool
+// ops that match PyTorch: ceil_mode is OpenVINO's ceil_torch,
+// count_include_pad divides by the taps inside input + declared pads (the
+// native conversion divides overhanging windows by the full kernel), max
+// indices per (n, c) plane, NaN propagated, unbatched inputs (C, *spatial).
+#include "conversions.hpp"
+#include "geometry.hpp"
+#include "openvino/frontend/node_context.hpp"
+#include "openvino/frontend/pytorch/extension/conversion.hpp"
+#include "openvino/op/constant.hpp"
+#include "openvino/op/squeeze.hpp"
+#include "openvino/op/unsqueeze.hpp"
+#include "ops.hpp"
+
+namespace ovpool_openvino {
+namespace {
+
+using Context = ov::frontend::NodeContext;
+
+// A constant input as ints (None or absent: `fallback`; one value: repeated
+// for every axis).
+std::vector<int64_t> ints_input(const Context &ctx, size_t index, size_t n, std::vector<int64_t> fallback,
+                                const std::string &name) {
+    if (index >= ctx.get_input_size())
+        return fallback;
+    const ov::Any value = ctx.get_values_from_const_input(static_cast<int>(index));
+    std::vector<int64_t> out;
+    if (value.empty())
+        return fallback;
+    if (value.is<std::vector<int64_t>>()) {
+        out = value.as<std::vector<int64_t>>();
+    } else if (value.is<std::vector<int32_t>>()) {
+        for (int32_t v : value.as<std::vector<int32_t>>())
+            out.push_back(v);
+    } else if (value.is<int64_t>()) {
+        out = {value.as<int64_t>()};
+    } else if (value.is<int32_t>()) {
+        out = {value.as<int32_t>()};
+    } else {
+        OPENVINO_THROW("ovpool: ", ctx.get_op_type(), " needs a constant ", name);
+    }
+    if (out.empty())
+        return fallback;
+    if (out.size() == 1)
+        out.assign(n, out[0]);
+    OPENVINO_ASSERT(out.size() == n, "ovpool: ", name, "=", ints_text(out), " does not have ", n, " entries");
+    return out;
+}
+
+bool flag_input(const Context &ctx, size_t index, bool fallback) {
+    if (index >= ctx.get_input_size())
+        return fallback;
+    const ov::Any value = ctx.get_values_from_const_input(static_cast<int>(index));
+    if (value.empty())
+        return fallback;
+    if (value.is<bool>())
+        return value.as<bool>();
+    if (value.is<int64_t>())
+        return value.as<int64_t>() != 0;
+    if (value.is<int32_t>())
+        return value.as<int32_t>() != 0;
+    return fallback;
+}
+
+// torch's unbatched inputs (C, *spatial): N = 1 added, and removed after.
+ov::Output<ov::Node> batched(const ov::Output<ov::Node> &x, size_t n, bool &unbatched) {
+    const ov::PartialShape shape = x.get_partial_shape();
+    unbatched = shape.rank().is_static() && shape.size() == n + 1;
+    if (!unbatched)
+        return x;
+    auto axis = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {0});
+    return std::make_shared<ov::op::v0::Unsqueeze>(x, axis)->output(0);
+}
+
+ov::OutputVector unbatch(const ov::OutputVector &outputs, bool unbatched) {
+    if (!unbatched)
+        return outputs;
+    ov::OutputVector out;
+    for (const auto &o : outputs) {
+        auto axis = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {0});
+        out.push_back(std::make_shared<ov::op::v0::Squeeze>(o, axis)->output(0));
+    }
+    return out;
+}
+
+ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
+    OvWindowAttrs w;
+    w.kernel = ints_input(ctx, 1, n, {}, "kernel_size");
+    OPENVINO_ASSERT(!w.kernel.empty(), "ovpool: ", ctx.get_op_type(), " needs a kernel_size");
+    w.strides = ints_input(ctx, 2, n, w.kernel, "stride");
+    w.pads_begin = ints_input(ctx, 3, n, std::vector<int64_t>(n, 0), "padding");
+    w.pads_end = w.pads_begin;
+    w.dilations = ints_input(ctx, 4, n, std::vector<int64_t>(n, 1), "dilation");
+    w.rounding_type = flag_input(ctx, 5, false) ? "ceil_torch" : "floor";
+    bool unbatched = false;
+    const auto x = batched(ctx.get_input(0), n, unbatched);
+    auto pool = std::make_shared<MaxPool>(ov::OutputVector{x}, w, ov::element::i64, 2);
+    ov::OutputVector outputs = pool->outputs();
+    if (!with_indices)
+        outputs.resize(1);
+    return unbatch(outputs, unbatched);
+}
+
+ov::OutputVector avg_pool(size_t n, const Context &ctx) {
+    if (ctx.get_input_size() > 6 && !ctx.get_values_from_const_input(6).empty())
+        OPENVINO_THROW("ovpool: avg_pool with divisor_override is not supported (OpenVINO has no such "
+                       "attribute); convert this module without ovpool's extensions");
+    OvWindowAttrs w;
+    w.kernel = ints_input(ctx, 1, n, {}, "kernel_size");
+    OPENVINO_ASSERT(!w.kernel.empty(), "ovpool: ", ctx.get_op_type(), " needs a kernel_size");
+    w.strides = ints_input(ctx, 2, n, w.kernel, "stride");
+    w.pads_begin = ints_input(ctx, 3, n, std::vector<int64_t>(n, 0), "padding");
+    w.pads_end = w.pads_begin;
+    w.dilations = std::vector<int64_t>(n, 1);
+    w.rounding_type = flag_input(ctx, 4, false) ? "ceil_torch" : "floor";
+    const bool count_include_pad = flag_input(ctx, 5, true);
+    bool unbatched = false;
+    const auto x = batched(ctx.get_input(0), n, unbatched);
+    return unbatch(std::make_shared<AvgPool>(ov::OutputVector{x}, w, !count_include_pad)->outputs(), unbatched);
+}
+
+ov::OutputVector adaptive_pool(size_t n, bool max_pool, const Context &ctx) {
+    bool unbatched = false;
+    const auto x = batched(ctx.get_input(0), n, unbatched);
+    const auto size = ctx.get_input(1);
+    if (max_pool)
+        return unbatch(std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, size}, ov::element::i64)->outputs(),
+                       unbatched);
+    return unbatch(std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, size})->outputs(), unbatched);
+}
+
+}  // namespace
+
+std::vector<ov::Extension::Ptr> pytorch_extensions() {
+    using ov::frontend::pytorch::ConversionExtension;
+    std::vector<ov::Extension::Ptr> result;
+    for (size_t n = 1; n <= 3; n++) {
+        const std::string d = std::to_string(n) + "d";
+        result.push_back(std::make_shared<ConversionExtension>(
+            "aten::max_pool" + d, [n](const Context &ctx) { return max_pool(n, false, ctx); }));
+        result.push_back(std::make_shared<ConversionExtension>(
+            "aten::max_pool" + d + "_with_indices", [n](const Context &ctx) { return max_pool(n, true, ctx); }));
+        result.push_back(std::make_shared<ConversionExtension>(
+            "aten::avg_pool" + d, [n](const Context &ctx) { return avg_pool(n, ctx); }));
+        result.push_back(std::make_shared<ConversionExtension>(
+            "aten::adaptive_avg_pool" + d, [n](const Context &ctx) { return adaptive_pool(n, false, ctx); }));
+        result.push_back(std::make_shared<ConversionExtension>(
+            "aten::adaptive_max_pool" + d, [n](const Context &ctx) { return adaptive_pool(n, true, ctx); }));
+    }
+    return result;
+}
+
+}  // namespace ovpool_openvino
