@@ -1,6 +1,6 @@
-"""ONNX models through OpenVINO's ONNX frontend with ovpool's conversion
-extensions (``ovpool.openvino.register``): every pool case of the ONNX backend
-suite, and the places where the frontend alone is wrong."""
+"""ONNX models through OpenVINO's ONNX frontend with the conversion
+extensions of ovpool's library (``ovpool.openvino.register``): every pool case
+of the ONNX backend suite, and the places where the frontend alone is wrong."""
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ CASES = onnx_pool_cases()
 
 
 @pytest.fixture(scope="module")
-def core():
+def core(ov_extension):
     return ovp.register(ov.Core())
 
 

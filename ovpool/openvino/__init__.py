@@ -269,6 +269,11 @@ def _ir_shape(pshape):
     return ",".join(dims), ports
 
 
+# IR port precisions of element types (the Parameter's port must name one)
+_PRECISIONS = {"f32": "FP32", "f16": "FP16", "bf16": "BF16", "f64": "FP64", "boolean": "BOOL",
+               "dynamic": "UNSPECIFIED"}
+
+
 def _one_node_ir(entry, attrs, inputs):
     """The IR of a model holding one node of ``entry`` fed by Parameters
     typed like ``inputs`` (``ov.Output``\\ s)."""
@@ -280,14 +285,25 @@ def _one_node_ir(entry, attrs, inputs):
         shape, ports = _ir_shape(out.get_partial_shape())
         etype = out.get_element_type().get_type_name()
         dims = "".join(f"<dim>{d}</dim>" for d in ports)
+        precision = _PRECISIONS.get(etype, etype.upper())
         layers.append(f'<layer id="{k}" name="in{k}" type="Parameter" version="opset1">'
                       f'<data shape="{shape}" element_type="{etype}"/>'
-                      f'<output><port id="0">{dims}</port></output></layer>')
+                      f'<output><port id="0" precision="{precision}">{dims}</port></output>'
+                      '</layer>')
         edges.append(f'<edge from-layer="{k}" from-port="0" to-layer="{op_id}" to-port="{k}"/>')
     data = " ".join(f"{name}={quoteattr(text)}"
                     for name, text in entry.format_attributes(attrs).items())
     in_ports = "".join(f'<port id="{k}"/>' for k in range(len(inputs)))
-    out_ports = "".join(f'<port id="{len(inputs) + j}"/>' for j in range(len(entry.outputs)))
+    types, values = _node_types(entry, inputs)
+    try:
+        out_types = [t.etype for t in entry.infer(types, attrs, values)]
+    except OvpoolError:
+        out_types = ["dynamic"] * len(entry.outputs)   # the library reports the problem
+    if inputs[0].get_element_type().get_type_name() == "dynamic":
+        out_types[0] = "dynamic"
+    out_ports = "".join(f'<port id="{len(inputs) + j}" '
+                        f'precision="{_PRECISIONS.get(t, t.upper())}"/>'
+                        for j, t in enumerate(out_types))
     layers.append(f'<layer id="{op_id}" name="op" type="{entry.type}" version="{OVPOOL_OPSET}">'
                   f'<data {data}/><input>{in_ports}</input><output>{out_ports}</output></layer>')
     for j in range(len(entry.outputs)):
@@ -325,7 +341,13 @@ def make_op(type_, inputs, **attrs):
     if entry is None:
         raise OvpoolValueError(f"ovpool's opset has no op {type_!r}; it has {', '.join(OP_TYPES)}")
     inputs = [i.output(0) if isinstance(i, ov.Node) else i for i in inputs]
-    return _new_node(entry, _materialize(entry, entry.attributes(**attrs)), inputs)
+    attrs = _materialize(entry, entry.attributes(**attrs))
+    types, values = _node_types(entry, inputs)
+    try:
+        entry.infer(types, attrs, values)      # the layer table's messages first
+    except OvpoolError as exc:
+        raise type(exc)(f"ovpool {type_}: {exc}") from None
+    return _new_node(entry, attrs, inputs)
 
 
 # --------------------------------------------------------------------------
