@@ -153,9 +153,18 @@ def _kernel_extension(name, extra_flags=()):
     )
 
 
+OPENVINO_SOURCES = sorted(
+    os.path.join("src", "openvino", name) for name in os.listdir(os.path.join("src", "openvino"))
+    if name.endswith((".cpp", ".hpp", ".inc", ".txt")))
+
+
 class BuildPyWithHeaders(build_py):
     """Install the kernel headers inside the package (ovpool/include), where
-    ovpool.get_include() finds them; a checkout's get_include() is src/."""
+    ovpool.get_include() finds them; a checkout's get_include() is src/.
+    The OpenVINO extension's sources go to ovpool/openvino/src, from where
+    ``python -m ovpool.openvino build`` builds the library against the
+    OpenVINO installed beside it (it is never built here: ovpool itself
+    needs no OpenVINO)."""
 
     def run(self):
         super().run()
@@ -164,6 +173,11 @@ class BuildPyWithHeaders(build_py):
                                   os.path.relpath(header, "src"))
             self.mkpath(os.path.dirname(target))
             self.copy_file(header, target)
+        for source in OPENVINO_SOURCES:
+            target = os.path.join(self.build_lib, "ovpool", "openvino", "src",
+                                  os.path.basename(source))
+            self.mkpath(os.path.dirname(target))
+            self.copy_file(source, target)
 
 
 extensions = [_kernel_extension("_kernels")]

@@ -14,6 +14,7 @@ ovpool's own reader refused (OpenVINO 2026.4 segfaults on some malformed IR).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -230,6 +231,7 @@ def time_ovpool(model, inputs, repeat=3):
 class CheckRow:
     path: str
     status: str                # ok, MISMATCH, ERROR, openvino-route, NO-REFERENCE
+    route: str = "ovpool"      # "ovpool" (ovpool's runtime) or "openvino" (OpenVINO + ovpool's ops)
     max_diff: float | None = None
     ovpool_s: float | None = None
     reference: str = ""        # "openvino", "recorded (openvino)", "recorded (spec)"
@@ -270,6 +272,8 @@ def check_model(path, seed=0, use_openvino=None, repeat=3):
     except OvpoolError as exc:
         return CheckRow(path, "ERROR", note=str(exc))
     if not model.runs_on_ovpool:
+        if use_openvino:
+            return check_openvino_route(path, model, recording, seed, repeat)
         kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
         return CheckRow(path, "openvino-route",
                         note=f"needs OpenVINO + ovpool's extension ({', '.join(kinds)})")
@@ -308,4 +312,98 @@ def check_model(path, seed=0, use_openvino=None, repeat=3):
     if not ok:
         row.status = "MISMATCH"
         row.note = why if not row.note else f"{why}; {row.note}"
+    return row
+
+
+# --------------------------------------------------------------------------
+# Models with layers ovpool's runtime does not run: the OpenVINO route
+# --------------------------------------------------------------------------
+
+def _run_compiled(core, model, inputs, repeat):
+    import openvino as ov
+
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    best = None
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        result = request.infer(list(inputs))
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    outputs = []
+    for port in compiled.outputs:
+        array = np.array(result[port], copy=True)
+        if port.get_element_type() == ov.Type.bf16:
+            array = _bf16_from_bits(array)
+        outputs.append(array)
+    return outputs, best
+
+
+def check_openvino_route(path, model, recording, seed=0, repeat=3):
+    """Check a model with layers ovpool's runtime does not run (Convolution,
+    ...) through OpenVINO: the model with its pool layers on ovpool's ops
+    against native OpenVINO.
+
+    Every pool layer ovpool's kernels take moves onto ovpool's ops, except
+    where native OpenVINO deviates from the specification: those stay native
+    here (they are named in the note), so that the comparison checks each
+    moved layer against an OpenVINO that is right there. With a recording of
+    the specification's answer (``"reference": "spec"``), every pool layer
+    moves and the recording is the reference.
+    """
+    try:
+        import openvino as ov
+
+        from . import openvino as ovpool_openvino
+    except ImportError as exc:
+        return CheckRow(path, "ERROR", route="openvino", note=f"cannot import OpenVINO: {exc}")
+    spec = recording is not None and recording.reference == "spec"
+    kept = []
+
+    def select(node):
+        # every pool layer ovpool takes, but those where native deviates
+        # (unless the recording holds the specification's answer)
+        decision, how = ovpool_openvino._decide(node, "all")
+        if decision.deviation is not None and not spec:
+            kept.append(decision)
+            decision = dataclasses.replace(decision, move=False)
+        return decision, how
+
+    try:
+        inputs = recording.inputs if recording is not None and recording.inputs else \
+            random_inputs(model, seed)
+        core = ovpool_openvino.register(ov.Core())
+        patched = core.read_model(os.fspath(path))   # ovpool's reader validated the file
+        moved = ovpool_openvino._patch(patched, select)
+        got, ovpool_s = _run_compiled(core, patched, inputs, repeat)
+    except (OvpoolError, RuntimeError) as exc:
+        message = " ".join(str(exc).split())[:300]
+        return CheckRow(path, "ERROR", route="openvino", note=f"OpenVINO route: {message}")
+    row = CheckRow(path, "ok", ovpool_s=ovpool_s, route="openvino")
+    layers = f"{moved} pool layer(s) on ovpool's ops in OpenVINO"
+    if kept:
+        layers += (f", {len(kept)} left native where OpenVINO deviates "
+                   f"({', '.join(sorted({d.deviation for d in kept}))})")
+    if spec:
+        expected, row.reference = recording.outputs, "recorded (spec)"
+        try:
+            _, row.reference_s = _run_compiled(core, core.read_model(os.fspath(path)), inputs,
+                                               repeat)
+        except RuntimeError:
+            pass
+    else:
+        try:
+            expected, row.reference_s = _run_compiled(core, core.read_model(os.fspath(path)),
+                                                      inputs, repeat)
+            row.reference = "openvino"
+        except RuntimeError as exc:
+            if recording is None or not recording.outputs:
+                row.status, row.note = "NO-REFERENCE", f"{layers}; OpenVINO failed: {exc}"
+                return row
+            expected, row.reference = recording.outputs, "recorded (openvino)"
+    row.note = layers
+    ok, row.max_diff, why = compare_all(model, got, expected)
+    if not ok:
+        row.status = "MISMATCH"
+        row.note = f"{why}; {layers}"
     return row

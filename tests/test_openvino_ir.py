@@ -179,3 +179,29 @@ def test_read_model_with_a_separate_bin_and_without_one(core, tmp_path):
     alone = tmp_path / "alone.xml"             # no Const layers: no .bin needed
     alone.write_bytes(open(os.path.join(examples, "max_pool_1.xml"), "rb").read())
     assert pool_kinds(ovp.read_model(core, alone, policy="all")) == {"MaxPool-ovpool"}
+
+
+def test_ovpool_check_compares_a_network_through_openvino(core, tmp_path, capsys):
+    """A model with layers ovpool's runtime does not run (Convolution, ...) is
+    checked through OpenVINO: its pool layers on ovpool's ops against native
+    OpenVINO, those where native deviates left native (and named)."""
+    import openvino.opset1 as o1
+
+    from ovpool import cli
+
+    rng = np.random.default_rng(0)
+    x = o8.parameter([2, 3, 28, 28], np.float32, name="x")
+    conv = o8.convolution(x, o8.constant(rng.standard_normal((8, 3, 3, 3)).astype(np.float32)),
+                          [1, 1], [1, 1], [1, 1], [1, 1])
+    pool = o8.max_pool(o8.relu(conv), [2, 2], [1, 1], [1, 1], [1, 1], [3, 3])
+    avg = o1.avg_pool(pool.output(0), [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil")   # deviates
+    head = o8.adaptive_avg_pool(avg, o8.constant(np.array([5, 3])))
+    model = ov.Model([o8.result(head), o8.result(pool.output(1))], [x])
+    ov.save_model(model, tmp_path / "net.xml")
+    row = _check.check_model(tmp_path / "net.xml", use_openvino=True, repeat=1)
+    assert row.status == "ok" and row.route == "openvino", row
+    assert row.reference == "openvino"
+    assert "2 pool layer(s) on ovpool's ops" in row.note
+    assert "1 left native where OpenVINO deviates (avg_pool_include_pad_ceil)" in row.note
+    assert cli.main(["check", "--repeat", "1", str(tmp_path / "net.xml")]) == 0
+    assert "1 ok (1 through OpenVINO with ovpool's ops)" in capsys.readouterr().out

@@ -95,13 +95,17 @@ def test_ovc_converts_onnx_with_the_library(ov_extension, tmp_path):
          helper.make_tensor_value_info("i", TensorProto.INT64, None)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]),
               tmp_path / "m.onnx")
-    result = subprocess.run([tool, str(tmp_path / "m.onnx"), "--extension", ov_extension,
-                             "--output_model", str(tmp_path / "m.xml")],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    layers = ir.read_model(tmp_path / "m.xml").layers
-    assert [(layer.type, layer.version) for layer in layers if "Pool" in layer.type] == \
-        [("OnnxMaxPool", "ovpool")]
+    expected = {"default": [("MaxPool", "opset14"), ("OnnxMaxPool", "ovpool")],   # values native
+                "all": [("OnnxMaxPool", "ovpool")]}
+    for policy, pools in expected.items():
+        result = subprocess.run([tool, str(tmp_path / "m.onnx"), "--extension", ov_extension,
+                                 "--output_model", str(tmp_path / f"{policy}.xml")],
+                                capture_output=True, text=True, timeout=300,
+                                env={**os.environ, "OVPOOL_OPENVINO_POLICY": policy})
+        assert result.returncode == 0, result.stdout + result.stderr
+        layers = ir.read_model(tmp_path / f"{policy}.xml").layers
+        assert sorted((layer.type, layer.version) for layer in layers
+                      if "Pool" in layer.type) == pools
 
 
 def test_a_process_that_never_imports_ovpool(ov_extension, tmp_path):

@@ -48,12 +48,15 @@ def test_the_suite_has_all_53_pool_cases():
     assert len(CASES) == 53
 
 
+@pytest.mark.parametrize("policy", ovp.POLICIES)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_backend_case(core, case):
-    model = read(core, case.model)
+def test_backend_case(core, case, policy):
+    with ovp.conversion_policy(policy):
+        model = read(core, case.model)
     kinds = {n.get_type_info().version_id for n in model.get_ordered_ops()
              if n.get_type_name() not in ("Parameter", "Result", "Constant")}
-    assert kinds == {"ovpool"}, kinds            # every pool on ovpool, nothing native
+    if policy == "all":
+        assert kinds == {"ovpool"}, kinds        # every pool on ovpool, nothing native
     assert case.data_sets, case.name
     compiled = core.compile_model(model, "CPU", F32)
     for inputs, expected in case.data_sets:
@@ -128,10 +131,37 @@ def test_global_lp_pool_and_global_pools_on_3d(core):
         node = helper.make_node(op, ["x"], ["y"], **attrs)
         model = node_model(node, [tensor("x", TensorProto.FLOAT, [2, 3, 4, 5, 6])],
                            [tensor("y", TensorProto.FLOAT, None)])
-        converted = read(core, model)
-        assert {n.get_type_info().version_id for n in converted.get_ordered_ops()} >= {"ovpool"}
-        (got,) = run(core, converted, [x])
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+        for policy in ovp.POLICIES:
+            with ovp.conversion_policy(policy):
+                converted = read(core, model)
+            kinds = {n.get_type_info().version_id for n in converted.get_ordered_ops()}
+            # by default the global average and max are native ReduceMean / ReduceMax
+            assert ("ovpool" in kinds) == (policy == "all" or op == "GlobalLpPool"), (op, policy)
+            (got,) = run(core, converted, [x])
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_default_policy_moves_only_what_native_gets_wrong_or_slow(core):
+    """MaxPool's values and a right AveragePool stay native; MaxPool's
+    Indices and an AveragePool native OpenVINO divides wrongly are ovpool's."""
+    def kinds_of(node, outputs):
+        model = node_model(node, [tensor("x", TensorProto.FLOAT, [1, 2, 14, 14])], outputs)
+        return sorted(f"{n.get_type_name()}-{n.get_type_info().version_id}"
+                      for n in read(core, model).get_ordered_ops() if "Pool" in n.get_type_name())
+
+    values = [tensor("y", TensorProto.FLOAT, None)]
+    both = values + [tensor("i", TensorProto.INT64, None)]
+    maxpool = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                               pads=[1, 1, 1, 1], ceil_mode=1)
+    assert kinds_of(maxpool, values) == ["MaxPool-opset14"]
+    maxpool_i = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], strides=[2, 2])
+    assert kinds_of(maxpool_i, both) == ["MaxPool-opset14", "OnnxMaxPool-ovpool"]
+    right = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1], count_include_pad=1)
+    assert kinds_of(right, values) == ["AvgPool-opset16"]
+    wrong = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1], count_include_pad=1, ceil_mode=1)
+    assert kinds_of(wrong, values) == ["OnnxAveragePool-ovpool"]
 
 
 def test_average_pool_dynamic_batch_f16(core):

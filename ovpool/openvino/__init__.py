@@ -38,6 +38,7 @@ Which nodes :func:`patch_model` and :func:`read_model` move (``policy``):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import weakref
@@ -71,6 +72,7 @@ __all__ = [
     "patch_plan",
     "make_op",
     "pytorch_extensions",
+    "conversion_policy",
     "extension_path",
     "build",
     "is_current",
@@ -185,12 +187,37 @@ def pytorch_extensions():
     """The library's path in a list, for ``ov.convert_model(module,
     example_input=..., extension=pytorch_extensions())``: aten max_poolNd
     (and ``_with_indices``), avg_poolNd, adaptive_avg_poolNd and
-    adaptive_max_poolNd, N = 1, 2, 3, become ovpool ops that match PyTorch
+    adaptive_max_poolNd, N = 1, 2, 3, are converted with PyTorch's semantics
     (``ceil_mode``, ``count_include_pad``'s divisor, indices per (n, c) plane,
-    NaN, unbatched inputs). ``divisor_override`` is refused with a clear
-    error. A model converted with them needs :func:`register` on the Core
-    that compiles a saved copy."""
+    NaN, unbatched inputs): on ovpool's ops where native OpenVINO deviates or
+    is slow, natively elsewhere (every one on ovpool's ops within
+    ``conversion_policy("all")``). ``divisor_override`` is refused with a
+    clear error. A model converted with them needs :func:`register` on the
+    Core that reads a saved copy."""
     return [extension_path()]
+
+
+@contextlib.contextmanager
+def conversion_policy(policy):
+    """Within the block, the library's ONNX and PyTorch conversions follow
+    ``policy``: ``"default"`` (native nodes where native OpenVINO is exact,
+    ovpool's ops elsewhere, as :func:`patch_model`) or ``"all"`` (every pool
+    on ovpool's ops). It sets ``OVPOOL_OPENVINO_POLICY``, which the library
+    reads at each conversion (and which any other program may set)::
+
+        with ovp.conversion_policy("all"):
+            model = core.read_model("model.onnx")
+    """
+    _check_policy(policy)
+    previous = os.environ.get("OVPOOL_OPENVINO_POLICY")
+    os.environ["OVPOOL_OPENVINO_POLICY"] = policy
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("OVPOOL_OPENVINO_POLICY", None)
+        else:
+            os.environ["OVPOOL_OPENVINO_POLICY"] = previous
 
 
 # --------------------------------------------------------------------------
@@ -205,7 +232,11 @@ def _shape_of(pshape):
 
 
 def _constant_value(output):
+    """The data of a Constant (or of a Convert of one) feeding ``output``'s
+    consumer, else None."""
     node = output.get_node()
+    if node.get_type_info().name == "Convert" and node.get_input_size() == 1:
+        node = node.input_value(0).get_node()
     if node.get_type_info().name == "Constant" and hasattr(node, "get_data"):
         return node.get_data()
     return None
@@ -368,17 +399,25 @@ class Decision:
 
 
 def _adaptive_reasons(node, spatial_in):
-    """(deviation, faster) of a native AdaptiveAvgPool."""
+    """(deviation, faster, stays) of a native AdaptiveAvgPool."""
     sizes = _constant_value(node.input_value(1))
-    if sizes is None or spatial_in is None or None in spatial_in:
-        return None, "output size known only at run time: ovpool's bins are exact for any size"
+    if sizes is None:
+        return None, ("output size known only at run time: ovpool's bins are exact for any "
+                      "size, native OpenVINO's float32 borders are not"), None
     sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
-    if any(i * o > (1 << 24) for i, o in zip(spatial_in, sizes)):
-        return "adaptive_float_bins", None
-    if any(i % o for i, o in zip(spatial_in, sizes)):
-        return None, ("bins that do not tile: native OpenVINO runs them as a scalar loop, "
-                      "ovpool's kernels are faster with the reorders counted")
-    return None, None
+    if all(s == 1 for s in sizes):
+        return None, None, ("a global average: OpenVINO's CPU plugin runs it as a vectorised "
+                            "ReduceMean, exact and with no reorder")
+    bounds = []
+    for d in (node.get_input_partial_shape(0)[2:] if spatial_in is None or None in spatial_in
+              else []):
+        bounds.append(None if d.get_max_length() < 0 else d.get_max_length())
+    if spatial_in is not None and None not in spatial_in:
+        bounds = list(spatial_in)
+    if not bounds or any(b is None or b * o > (1 << 24) for b, o in zip(bounds, sizes)):
+        return "adaptive_float_bins", None, None
+    return None, ("adaptive bins: native OpenVINO runs them as a scalar loop; ovpool's op "
+                  "was 3-10% faster per network with the reorders counted"), None
 
 
 def _avg_overhangs(target, attrs, in_spatial, out_spatial):
@@ -416,14 +455,14 @@ def _decide(node, policy):
     in_spatial = data_shape[2:] if data_shape is not None else None
     out_shape = inferred[0].shape
     native_shape = _shape_of(node.get_output_partial_shape(0))
-    deviation = faster = None
+    deviation = faster = stays = None
     if native_shape is not None and out_shape is not None and None not in native_shape \
             and None not in out_shape and tuple(native_shape) != tuple(out_shape):
         deviation = "output_shape"
     elif info.name == "AdaptiveMaxPool":
         deviation = "adaptive_max_pool"
     elif info.name == "AdaptiveAvgPool":
-        deviation, faster = _adaptive_reasons(node, in_spatial)
+        deviation, faster, stays = _adaptive_reasons(node, in_spatial)
     elif info.name == "AvgPool":
         if _avg_overhangs(target, attrs, in_spatial, out_shape[2:] if out_shape else None):
             deviation = "avg_pool_include_pad_ceil"
@@ -438,8 +477,9 @@ def _decide(node, policy):
     elif faster is not None:
         move, reason = True, f"moved: {faster}"
     else:
-        move, reason = False, ("stays native: native OpenVINO is exact here and faster in its "
-                               "blocked layout")
+        move, reason = False, "stays native: " + (stays or (
+            "native OpenVINO is exact here, and faster in its blocked layout than ovpool with "
+            "the reorders to and from plain NCHW"))
     return Decision(name, kind, True, deviation, faster, move, reason), (target, attrs, inputs)
 
 

@@ -1,12 +1,23 @@
-// ONNX frontend conversions: each pool node becomes the ovpool op of its
-// ONNX semantics (ONNX's ceil_mode, count_include_pad divisor, storage_order,
-// MaxUnpool; OpenVINO's own conversion maps ceil_mode to MaxPool-8's "ceil",
-// ignores storage_order and has no MaxUnpool).
+// ONNX frontend conversions with ONNX's semantics (ceil_mode drops a window
+// that would start in the right padding, count_include_pad's divisor,
+// storage_order, MaxUnpool; OpenVINO's own conversion maps ceil_mode to
+// MaxPool-8's "ceil", ignores storage_order and has no MaxUnpool).
+//
+// Policy (native.hpp): with OVPOOL_OPENVINO_POLICY=all every pool node
+// becomes the ovpool op of its ONNX semantics; by default MaxPool's values,
+// AveragePool and the global average and max become native nodes with
+// ONNX's semantics where native OpenVINO computes them right (they run in
+// OpenVINO's blocked layout, with no reorder), and ovpool's ops do the rest
+// (MaxPool's Indices, LpPool, GlobalLpPool, MaxUnpool, the averages native
+// OpenVINO divides wrongly).
+#include <cctype>
+
 #include "conversions.hpp"
 #include "geometry.hpp"
 #include "openvino/frontend/node_context.hpp"
 #include "openvino/frontend/onnx/extension/conversion.hpp"
 #include "openvino/op/constant.hpp"
+#include "native.hpp"
 #include "ops.hpp"
 
 namespace ovpool_openvino {
@@ -63,16 +74,48 @@ OnnxWindowAttrs window_attrs(const Context &node) {
     return w;
 }
 
+// ONNX's window as OpenVINO's attributes (ceil_mode is ceil_torch).
+OvWindowAttrs ov_window(const OnnxWindowAttrs &w) {
+    OvWindowAttrs o;
+    o.kernel = w.kernel_shape;
+    o.strides = w.strides;
+    o.dilations = w.dilations;
+    const size_t n = w.kernel_shape.size();
+    if (w.pads.size() == 2 * n) {
+        o.pads_begin.assign(w.pads.begin(), w.pads.begin() + static_cast<ptrdiff_t>(n));
+        o.pads_end.assign(w.pads.begin() + static_cast<ptrdiff_t>(n), w.pads.end());
+    }
+    std::string mode;
+    for (char ch : w.auto_pad)
+        mode += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    o.auto_pad = mode == "notset" || mode.empty() ? "explicit" : mode;
+    o.rounding_type = w.ceil_mode ? "ceil_torch" : "floor";
+    return o;
+}
+
 ov::OutputVector average_pool(const Context &node) {
-    return std::make_shared<OnnxAveragePool>(ov::OutputVector{node.get_input(0)}, window_attrs(node),
-                                             int_attr(node, "count_include_pad", 0) != 0)
-        ->outputs();
+    const auto x = node.get_input(0);
+    const OnnxWindowAttrs w = window_attrs(node);
+    const bool include = int_attr(node, "count_include_pad", 0) != 0;
+    auto pool = std::make_shared<OnnxAveragePool>(ov::OutputVector{x}, w, include);   // validates
+    const OvWindowAttrs o = ov_window(w);
+    if (conversion_policy() == Policy::kAll || native_avg_deviates(x.get_partial_shape(), o, !include) ||
+        native_shape_deviates(o))
+        return pool->outputs();
+    return {native_avg_pool(x, o, !include)};
 }
 
 ov::OutputVector max_pool(const Context &node) {
-    return std::make_shared<OnnxMaxPool>(ov::OutputVector{node.get_input(0)}, window_attrs(node),
-                                         int_attr(node, "storage_order", 0))
-        ->outputs();
+    const auto x = node.get_input(0);
+    const OnnxWindowAttrs w = window_attrs(node);
+    auto pool = std::make_shared<OnnxMaxPool>(ov::OutputVector{x}, w, int_attr(node, "storage_order", 0));
+    const OvWindowAttrs o = ov_window(w);
+    if (conversion_policy() == Policy::kAll || native_shape_deviates(o))
+        return pool->outputs();
+    // the values natively; the indices, when the graph reads them, from
+    // ovpool's op (native OpenVINO computes them single-threaded, ignoring
+    // storage_order); unread, that op has no consumer and is dropped
+    return {native_max_values(x, o), pool->output(1)};
 }
 
 ov::OutputVector lp_pool(const Context &node) {
@@ -111,11 +154,15 @@ std::shared_ptr<ov::Node> ones_for(const Context &node, const ov::Output<ov::Nod
 
 ov::OutputVector global_average_pool(const Context &node) {
     const auto x = node.get_input(0);
+    if (conversion_policy() == Policy::kDefault)
+        return {native_global(x, false)};     // a mean: exact natively, and vectorised
     return std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, ones_for(node, x)})->outputs();
 }
 
 ov::OutputVector global_max_pool(const Context &node) {
     const auto x = node.get_input(0);
+    if (conversion_policy() == Policy::kDefault)
+        return {native_global(x, true)};
     auto pool = std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, ones_for(node, x)}, ov::element::i64);
     return {pool->output(0)};
 }

@@ -4,6 +4,15 @@
 // count_include_pad divides by the taps inside input + declared pads (the
 // native conversion divides overhanging windows by the full kernel), max
 // indices per (n, c) plane, NaN propagated, unbatched inputs (C, *spatial).
+//
+// Policy (native.hpp): with OVPOOL_OPENVINO_POLICY=all every aten pool
+// becomes an ovpool op; by default max values, averages native OpenVINO
+// divides right and global adaptive averages become native nodes (they run
+// in OpenVINO's blocked layout, with no reorder), and ovpool's ops take max
+// indices, adaptive bins, adaptive max and the averages native OpenVINO
+// divides wrongly.
+#include <algorithm>
+
 #include "conversions.hpp"
 #include "geometry.hpp"
 #include "openvino/frontend/node_context.hpp"
@@ -11,6 +20,7 @@
 #include "openvino/op/constant.hpp"
 #include "openvino/op/squeeze.hpp"
 #include "openvino/op/unsqueeze.hpp"
+#include "native.hpp"
 #include "ops.hpp"
 
 namespace ovpool_openvino {
@@ -97,6 +107,8 @@ ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
     const auto x = batched(ctx.get_input(0), n, unbatched);
     auto pool = std::make_shared<MaxPool>(ov::OutputVector{x}, w, ov::element::i64, 2);
     ov::OutputVector outputs = pool->outputs();
+    if (conversion_policy() == Policy::kDefault && !native_shape_deviates(w))
+        outputs[0] = native_max_values(x, w);   // the indices, if read, from ovpool's op
     if (!with_indices)
         outputs.resize(1);
     return unbatch(outputs, unbatched);
@@ -117,13 +129,20 @@ ov::OutputVector avg_pool(size_t n, const Context &ctx) {
     const bool count_include_pad = flag_input(ctx, 5, true);
     bool unbatched = false;
     const auto x = batched(ctx.get_input(0), n, unbatched);
-    return unbatch(std::make_shared<AvgPool>(ov::OutputVector{x}, w, !count_include_pad)->outputs(), unbatched);
+    auto pool = std::make_shared<AvgPool>(ov::OutputVector{x}, w, !count_include_pad);
+    if (conversion_policy() == Policy::kDefault && !native_avg_deviates(x.get_partial_shape(), w, !count_include_pad))
+        return unbatch({native_avg_pool(x, w, !count_include_pad)}, unbatched);
+    return unbatch(pool->outputs(), unbatched);
 }
 
 ov::OutputVector adaptive_pool(size_t n, bool max_pool, const Context &ctx) {
     bool unbatched = false;
     const auto x = batched(ctx.get_input(0), n, unbatched);
     const auto size = ctx.get_input(1);
+    std::vector<int64_t> sizes;
+    if (!max_pool && conversion_policy() == Policy::kDefault && constant_ints(size, sizes) && !sizes.empty() &&
+        std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 1; }))
+        return unbatch({native_global(x, false)}, unbatched);   // a mean: exact natively
     if (max_pool)
         return unbatch(std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, size}, ov::element::i64)->outputs(),
                        unbatched);
