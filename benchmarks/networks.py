@@ -212,8 +212,9 @@ def _densenet121():
     class DenseNet121(nn.Module):
         def __init__(self):
             super().__init__()
-            layers = [("conv0", nn.Conv2d(3, 64, 7, 2, 3, bias=False)), ("norm0", nn.BatchNorm2d(64)),
-                      ("relu0", nn.ReLU(inplace=True)), ("pool0", nn.MaxPool2d(3, 2, 1))]
+            layers = [("conv0", nn.Conv2d(3, 64, 7, 2, 3, bias=False)),
+                      ("norm0", nn.BatchNorm2d(64)), ("relu0", nn.ReLU(inplace=True)),
+                      ("pool0", nn.MaxPool2d(3, 2, 1))]
             channels = 64
             for i, n in enumerate((6, 12, 24, 16)):
                 layers.append((f"denseblock{i + 1}", DenseBlock(n, channels)))

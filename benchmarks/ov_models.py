@@ -18,7 +18,10 @@ interleaved shuffled blocks (``timing.py``: median of block medians):
 * ``default``: after ``ovpool.openvino.patch_model(model)`` (the default
   policy: only where native deviates from the specification or ovpool is
   faster with the layout change counted);
-* ``all``: after ``patch_model(model, policy="all")`` (every pool node).
+* ``all``: after ``patch_model(model, policy="all")`` (every pool node);
+* ``pytorch_route`` (networks): converted with ovpool's library,
+  ``ov.convert_model(module, ..., extension=pytorch_extensions())``, whose
+  conversions follow the default policy.
 
 Cases:
 
@@ -45,7 +48,6 @@ import random
 import statistics
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -64,7 +66,7 @@ from . import networks, timing
 from .run import cpu_snapshot, describe_machine, other_load, wait_for_idle
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SYSTEMS = ("native", "default", "all")
+SYSTEMS = ("native", "default", "all", "pytorch_route")
 TARGETS = {"aap_tiny": 1.1, "aap_28to7": 0.1, "maxpool_indices": 0.03}
 NETWORK_TARGET = 1.03
 
@@ -104,14 +106,19 @@ def network_model(name, batch):
     import openvino as ov
     import torch
 
+    import ovpool.openvino as ovp
+
     module, chw = networks.build(name)
     x = torch.randn(batch, *chw, generator=torch.Generator().manual_seed(0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = ov.convert_model(module, example_input=x, input=[list(x.shape)])
+        # the PyTorch route: converted with ovpool's library (its default policy)
+        routed = ov.convert_model(module, example_input=x, input=[list(x.shape)],
+                                  extension=ovp.pytorch_extensions())
         with torch.no_grad():
             reference = module(x).numpy()
-    return model, x.numpy(), [reference]
+    return model, x.numpy(), [reference], routed
 
 
 def max_abs_diff(got, expected):
@@ -137,25 +144,34 @@ def bench_case(name, batch, n_threads, protocol, rng):
     core = ovp.register(ov.Core())
     if name in SINGLE_OPS:
         model, x, reference = single_op_model(name)
+        routed = None
     else:
-        model, x, reference = network_model(name, batch)
+        model, x, reference, routed = network_model(name, batch)
     entry = {"case": name, "batch": int(x.shape[0]), "threads": n_threads,
              "input_shape": list(x.shape), "systems": {}}
     runners, outputs = {}, {}
-    for system in SYSTEMS:
-        m = model.clone()
-        moved = 0 if system == "native" else ovp.patch_model(
-            m, policy="default" if system == "default" else "all")
-        decisions = ovp.patch_plan(model.clone(), policy="default" if system != "all" else "all")
+    systems = [s for s in SYSTEMS if s != "pytorch_route" or routed is not None]
+    for system in systems:
+        if system == "pytorch_route":
+            m = routed
+            moved = sum(n.get_type_info().version_id == "ovpool" for n in m.get_ordered_ops())
+            decisions, reasons = [], []
+        else:
+            m = model.clone()
+            policy = "all" if system == "all" else "default"
+            moved = 0 if system == "native" else ovp.patch_model(m, policy=policy)
+            decisions = ovp.patch_plan(model.clone(), policy=policy)
+            reasons = sorted({d.reason for d in decisions if d.move}) if system != "native" else []
         runner = OpenVINORunner(m, x, n_threads, system, core=core)
         runners[system] = runner
         outputs[system] = runner.outputs()
+        layers = [f"{t}/{p}" for t, p in runner.runtime_layers()]
         entry["systems"][system] = {
-            "moved_nodes": moved, "pool_nodes": len(decisions),
-            "reasons": sorted({d.reason for d in decisions if d.move}) if system != "native" else [],
-            "runtime_layers": sorted({f"{t}/{p}" for t, p in runner.runtime_layers()
-                                      if "Pool" in t or t in ("Reference", "Reorder")})}
-    for system in SYSTEMS:
+            "moved_nodes": moved, "pool_nodes": len(decisions), "reasons": reasons,
+            "runtime_layers": sorted({t for t in layers if "Pool" in t
+                                      or t.split("/")[0] in ("Reference", "Reorder")}),
+            "reorders": sum(t.startswith("Reorder/") for t in layers)}
+    for system in systems:
         info = entry["systems"][system]
         if reference is not None:
             info["max_abs_diff_torch"] = max_abs_diff(outputs[system][:1], reference)
@@ -167,7 +183,7 @@ def bench_case(name, batch, n_threads, protocol, rng):
         entry["systems"][k].update(timing.summarize(blocks[k]))
         r.close()
     native = entry["systems"]["native"]["median_ms"]
-    entry["ratios"] = {k: entry["systems"][k]["median_ms"] / native for k in ("default", "all")}
+    entry["ratios"] = {k: entry["systems"][k]["median_ms"] / native for k in systems}
     return entry
 
 
@@ -206,14 +222,14 @@ def merge(runs):
         if "error" in entry:
             merged.append(entry)
             continue
-        for system in SYSTEMS:
+        for system in entry["systems"]:
             meds = [run[i]["systems"][system]["median_ms"] for run in runs if "systems" in run[i]]
             entry["systems"][system]["median_ms"] = statistics.median(meds)
             entry["systems"][system]["process_medians_ms"] = meds
             entry["systems"][system]["best_block_ms"] = min(
                 run[i]["systems"][system]["best_block_ms"] for run in runs if "systems" in run[i])
         native = entry["systems"]["native"]["median_ms"]
-        entry["ratios"] = {k: entry["systems"][k]["median_ms"] / native for k in ("default", "all")}
+        entry["ratios"] = {k: entry["systems"][k]["median_ms"] / native for k in entry["systems"]}
         entry["other_load"] = [run[i].get("other_load") for run in runs]
         merged.append(entry)
     return merged
@@ -227,15 +243,23 @@ def _row(e):
     ok = "yes" if e["ratios"]["default"] <= target else "NO"
     diff = s["default"].get("max_abs_diff_torch", s["default"]["max_abs_diff_native"])
     diff_all = s["all"].get("max_abs_diff_torch", s["all"]["max_abs_diff_native"])
+    moved = s["default"]["moved_nodes"]
+    same = " (= native)" if moved == 0 else ""
+    route = "-"
+    if "pytorch_route" in s:
+        route = (f"{s['pytorch_route']['median_ms']:.3f} ({e['ratios']['pytorch_route']:.3f}, "
+                 f"{s['pytorch_route']['moved_nodes']} ovpool)")
     return (f"| {e['case']} | {e['batch']} | {s['native']['median_ms']:.3f} | "
             f"{s['default']['median_ms']:.3f} | **{e['ratios']['default']:.3f}** | "
-            f"{s['default']['moved_nodes']}/{s['default']['pool_nodes']} | "
-            f"{s['all']['median_ms']:.3f} | {e['ratios']['all']:.3f} | "
-            f"{s['all']['moved_nodes']} | {diff:.1e} / {diff_all:.1e} | <= {target} | {ok} |")
+            f"{moved}/{s['default']['pool_nodes']}{same} | "
+            f"{s['all']['median_ms']:.3f} ({e['ratios']['all']:.3f}) | "
+            f"{s['all']['moved_nodes']} | {route} | {diff:.1e} / {diff_all:.1e} | "
+            f"<= {target} | {ok} |")
 
 
 HEADER = ("| case | batch | native ms | default ms | default / native | moved (default) | "
-          "all ms | all / native | moved (all) | max abs diff (default / all) | target | holds |\n"
+          "all ms (/ native) | moved (all) | PyTorch route ms (/ native) | "
+          "max abs diff (default / all) | target | holds |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
@@ -252,7 +276,8 @@ def print_report(report):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="benchmarks/ov_models.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="benchmarks/ov_models.py",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=",".join(case_names()),
                    help="comma-separated cases (default: all): " + ", ".join(case_names()))
     p.add_argument("--batches", default="1,8", help="network batch sizes (default 1,8)")

@@ -136,6 +136,7 @@ def run_openvino(xml_path, inputs, repeat=1):
     if any(layer.version == "ovpool" for layer in ir.read_model(xml_path).layers):
         from . import openvino as ovpool_openvino
 
+        openvino_extension()
         ovpool_openvino.register(core)
     compiled = core.compile_model(os.fspath(xml_path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
@@ -272,8 +273,14 @@ def check_model(path, seed=0, use_openvino=None, repeat=3):
     except OvpoolError as exc:
         return CheckRow(path, "ERROR", note=str(exc))
     if not model.runs_on_ovpool:
-        if use_openvino:
+        ready, why = openvino_extension() if use_openvino else (False, "")
+        if ready:
             return check_openvino_route(path, model, recording, seed, repeat)
+        if use_openvino:
+            kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
+            return CheckRow(path, "openvino-route",
+                            note=f"needs ovpool's OpenVINO extension ({', '.join(kinds)}), which "
+                                 f"is not available: {why}")
         kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
         return CheckRow(path, "openvino-route",
                         note=f"needs OpenVINO + ovpool's extension ({', '.join(kinds)})")
@@ -337,6 +344,38 @@ def _run_compiled(core, model, inputs, repeat):
             array = _bf16_from_bits(array)
         outputs.append(array)
     return outputs, best
+
+
+_extension_state = {}
+
+
+def openvino_extension():
+    """``(ready, why not)``: the extension library, built once on the spot when
+    it is missing or stale (``python -m ovpool.openvino build``: CMake and a
+    C++ compiler, about a minute), so that ``ovpool check`` can compare
+    models through OpenVINO."""
+    if "ready" in _extension_state:
+        return _extension_state["ready"], _extension_state["why"]
+    ready, why = False, ""
+    try:
+        from .openvino import _library
+
+        try:
+            _library.extension_path()
+            ready = True
+        except _library.ExtensionError as exc:
+            if os.environ.get(_library.ENV_VAR):
+                raise
+            import sys
+
+            print(f"ovpool: {exc}\novpool: building it now (once, about a minute)...",
+                  file=sys.stderr, flush=True)
+            _library.build()
+            ready = True
+    except Exception as exc:  # no compiler, no CMake, OpenVINO unusable: say so in the rows
+        why = " ".join(str(exc).split())[:300]
+    _extension_state.update(ready=ready, why=why)
+    return ready, why
 
 
 def check_openvino_route(path, model, recording, seed=0, repeat=3):

@@ -12,6 +12,7 @@ ov = pytest.importorskip("openvino")
 
 import openvino.opset8 as o8  # noqa: E402
 
+import ovpool  # noqa: E402
 import ovpool.openvino as ovp  # noqa: E402
 from ovpool import IRError, _check, ir  # noqa: E402
 
@@ -205,3 +206,58 @@ def test_ovpool_check_compares_a_network_through_openvino(core, tmp_path, capsys
     assert "1 left native where OpenVINO deviates (avg_pool_include_pad_ceil)" in row.note
     assert cli.main(["check", "--repeat", "1", str(tmp_path / "net.xml")]) == 0
     assert "1 ok (1 through OpenVINO with ovpool's ops)" in capsys.readouterr().out
+
+
+def test_default_policy_decisions(core):
+    """Each rule of the default policy, node by node (patch_plan), and what
+    patch_model then does; "all" moves every node ovpool takes."""
+    import openvino.opset1 as o1
+    import openvino.opset14 as o14
+
+    x = o8.parameter([2, 8, 28, 28], np.float32, name="x")
+    x27 = o8.parameter([2, 8, 27, 27], np.float32, name="x27")
+    conv = o8.relu(o8.convolution(x, o8.constant(np.ones((8, 8, 1, 1), np.float32)),
+                                  [1, 1], [0, 0], [0, 0], [1, 1]))
+    nodes = {
+        "values": o14.max_pool(conv, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "ceil_torch"),
+        "indices": o8.max_pool(conv, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2]),
+        "avg_exact": o1.avg_pool(conv, [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil"),
+        "avg_deviates": o1.avg_pool(conv, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil"),
+        # 27: native gives 10 windows of 2 at stride 3, the specification ceil(27 / 3) = 9
+        "same_ceil": o8.max_pool(x27, [3, 3], [1, 1], [0, 0], [0, 0], [2, 2], "ceil",
+                                 "same_upper"),
+        "global": o8.adaptive_avg_pool(conv, o8.constant(np.array([1, 1]))),
+        "bins": o8.adaptive_avg_pool(conv, o8.constant(np.array([6, 6]))),
+        "tiles": o8.adaptive_avg_pool(conv, o8.constant(np.array([7, 7]))),
+        "adaptive_max": o8.adaptive_max_pool(conv, o8.constant(np.array([5, 5])), "i32"),
+        "int": o8.max_pool(o8.convert(x, "i32"), [2, 2], [1, 1], [0, 0], [0, 0], [2, 2]),
+    }
+    results = []
+    for name, node in nodes.items():
+        node.set_friendly_name(name)
+        results.append(o8.result(node.output(0)))
+    results.append(o8.result(nodes["indices"].output(1)))
+    model = ov.Model(results, [x, x27])
+    plan = {d.name: d for d in ovp.patch_plan(model)}
+    moved = {name for name, d in plan.items() if d.move}
+    assert moved == {"indices", "avg_deviates", "same_ceil", "bins", "tiles", "adaptive_max"}
+    assert plan["avg_deviates"].deviation == "avg_pool_include_pad_ceil"
+    assert plan["same_ceil"].deviation == "output_shape"
+    assert plan["adaptive_max"].deviation == "adaptive_max_pool"
+    assert plan["indices"].faster and "reference" in plan["indices"].reason
+    assert "ReduceMean" in plan["global"].reason
+    assert not plan["int"].supported
+    assert {d.name for d in ovp.patch_plan(model, policy="all") if d.move} == \
+        set(nodes) - {"int"}
+    rng = np.random.default_rng(0)
+    data = [rng.standard_normal(s).astype(np.float32) for s in ((2, 8, 28, 28), (2, 8, 27, 27))]
+    native = run(core, model, data)
+    assert ovp.patch_model(model) == 6
+    patched = run(core, model, data)
+    for k, (a, b) in enumerate(zip(native, patched)):
+        if k in (3, 4):                      # native deviates: the value, the shape
+            assert a.shape != b.shape or np.abs(a - b).max() > 1e-3
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ovpool.OvpoolValueError, match="policy"):
+        ovp.patch_model(model, policy="fast")

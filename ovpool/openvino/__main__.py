@@ -20,11 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ovpool.openvino",
                                      description="ovpool's OpenVINO extension library")
     sub = parser.add_subparsers(dest="command", required=True)
-    build = sub.add_parser("build", help="build libovpool_openvino.so against the installed OpenVINO")
+    build = sub.add_parser("build",
+                           help="build libovpool_openvino.so against the installed OpenVINO")
     build.add_argument("--output", default=None,
                        help=f"folder for the library (default {_library.default_dir()})")
     build.add_argument("--build-dir", default=None,
-                       help="CMake build folder, kept for incremental rebuilds (default: temporary)")
+                       help="CMake build folder, kept for incremental rebuilds "
+                            "(default: temporary)")
     build.add_argument("-j", "--jobs", type=int, default=None, help="parallel compile jobs")
     build.add_argument("--force", action="store_true",
                        help="rebuild even if the library is up to date")

@@ -172,8 +172,9 @@ def openvino_cmake_dir() -> Path:
     return path
 
 
-def build(output_dir: str | os.PathLike | None = None, *, build_dir: str | os.PathLike | None = None,
-          jobs: int | None = None, verbose: bool = False, force: bool = False) -> str:
+def build(output_dir: str | os.PathLike | None = None, *,
+          build_dir: str | os.PathLike | None = None, jobs: int | None = None,
+          verbose: bool = False, force: bool = False) -> str:
     """Build ``libovpool_openvino.so`` against the installed OpenVINO.
 
     ``output_dir``: where the library and its record go (default
@@ -196,7 +197,8 @@ def build(output_dir: str | os.PathLike | None = None, *, build_dir: str | os.Pa
     try:
         work.mkdir(parents=True, exist_ok=True)
         configure = [cmake, "-S", str(ext_dir), "-B", str(work), "-DCMAKE_BUILD_TYPE=Release",
-                     f"-DOpenVINO_DIR={openvino_cmake_dir()}", f"-DOVPOOL_INCLUDE_DIR={include_dir}"]
+                     f"-DOpenVINO_DIR={openvino_cmake_dir()}",
+                     f"-DOVPOOL_INCLUDE_DIR={include_dir}"]
         for command in (configure, [cmake, "--build", str(work), "-j", str(jobs)]):
             result = subprocess.run(command, capture_output=not verbose, text=True)
             if result.returncode != 0:

@@ -140,8 +140,15 @@ ov::OutputVector adaptive_pool(size_t n, bool max_pool, const Context &ctx) {
     const auto x = batched(ctx.get_input(0), n, unbatched);
     const auto size = ctx.get_input(1);
     std::vector<int64_t> sizes;
-    if (!max_pool && conversion_policy() == Policy::kDefault && constant_ints(size, sizes) && !sizes.empty() &&
-        std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 1; }))
+    if (!max_pool && conversion_policy() == Policy::kDefault) {
+        // a list of constants reaches the converter unfolded: read its values
+        try {
+            sizes = ints_input(ctx, 1, n, {}, "output_size");
+        } catch (const std::exception &) {
+            sizes.clear();  // not a constant: the bins come from ovpool's op
+        }
+    }
+    if (!sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 1; }))
         return unbatch({native_global(x, false)}, unbatched);   // a mean: exact natively
     if (max_pool)
         return unbatch(std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, size}, ov::element::i64)->outputs(),
