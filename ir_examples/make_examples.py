@@ -382,7 +382,8 @@ F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 @example("ovpool_opset", "ovpool's opset: a stock model (MaxPool-8 axis 0 with both outputs, "
                          "AvgPool-14 ceil_torch, AdaptiveMaxPool-8 i32, AdaptiveAvgPool-8) "
-                         "after ovpool.openvino.patch_model; outputs equal native OpenVINO's "
+                         "after ovpool.openvino.patch_model(policy='all'); outputs equal native "
+                         "OpenVINO's "
                          "on the stock model")
 def build_ovpool_opset():
     import ovpool.openvino as ovp
@@ -400,7 +401,7 @@ def build_ovpool_opset():
                    result(c.output(0), "y")], [x], "ovpool_opset")
     inputs = [rng_of(23).standard_normal((2, 3, 15, 14)).astype(np.float32)]
     native = ov.Core().compile_model(stock, "CPU", F32)(inputs)
-    assert ovp.patch_model(stock) == 4
+    assert ovp.patch_model(stock, policy="all") == 4
     core = ovp.register(ov.Core())
     patched = core.compile_model(stock, "CPU", F32)(inputs)
     for n, p in zip(native.values(), patched.values()):
@@ -431,7 +432,8 @@ def build_ovpool_opset_onnx():
                                 ("lp", TensorProto.FLOAT), ("u", TensorProto.FLOAT))])
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
     core = ovp.register(ov.Core())
-    converted = core.read_model(proto.SerializeToString(), ov.Tensor(np.empty(0, np.uint8)))
+    with ovp.conversion_policy("all"):
+        converted = core.read_model(proto.SerializeToString(), ov.Tensor(np.empty(0, np.uint8)))
     inputs = [rng_of(24).standard_normal((1, 2, 8, 6)).astype(np.float32)]
     import onnxruntime
 
