@@ -40,8 +40,12 @@
 #define OVPOOL_ISA baseline
 #endif
 #endif
-#define OVPOOL_BEGIN namespace ovpool { inline namespace OVPOOL_ISA {
-#define OVPOOL_END }}
+#define OVPOOL_BEGIN   \
+    namespace ovpool { \
+    inline namespace OVPOOL_ISA {
+#define OVPOOL_END \
+    }              \
+    }
 
 OVPOOL_BEGIN
 

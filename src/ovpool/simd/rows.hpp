@@ -162,7 +162,8 @@ OVPOOL_INLINE void sum_row_s2k3(const float *a, const float *b, const float *c, 
         __m256 even = _mm256_shuffle_ps(lo, hi, 0x88), odd = _mm256_shuffle_ps(lo, hi, 0xdd);
         __m256 even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(even, last, 0x01), next_even);
         __m256 v = unpermute8(_mm256_add_ps(_mm256_add_ps(even, odd), even2), 2);
-        v = lp2 ? _mm256_sqrt_ps(v) : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+        v = lp2 ? _mm256_sqrt_ps(v)
+                : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
         _mm256_storeu_ps(out + o, v);
     }
 }
@@ -244,9 +245,11 @@ inline void sum_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64_t *w
                             ptrdiff_t pad_w, const float *div_w, int64_t div_d, int stride,
                             bool lp2) {
     if (lp2)
-        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride, 1);
+        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride,
+                        1);
     else
-        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride, 0);
+        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride,
+                        0);
 }
 
 // Horizontal max of 3-tap windows at stride 2 (the ResNet stem) over a
@@ -377,7 +380,9 @@ inline void adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride,
                             const ptrdiff_t left = taps[l] - b;
                             v[l] = _mm256_add_ps(
                                 v[l], _mm256_maskload_ps(row + first[l] + b,
-                                                         first_lanes(left < 0 ? 0 : left > 8 ? 8 : left)));
+                                                         first_lanes(left < 0   ? 0
+                                                                     : left > 8 ? 8
+                                                                                : left)));
                         }
                 }
             }
@@ -411,7 +416,8 @@ inline void adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride,
             for (int l = 0; l < 4; l++)
                 lane[l] += lane[l + 4];
             const float row_div = static_cast<float>(div_d * win_h[3 * j + 2]);
-            out[j * out_stride + o] = ((lane[0] + lane[2]) + (lane[1] + lane[3])) / (row_div * div_w[o]);
+            out[j * out_stride + o] =
+                ((lane[0] + lane[2]) + (lane[1] + lane[3])) / (row_div * div_w[o]);
         }
     }
 #endif
