@@ -424,10 +424,10 @@ struct Plan {
     int64_t in_d = 1, in_h = 1, in_w = 1, out_d = 1, out_h = 1, out_w = 1;
     int64_t dil_d = 1, dil_h = 1, dil_w = 1;
     std::vector<int64_t> win_d, win_h, win_w;  // (out_*, 3) tables
-    std::vector<float> div_w_f32;              // W divisor factors per type
-    std::vector<double> div_w_f64;
-    bool uniform_w = true;  // horizontal pass over a padded buffer
-    bool direct_w = true;   // the W windows stay inside the input (no padding)
+    std::vector<float> div_w_f32;              // W divisor factors of sums: float32 and the
+    std::vector<double> div_w_f64;             // 16-bit types, or float64
+    bool uniform_w = true;                     // horizontal pass over a padded buffer
+    bool direct_w = true;                      // the W windows stay inside the input (no padding)
     int64_t kernel_w = 1, stride_w = 1, pad_w = 0;
     int64_t interior_lo = 0, interior_hi = 0;  // outputs with every W tap inside
     int64_t buffer_width = 1, max_rows = 1;
@@ -530,9 +530,9 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     plan.dil_d = axes[0].dilation;
     plan.dil_h = axes[1].dilation;
     plan.dil_w = axes[2].dilation;
-    plan.win_d = axes[0].table;
-    plan.win_h = axes[1].table;
-    plan.win_w = axes[2].table;
+    plan.win_d = std::move(axes[0].table);
+    plan.win_h = std::move(axes[1].table);
+    plan.win_w = std::move(axes[2].table);
     const Windows &w = axes[2];
     const int64_t in_w = plan.in_w;
     if (w.uniform) {
@@ -601,12 +601,6 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
         }
     }
     plan.slab_prefetch = n_planes * in_plane >= plan.tuning.slab_prefetch_min_elements;
-    plan.div_w_f32.resize(static_cast<size_t>(plan.out_w));
-    plan.div_w_f64.resize(static_cast<size_t>(plan.out_w));
-    for (int64_t o = 0; o < plan.out_w; o++) {
-        plan.div_w_f32[static_cast<size_t>(o)] = static_cast<float>(plan.win_w[3 * o + 2]);
-        plan.div_w_f64[static_cast<size_t>(o)] = static_cast<double>(plan.win_w[3 * o + 2]);
-    }
 }
 
 namespace detail {
@@ -840,15 +834,15 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.index_stride_h = in_w;
         plan.index_stride_w = 1;
     }
-    set_geometry(plan, n_planes, axes);
-    plan.row_major = plan.index_stride_w == 1 && plan.index_stride_h == plan.in_w &&
-                     plan.index_stride_d == plan.in_h * plan.in_w;
     bool global = false, tiling = false;
-    if (n_planes > 0 && plan.out_plane() > 0 && plan.in_plane() > 0) {
+    if (n_planes > 0 && in_plane > 0 && out_plane > 0) {
         global = detail::is_global(axes);
         detail::tiling_of(axes, &plan.tile_kh, &plan.tile_kw);
         tiling = plan.tile_kh > 0 && !global;
     }
+    set_geometry(plan, n_planes, axes);  // (moves the tables into the plan)
+    plan.row_major = plan.index_stride_w == 1 && plan.index_stride_h == plan.in_w &&
+                     plan.index_stride_d == plan.in_h * plan.in_w;
     // 16-bit floats: widened window rows (a widened plane, with indices) in
     // per-thread scratch, unless that scratch would be too large: then the
     // caller widens the whole input to float32 first
@@ -887,7 +881,8 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                 Windows merged[3];
                 merged[0] = adaptive_windows(1, 1);
                 merged[1] = adaptive_windows(group * rows_in, group * rows_out);
-                merged[2] = axes[2];
+                merged[2] = axes[2];  // its table moved into the plan: take it back
+                merged[2].table = plan.win_w;
                 set_geometry(plan, plan.n_planes / group, merged);
             }
         }
@@ -907,6 +902,19 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                 plan.empty_w.push_back(o);
         plan.any_empty = !plan.empty_w.empty() || detail::min_taps(plan.win_d) == 0 ||
                          detail::min_taps(plan.win_h) == 0;
+    }
+    // the W divisor factors of the averages, in the compute type
+    if (spec.family == Family::average || spec.family == Family::lp) {
+        const size_t n = static_cast<size_t>(plan.out_w);
+        if (plan.compute == DType::f64) {
+            plan.div_w_f64.resize(n);
+            for (size_t o = 0; o < n; o++)
+                plan.div_w_f64[o] = static_cast<double>(plan.win_w[3 * o + 2]);
+        } else {
+            plan.div_w_f32.resize(n);
+            for (size_t o = 0; o < n; o++)
+                plan.div_w_f32[o] = static_cast<float>(plan.win_w[3 * o + 2]);
+        }
     }
     plan.scratch = detail::scratch_layout(plan);
     return plan;
