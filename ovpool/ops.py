@@ -162,12 +162,18 @@ def _p_value(p: object, op: str) -> float:
 
 
 def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype") -> np.dtype:
-    """int32 / int64 from a numpy dtype or OpenVINO's ``"i32"`` / ``"i64"``."""
-    aliases = {"i32": np.int32, "i64": np.int64}
+    """int32 / int64 from a numpy dtype or OpenVINO's ``"i32"`` / ``"i64"``.
+
+    Strings are OpenVINO's element type names or numpy's dtype names only:
+    numpy reads ``"i8"`` as 8-byte int64, where OpenVINO's ``"i8"`` is int8.
+    """
+    names = {"i32": np.int32, "i64": np.int64, "int32": np.int32, "int64": np.int64}
     try:
-        dtype = np.dtype(aliases.get(index_dtype, index_dtype)
-                         if isinstance(index_dtype, str) else index_dtype)
-    except TypeError:
+        if isinstance(index_dtype, str):
+            dtype = np.dtype(names[index_dtype.strip().lower()])
+        else:
+            dtype = np.dtype(index_dtype)
+    except (TypeError, KeyError):
         dtype = None
     if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
         raise OvpoolTypeError(f"{op}: {name} must be int32 or int64, got {index_dtype!r}")

@@ -18,7 +18,7 @@ OVPOOL_BEGIN
 // their means in one vector loop: a divide after each small plane's sum
 // stalled on its latency (each divide rounds as the scalar one; 32x2048x7x7:
 // 0.249 -> 0.208 ms at 1 thread, 0.192 -> 0.159 ms at 2; the memory-bound
-// 128x2048x7x7 the same). Lp sums and maxima: a plane a unit.
+// 128x2048x7x7 the same). Lp sums and maxima loop over their group too.
 template <class T, Family F>
 void global_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
     const T *x = static_cast<const T *>(call.x);
