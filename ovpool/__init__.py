@@ -19,8 +19,9 @@ except ImportError as exc:  # after scikit-learn's __check_build
         "`pip install -e .` (or `python setup.py build_ext --inplace`)."
     ) from exc
 
+from ._limits import get_memory_budget, set_memory_budget
 from ._threads import get_num_threads, set_num_threads
-from .errors import IRError, OvpoolError, OvpoolTypeError, OvpoolValueError
+from .errors import IRError, MemoryBudgetError, OvpoolError, OvpoolTypeError, OvpoolValueError
 from .ops import (
     adaptive_avg_pool,
     adaptive_max_pool,
@@ -55,8 +56,11 @@ __all__ = [
     "OvpoolValueError",
     "OvpoolTypeError",
     "IRError",
+    "MemoryBudgetError",
     "openmp_enabled",
     "set_num_threads",
     "get_num_threads",
+    "set_memory_budget",
+    "get_memory_budget",
     "__version__",
 ]

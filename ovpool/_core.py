@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._isa import kernels as _kernels
+from ._limits import check_budget
 from ._threads import resolve_num_threads
 from .errors import OvpoolTypeError, OvpoolValueError
 from .shapes import MAX_ELEMENTS, AxisWindows, adaptive_axis_windows
@@ -148,8 +149,17 @@ def prepare(x, op, *, allow_int8=False, name="x"):
     plane_size = 1
     for n in spatial:
         plane_size *= n
-    planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
-                                                                     plane_size)
+    if not array.flags.c_contiguous:
+        # the copy needs the view's logical size: a broadcast view of a few
+        # bytes may claim terabytes
+        check_budget(op, f"a contiguous copy of {name}", array.size * dtype.itemsize,
+                     array.shape, dtype)
+    try:
+        planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
+                                                                         plane_size)
+    except MemoryError:
+        raise OvpoolValueError(f"{op}: out of memory for a contiguous copy of {name} of shape "
+                               f"{array.shape}") from None
     if half is not None:
         planes = planes.view(np.uint16)
     return Planes(planes, lead, spatial, dtype, half)
@@ -371,7 +381,12 @@ def cached(key_parts, build):
 # allocation
 # --------------------------------------------------------------------------
 
-def _check_out(out, shape, dtype, op, name, source):
+def _check_out(out, shape, dtype, op, name, source, others=()):
+    """``out`` as the caller's buffer for output ``name``: shape, dtype,
+    layout, and no memory shared with ``source`` (the input the kernel reads)
+    nor with any array of ``others``, ``(name, array)`` pairs (the other
+    inputs and outputs of the call): a kernel writing into what it reads, or
+    two outputs into one buffer, would return wrong values."""
     if not isinstance(out, np.ndarray):
         raise OvpoolTypeError(f"{op}: {name} must be a numpy array, got {type(out).__name__}")
     if out.shape != tuple(shape) or out.dtype != dtype:
@@ -382,22 +397,29 @@ def _check_out(out, shape, dtype, op, name, source):
         raise OvpoolValueError(f"{op}: {name} must be C-contiguous and writeable")
     if source is not None and np.shares_memory(out, source):
         raise OvpoolValueError(f"{op}: {name} must not overlap the input")
+    for other_name, other in others:
+        # (every array here is C-contiguous: the exact test is a bounds test)
+        if other is not None and np.shares_memory(out, other):
+            raise OvpoolValueError(f"{op}: {name} must not overlap {other_name}")
     return out
 
 
-def allocate(shape, dtype, out, op, name, source, result_dtype=None):
+def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
     """The array the kernel writes: ``out`` itself when it has the kernel
     dtype, else a new array (copied into ``out`` by :func:`finish`).
-    ``out`` must have ``result_dtype``, the dtype returned to the caller."""
+    ``out`` must have ``result_dtype``, the dtype returned to the caller, and
+    share no memory with ``source`` nor ``others`` (see :func:`_check_out`)."""
     total = 1
     for n in shape:
         total *= n
     if total > MAX_ELEMENTS:
         raise OvpoolValueError(f"{op}: output shape {tuple(shape)} is absurdly large")
     if out is not None:
-        _check_out(out, shape, dtype if result_dtype is None else result_dtype, op, name, source)
+        _check_out(out, shape, dtype if result_dtype is None else result_dtype, op, name, source,
+                   others)
         if out.dtype == dtype:
             return out
+    check_budget(op, name, total * dtype.itemsize, shape, dtype)
     try:
         return np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:
@@ -565,8 +587,11 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
             if space > np.iinfo(np.int32).max:
                 raise OvpoolValueError(
                     f"{op}: indices up to {space - 1} do not fit in int32; use int64 indices")
+        if out_indices is not None:
+            _check_out(out_indices, plan.full_shape, index_dtype, op, "out_indices", x,
+                       (("out", out),))
         if out_indices is not None and index_modulo is None:
-            indices = _check_out(out_indices, plan.full_shape, index_dtype, op, "out_indices", x)
+            indices = out_indices
         else:
             indices = allocate(plan.full_shape, index_dtype, None, op, "indices", None)
     if plan.n_planes == 0 or plan.out_plane == 0:
@@ -602,7 +627,6 @@ def run_max_pool(planes, plan, *, op, with_indices=False, index_dtype=np.int64,
     if index_modulo is not None:
         np.remainder(indices, index_modulo, out=indices)
         if out_indices is not None:
-            _check_out(out_indices, plan.full_shape, index_dtype, op, "out_indices", x)
             out_indices[...] = indices
             indices = out_indices
     if result is not None:

@@ -6,7 +6,7 @@ value or shape, ``TypeError`` for a bad type), so both ``except OvpoolError``
 and ``except ValueError`` work.
 """
 
-__all__ = ["OvpoolError", "OvpoolValueError", "OvpoolTypeError", "IRError"]
+__all__ = ["OvpoolError", "OvpoolValueError", "OvpoolTypeError", "IRError", "MemoryBudgetError"]
 
 
 class OvpoolError(Exception):
@@ -27,3 +27,9 @@ class IRError(OvpoolValueError):
     The message names the file and, where there is one, the line of the XML
     element at fault.
     """
+
+
+class MemoryBudgetError(OvpoolValueError):
+    """A request would allocate more than ovpool's memory budget
+    (:func:`ovpool.set_memory_budget`); the message names the op, the argument
+    and the bytes it would need. Raised before anything is allocated."""

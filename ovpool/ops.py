@@ -36,6 +36,7 @@ import numpy as np
 
 from . import _core
 from ._isa import kernels as _kernels
+from ._limits import check_budget
 from .errors import OvpoolTypeError, OvpoolValueError
 from .shapes import (
     adaptive_output_spatial,
@@ -71,6 +72,27 @@ def _bool(value, name, op):
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
     raise OvpoolTypeError(f"{op}: {name} must be a bool (or 0/1), got {value!r}")
+
+
+def check_num_threads(num_threads, op):
+    """Refuse a bad ``num_threads`` at the entry point, so that a call with
+    nothing to compute (an empty input) refuses it too."""
+    if num_threads is None:
+        return
+    if isinstance(num_threads, (bool, np.bool_)) or not isinstance(num_threads, numbers.Integral):
+        raise OvpoolTypeError(f"{op}: num_threads must be a positive int or None, "
+                              f"got {num_threads!r}")
+    if num_threads < 1:
+        raise OvpoolValueError(f"{op}: num_threads must be >= 1, got {num_threads}")
+
+
+def check_output_budget(op, lead, out_spatial, dtype):
+    """The output's bytes against the memory budget, checked when a plan is
+    built, before its window tables (which grow with the output) exist."""
+    n = lead[0] * lead[1]
+    for d in out_spatial:
+        n *= d
+    check_budget(op, "out", n * dtype.itemsize, tuple(lead) + tuple(out_spatial), dtype)
 
 
 def _p_value(p, op):
@@ -153,20 +175,25 @@ def adaptive_avg_pool(x, output_size, *, num_threads=None, out=None):
     ndarray of shape (N, C, *output_size), dtype of ``x``
     """
     op = "adaptive_avg_pool"
+    check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
     plan = _core.cached((op, planes.lead, planes.spatial, output_size),
-                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size))
+                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size, op,
+                                              planes.planes.dtype if out is None else None))
     return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
 
 
-def adaptive_plan(lead, spatial, output_size):
-    """The :class:`~ovpool._core.Plan` of an adaptive pool."""
+def adaptive_plan(lead, spatial, output_size, op="adaptive pooling", dtype=None):
+    """The :class:`~ovpool._core.Plan` of an adaptive pool (its output checked
+    against the memory budget as ``dtype`` first, when given)."""
     for n_in in spatial:
         if n_in < 1:
             raise OvpoolValueError(
                 f"adaptive pooling needs non-empty spatial dims of x, got size 0 in spatial "
                 f"shape {tuple(spatial)}")
     out_spatial = adaptive_output_spatial(spatial, output_size)
+    if dtype is not None:
+        check_output_budget(op, lead, out_spatial, dtype)
     windows = [adaptive_axis_windows(n_in, n_out) for n_in, n_out in zip(spatial, out_spatial)]
     return _core.Plan(lead, spatial, windows)
 
@@ -180,10 +207,12 @@ def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None,
     :func:`adaptive_avg_pool`; ties and NaN as in the module docstring.
     """
     op = "adaptive_max_pool"
+    check_num_threads(num_threads, op)
     index_dtype = index_dtype_of(index_dtype, op)
     planes = _core.prepare(x, op, allow_int8=True)
     plan = _core.cached((op, planes.lead, planes.spatial, output_size),
-                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size))
+                        lambda: adaptive_plan(planes.lead, planes.spatial, output_size, op,
+                                              planes.planes.dtype if out is None else None))
     return _core.run_max_pool(planes, plan, op=op, with_indices=True, index_dtype=index_dtype,
                               planes_per_index_space=1, num_threads=num_threads, out=out,
                               out_indices=out_indices)
@@ -216,11 +245,14 @@ def avg_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     ndarray of shape (N, C, *out_spatial), dtype of ``x``
     """
     op = "avg_pool"
+    check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
 
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
+        if out is None:     # (out= is the caller's memory)
+            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
         include = _bool(count_include_pad, "count_include_pad", op)
         if not include:
             _refuse_empty_windows(geometry, op)
@@ -242,6 +274,7 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     (``c*H*W + h + w*H`` in 2D). Other arguments as in :func:`avg_pool`.
     """
     op = "max_pool"
+    check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
     if isinstance(storage_order, bool) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
@@ -250,6 +283,8 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
+        if out is None:     # (out= is the caller's memory)
+            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
         _refuse_empty_windows(geometry, op)
         return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
 
@@ -269,12 +304,15 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
     Padding contributes zeros. Other arguments as in :func:`avg_pool`.
     """
     op = "lp_pool"
+    check_num_threads(num_threads, op)
     p = _p_value(p, op)
     planes = _core.prepare(x, op)
 
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
+        if out is None:     # (out= is the caller's memory)
+            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
         return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
 
     plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
@@ -288,18 +326,21 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
 
 def global_avg_pool(x, *, num_threads=None, out=None):
     """ONNX GlobalAveragePool: the mean of each (n, c) plane, shape (N, C, 1, ...)."""
+    check_num_threads(num_threads, "global_avg_pool")
     planes = _core.prepare(x, "global_avg_pool")
     return _global(planes, "global_avg_pool", num_threads, out, mode="avg")
 
 
 def global_max_pool(x, *, num_threads=None, out=None):
     """ONNX GlobalMaxPool: the maximum of each (n, c) plane (NaN propagates)."""
+    check_num_threads(num_threads, "global_max_pool")
     planes = _core.prepare(x, "global_max_pool", allow_int8=True)
     return _global(planes, "global_max_pool", num_threads, out, mode="max")
 
 
 def global_lp_pool(x, *, p=2, num_threads=None, out=None):
     """ONNX GlobalLpPool: ``(sum of |x|^p)^(1/p)`` over each (n, c) plane."""
+    check_num_threads(num_threads, "global_lp_pool")
     p = _p_value(p, "global_lp_pool")
     planes = _core.prepare(x, "global_lp_pool")
     return _global(planes, "global_lp_pool", num_threads, out, mode="lp", p=p)
@@ -392,8 +433,9 @@ def max_unpool(x, indices, kernel_shape, *, strides=None, pads=None, output_shap
         # move positions of the default-shape block to the same coordinates in the output
         flat_indices = np.ravel_multi_index(np.unravel_index(flat_indices, index_shape),
                                             full_shape).astype(np.int64, copy=False)
+    # out is zeroed before the scatter reads the indices: it must not share them
     result = _core.allocate(full_shape, planes.planes.dtype, out, op, "out", planes.planes,
-                             planes.result_dtype)
+                             planes.result_dtype, (("indices", flat_indices),))
     flat = result.reshape(-1)
     flat[...] = 0
     bad = _kernels.max_unpool(planes.planes.reshape(-1), flat_indices, flat)

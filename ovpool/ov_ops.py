@@ -29,6 +29,7 @@ import numpy as np
 from . import _core
 from .errors import OvpoolTypeError, OvpoolValueError
 from .ops import _bool, adaptive_avg_pool, geometry_windows, index_dtype_of  # noqa: F401
+from .ops import check_num_threads, check_output_budget
 from .ops import adaptive_max_pool as _adaptive_max_pool
 from .shapes import (
     normalize_auto_pad,
@@ -68,11 +69,14 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
     right padding) or ``ceil_torch`` (drops it). ``dilations`` is AvgPool-16's.
     """
     op = "AvgPool"
+    check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
 
     def build():
         geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                                auto_pad, rounding_type, op)
+        if out is None:     # (out= is the caller's memory)
+            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
         exclude = _bool(exclude_pad, "exclude_pad", op)
         check_avg_pool_pads(geometry, exclude, auto_pad, op)
         # OpenVINO counts pads only when some pad is non-zero (its reference:
@@ -146,11 +150,14 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
     (PyTorch's). ``index_element_type``: ``"i32"``/``"i64"`` or a numpy dtype.
     """
     op = "MaxPool"
+    check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
 
     def build():
         geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                                auto_pad, rounding_type, op)
+        if out is None:     # (out= is the caller's memory)
+            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
         return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
 
     plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,
