@@ -30,6 +30,7 @@ Semantics pinned down here:
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -39,6 +40,7 @@ from ._isa import kernels as _kernels
 from ._limits import check_budget
 from .errors import OvpoolTypeError, OvpoolValueError
 from .shapes import (
+    MAX_ELEMENTS,
     adaptive_output_spatial,
     adaptive_axis_windows,
     max_unpool_output_spatial,
@@ -86,12 +88,15 @@ def check_num_threads(num_threads, op):
         raise OvpoolValueError(f"{op}: num_threads must be >= 1, got {num_threads}")
 
 
-def check_output_budget(op, lead, out_spatial, dtype):
+def check_output_budget(op, lead, out_spatial, dtype, out=None):
     """The output's bytes against the memory budget, checked when a plan is
-    built, before its window tables (which grow with the output) exist."""
+    built, before its window tables (which grow with the output) exist;
+    not when ``out`` is an array of that many elements (the caller's memory)."""
     n = lead[0] * lead[1]
     for d in out_spatial:
         n *= d
+    if isinstance(out, np.ndarray) and out.size == n:
+        return
     check_budget(op, "out", n * dtype.itemsize, tuple(lead) + tuple(out_spatial), dtype)
 
 
@@ -123,15 +128,27 @@ def onnx_geometry(spatial, kernel_shape, strides, pads, dilations, auto_pad, cei
     kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
     strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
     dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
+    check_dilated_kernel(kernel, dilations, op)
     mode = normalize_auto_pad(auto_pad)
     if pads is not None and mode != "explicit":
-        if any(normalize_int_list(pads, "pads", n, minimum=0, length=2 * n)):
+        given = normalize_int_list(pads, "pads", n, minimum=0, length=2 * n)
+        if any(given):
             raise OvpoolValueError(
-                f"{op}: pads={list(pads)} cannot be combined with auto_pad={auto_pad!r}")
+                f"{op}: pads={list(given)} cannot be combined with auto_pad={auto_pad!r}")
     begins, ends = split_onnx_pads(pads, n)
     rounding = "ceil_torch" if _bool(ceil_mode, "ceil_mode", op) else "floor"
     return pool_geometry(tuple(spatial), kernel, strides, dilations, begins, ends,
                          mode, rounding, op=op)
+
+
+def check_dilated_kernel(kernel, dilations, op):
+    """Refuse a dilated kernel past :data:`~ovpool.shapes.MAX_ELEMENTS` (each
+    factor is within it, their product may pass 2**63 in the window tables)."""
+    for k, d in zip(kernel, dilations):
+        if (k - 1) * d + 1 > MAX_ELEMENTS:
+            raise OvpoolValueError(
+                f"{op}: the dilated kernel is absurdly large (kernel {list(kernel)}, dilations "
+                f"{list(dilations)})")
 
 
 def geometry_windows(geometry, count_include_pad=False):
@@ -179,13 +196,14 @@ def adaptive_avg_pool(x, output_size, *, num_threads=None, out=None):
     planes = _core.prepare(x, op)
     plan = _core.cached((op, planes.lead, planes.spatial, output_size),
                         lambda: adaptive_plan(planes.lead, planes.spatial, output_size, op,
-                                              planes.planes.dtype if out is None else None))
+                                              planes.planes.dtype, out))
     return _core.run_sum_pool(planes, plan, op=op, num_threads=num_threads, out=out)
 
 
-def adaptive_plan(lead, spatial, output_size, op="adaptive pooling", dtype=None):
+def adaptive_plan(lead, spatial, output_size, op="adaptive pooling", dtype=None, out=None):
     """The :class:`~ovpool._core.Plan` of an adaptive pool (its output checked
-    against the memory budget as ``dtype`` first, when given)."""
+    against the memory budget as ``dtype`` first, when given, see
+    :func:`check_output_budget`)."""
     for n_in in spatial:
         if n_in < 1:
             raise OvpoolValueError(
@@ -193,7 +211,7 @@ def adaptive_plan(lead, spatial, output_size, op="adaptive pooling", dtype=None)
                 f"shape {tuple(spatial)}")
     out_spatial = adaptive_output_spatial(spatial, output_size)
     if dtype is not None:
-        check_output_budget(op, lead, out_spatial, dtype)
+        check_output_budget(op, lead, out_spatial, dtype, out)
     windows = [adaptive_axis_windows(n_in, n_out) for n_in, n_out in zip(spatial, out_spatial)]
     return _core.Plan(lead, spatial, windows)
 
@@ -212,7 +230,7 @@ def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None,
     planes = _core.prepare(x, op, allow_int8=True)
     plan = _core.cached((op, planes.lead, planes.spatial, output_size),
                         lambda: adaptive_plan(planes.lead, planes.spatial, output_size, op,
-                                              planes.planes.dtype if out is None else None))
+                                              planes.planes.dtype, out))
     return _core.run_max_pool(planes, plan, op=op, with_indices=True, index_dtype=index_dtype,
                               planes_per_index_space=1, num_threads=num_threads, out=out,
                               out_indices=out_indices)
@@ -251,8 +269,7 @@ def avg_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
-        if out is None:     # (out= is the caller's memory)
-            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
+        check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype, out)
         include = _bool(count_include_pad, "count_include_pad", op)
         if not include:
             _refuse_empty_windows(geometry, op)
@@ -276,15 +293,15 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     op = "max_pool"
     check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
-    if isinstance(storage_order, bool) or storage_order not in (0, 1):
+    if isinstance(storage_order, (bool, np.bool_)) or not isinstance(
+            storage_order, numbers.Integral) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
 
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
-        if out is None:     # (out= is the caller's memory)
-            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
+        check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype, out)
         _refuse_empty_windows(geometry, op)
         return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
 
@@ -311,8 +328,7 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
-        if out is None:     # (out= is the caller's memory)
-            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
+        check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype, out)
         return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
 
     plan = _core.cached((op, planes.lead, planes.spatial, kernel_shape, strides, pads,
@@ -397,7 +413,8 @@ def max_unpool(x, indices, kernel_shape, *, strides=None, pads=None, output_shap
         raise OvpoolValueError(
             f"{op}: indices must have the shape of x {planes.lead + planes.spatial}, "
             f"got {index_array.shape}")
-    if indices_relative_to not in ("default_shape", "output_shape"):
+    if not isinstance(indices_relative_to, str) or \
+            indices_relative_to not in ("default_shape", "output_shape"):
         raise OvpoolValueError(
             f"{op}: indices_relative_to must be 'default_shape' or 'output_shape', "
             f"got {indices_relative_to!r}")
@@ -418,8 +435,10 @@ def max_unpool(x, indices, kernel_shape, *, strides=None, pads=None, output_shap
             raise OvpoolValueError(
                 f"{op}: output_shape {list(full_shape)} is smaller than the default "
                 f"shape {list(default_shape)}")
+    # the output's bytes before any work that grows with them
+    check_output_budget(op, planes.lead, full_shape[2:], planes.planes.dtype, out)
     index_shape = default_shape if indices_relative_to == "default_shape" else full_shape
-    index_space = int(np.prod(index_shape, dtype=np.int64))
+    index_space = math.prod(index_shape)   # (Python ints: np.prod wraps past 2**63)
     # (uint64 indices above 2**63 wrap to negative here and are caught below)
     flat_indices = np.ascontiguousarray(index_array, dtype=np.int64).reshape(-1)
     if flat_indices.size:

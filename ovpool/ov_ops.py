@@ -29,7 +29,7 @@ import numpy as np
 from . import _core
 from .errors import OvpoolTypeError, OvpoolValueError
 from .ops import _bool, adaptive_avg_pool, geometry_windows, index_dtype_of  # noqa: F401
-from .ops import check_num_threads, check_output_budget
+from .ops import check_dilated_kernel, check_num_threads, check_output_budget
 from .ops import adaptive_max_pool as _adaptive_max_pool
 from .shapes import (
     normalize_auto_pad,
@@ -53,6 +53,7 @@ def ov_geometry(spatial, kernel, strides, pads_begin, pads_end, dilations, auto_
     kernel = normalize_int_list(kernel, "kernel", n, minimum=1)
     strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
     dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
+    check_dilated_kernel(kernel, dilations, op)
     begins = normalize_int_list(pads_begin, "pads_begin", n, minimum=0, default=0)
     ends = normalize_int_list(pads_end, "pads_end", n, minimum=0, default=0)
     mode = normalize_auto_pad(auto_pad)
@@ -75,8 +76,7 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
     def build():
         geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                                auto_pad, rounding_type, op)
-        if out is None:     # (out= is the caller's memory)
-            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
+        check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype, out)
         exclude = _bool(exclude_pad, "exclude_pad", op)
         check_avg_pool_pads(geometry, exclude, auto_pad, op)
         # OpenVINO counts pads only when some pad is non-zero (its reference:
@@ -156,8 +156,7 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
     def build():
         geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                                auto_pad, rounding_type, op)
-        if out is None:     # (out= is the caller's memory)
-            check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype)
+        check_output_budget(op, planes.lead, geometry.out_spatial, planes.planes.dtype, out)
         return _core.Plan(planes.lead, planes.spatial, geometry_windows(geometry))
 
     plan = _core.cached((op, planes.lead, planes.spatial, kernel, strides, pads_begin, pads_end,

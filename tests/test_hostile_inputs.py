@@ -277,3 +277,37 @@ def test_long_cycle_reported_in_linear_time(tmp_path):
         ir.read_model(path)
     assert time.perf_counter() - start < 5
     assert len(str(info.value)) < 1000
+
+
+# --------------------------------------------------------------------------
+# arguments the fuzzer found escaping as other exceptions
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, error, match", [
+    # an array where an int or a word is expected: numpy's "truth value of an
+    # empty array is ambiguous" ValueError escaped
+    (lambda x: ovpool.max_pool(x, 2, storage_order=np.array([], np.int64)),
+     ovpool.OvpoolValueError, "storage_order must be 0 or 1"),
+    (lambda x: ovpool.max_unpool(x, np.zeros(x.shape, np.int64), 1,
+                                 indices_relative_to=np.array([], np.int64)),
+     ovpool.OvpoolValueError, "indices_relative_to must be"),
+    # an int for pads with auto_pad SAME: the message called list() on it (TypeError)
+    (lambda x: ovpool.avg_pool(x, 2, pads=1, auto_pad="SAME_UPPER"),
+     ovpool.OvpoolValueError, r"pads=\[1, 1\] cannot be combined"),
+    # a dilated kernel past 2**63 overflowed numpy's int64 (OverflowError)
+    (lambda x: ovpool.lp_pool(x, 2 ** 40, dilations=2 ** 31, auto_pad="SAME_UPPER"),
+     ovpool.OvpoolValueError, "dilated kernel is absurdly large"),
+    (lambda x: ov_ops.max_pool(x, [2 ** 40], [1], dilations=[2 ** 31], auto_pad="same_upper"),
+     ovpool.OvpoolValueError, "dilated kernel is absurdly large"),
+])
+def test_arguments_found_by_the_fuzzer(call, error, match):
+    x = np.ones((1, 2, 6), np.float32)
+    with pytest.raises(error, match=match):
+        call(x)
+
+
+def test_max_unpool_huge_default_shape_refused_before_the_index_check():
+    # np.prod of the default shape wrapped past 2**63 and named a negative range
+    x = np.ones((3, 1, 3, 2, 6), np.float32)
+    with pytest.raises(ovpool.MemoryBudgetError, match="max_unpool: out of shape"):
+        ovpool.max_unpool(x, np.zeros(x.shape, np.int64), 2 ** 31, strides=[3, 1, 2])
