@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _limits
 from ._isa import kernels as _kernels
 from ._limits import check_budget
 from ._threads import resolve_num_threads
@@ -419,7 +420,9 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
                    others)
         if out.dtype == dtype:
             return out
-    check_budget(op, name, total * dtype.itemsize, shape, dtype)
+    nbytes = total * dtype.itemsize
+    if nbytes > _limits._budget:   # (the call only when over: it is on every call's path)
+        check_budget(op, name, nbytes, shape, dtype)
     try:
         return np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:

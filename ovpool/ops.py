@@ -192,7 +192,8 @@ def adaptive_avg_pool(x, output_size, *, num_threads=None, out=None):
     ndarray of shape (N, C, *output_size), dtype of ``x``
     """
     op = "adaptive_avg_pool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
     plan = _core.cached((op, planes.lead, planes.spatial, output_size),
                         lambda: adaptive_plan(planes.lead, planes.spatial, output_size, op,
@@ -225,7 +226,8 @@ def adaptive_max_pool(x, output_size, *, index_dtype=np.int64, num_threads=None,
     :func:`adaptive_avg_pool`; ties and NaN as in the module docstring.
     """
     op = "adaptive_max_pool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     index_dtype = index_dtype_of(index_dtype, op)
     planes = _core.prepare(x, op, allow_int8=True)
     plan = _core.cached((op, planes.lead, planes.spatial, output_size),
@@ -263,7 +265,8 @@ def avg_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     ndarray of shape (N, C, *out_spatial), dtype of ``x``
     """
     op = "avg_pool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
 
     def build():
@@ -291,7 +294,8 @@ def max_pool(x, kernel_shape, *, strides=None, pads=None, dilations=None, auto_p
     (``c*H*W + h + w*H`` in 2D). Other arguments as in :func:`avg_pool`.
     """
     op = "max_pool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
     if isinstance(storage_order, (bool, np.bool_)) or not isinstance(
             storage_order, numbers.Integral) or storage_order not in (0, 1):
@@ -321,7 +325,8 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
     Padding contributes zeros. Other arguments as in :func:`avg_pool`.
     """
     op = "lp_pool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     p = _p_value(p, op)
     planes = _core.prepare(x, op)
 
@@ -342,21 +347,24 @@ def lp_pool(x, kernel_shape, *, p=2, strides=None, pads=None, dilations=None, au
 
 def global_avg_pool(x, *, num_threads=None, out=None):
     """ONNX GlobalAveragePool: the mean of each (n, c) plane, shape (N, C, 1, ...)."""
-    check_num_threads(num_threads, "global_avg_pool")
+    if num_threads is not None:
+        check_num_threads(num_threads, "global_avg_pool")
     planes = _core.prepare(x, "global_avg_pool")
     return _global(planes, "global_avg_pool", num_threads, out, mode="avg")
 
 
 def global_max_pool(x, *, num_threads=None, out=None):
     """ONNX GlobalMaxPool: the maximum of each (n, c) plane (NaN propagates)."""
-    check_num_threads(num_threads, "global_max_pool")
+    if num_threads is not None:
+        check_num_threads(num_threads, "global_max_pool")
     planes = _core.prepare(x, "global_max_pool", allow_int8=True)
     return _global(planes, "global_max_pool", num_threads, out, mode="max")
 
 
 def global_lp_pool(x, *, p=2, num_threads=None, out=None):
     """ONNX GlobalLpPool: ``(sum of |x|^p)^(1/p)`` over each (n, c) plane."""
-    check_num_threads(num_threads, "global_lp_pool")
+    if num_threads is not None:
+        check_num_threads(num_threads, "global_lp_pool")
     p = _p_value(p, "global_lp_pool")
     planes = _core.prepare(x, "global_lp_pool")
     return _global(planes, "global_lp_pool", num_threads, out, mode="lp", p=p)

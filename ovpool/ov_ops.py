@@ -70,7 +70,8 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, exclude
     right padding) or ``ceil_torch`` (drops it). ``dilations`` is AvgPool-16's.
     """
     op = "AvgPool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
 
     def build():
@@ -150,7 +151,8 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, *, dilatio
     (PyTorch's). ``index_element_type``: ``"i32"``/``"i64"`` or a numpy dtype.
     """
     op = "MaxPool"
-    check_num_threads(num_threads, op)
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
 
     def build():

@@ -42,7 +42,8 @@ class Outcome:
     @property
     def replay(self):
         kind = "ir" if self.kind == "openvino" else self.kind
-        return f"python -m tools.fuzz --replay {kind}:{self.seed}:{self.index}"
+        flag = " --known-open" if self.extra.get("known_open_run") and kind == "api" else ""
+        return f"python -m tools.fuzz --replay {kind}:{self.seed}:{self.index}{flag}"
 
 
 class _Worker:
@@ -145,6 +146,7 @@ def run(mode, seed, indices, *, jobs=1, timeout=20.0, headroom_mib=768, budget="
         w.send({"seed": seed, "index": index, "known_open": known_open})
 
     def record(outcome):
+        outcome.extra["known_open_run"] = known_open
         outcomes.append(outcome)
         if progress:
             progress(outcome)
