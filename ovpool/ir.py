@@ -27,9 +27,15 @@ resolves entities or DTDs (a DOCTYPE or entity declaration is rejected before
 parsing), never opens another file than the .xml and its .bin, never touches
 the network, and checks every claimed size (the .xml's, each Const's
 offset/size against the .bin, every tensor's element count against
-:data:`MAX_TENSOR_ELEMENTS`) before allocating anything proportional to it.
-OpenVINO's own reader (2026.4) segfaults on an edge to a missing layer;
-ovpool's rejects it.
+:data:`MAX_TENSOR_ELEMENTS`, and the bytes of every Const and of every output
+a layer would allocate against ovpool's memory budget,
+:func:`ovpool.set_memory_budget`) before allocating anything proportional to
+it. Its graph walks are iterative and linear (no recursion a file can
+deepen: a chain of thousands of Converts reads in a second), and an element
+with more than :data:`MAX_ATTRIBUTES` attributes is refused after one linear
+count. OpenVINO's own reader (2026.4) segfaults on an edge to a missing
+layer; ovpool's rejects it. ``docs/fuzzing.md`` has the last fuzzing run of
+both readers on the same mutated files.
 """
 
 from __future__ import annotations
@@ -813,14 +819,17 @@ class Model:
                 with open(self.bin_path, "rb") as f:
                     f.seek(a["offset"])
                     raw = f.read(a["size"])
+                if len(raw) != a["size"]:
+                    raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is "
+                                                        "shorter than when the model was read")
+                array = _decode(raw, a["element_type"], tuple(a["shape"]))
             except OSError as exc:
                 raise _error(self.path, layer.line,
                              f"{layer.label}: cannot read {self.bin_path}: "
                              f"{exc.strerror or exc}") from None
-            if len(raw) != a["size"]:
-                raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is shorter "
-                                                    "than when the model was read")
-            array = _decode(raw, a["element_type"], tuple(a["shape"]))
+            except MemoryError:
+                raise _error(self.path, layer.line, f"{layer.label}: out of memory reading "
+                                                    f"{a['size']} bytes of the constant") from None
             self._consts[layer.id] = array
         return array
 
@@ -947,7 +956,11 @@ class Model:
         for info in self.outputs:
             array = values[info.layer.sources[0]]
             if id(array) in seen or id(array) in fed or not array.flags.writeable:
-                array = np.array(array, copy=True)
+                try:
+                    array = np.array(array, copy=True)
+                except MemoryError:
+                    raise _error(self.path, info.layer.line, f"out of memory copying output "
+                                                             f"{info.name!r}") from None
             seen.add(id(array))
             results.append(array)
         return results

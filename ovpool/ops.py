@@ -1,7 +1,13 @@
 """The numpy API: ONNX pooling ops and OpenVINO's adaptive pools.
 
 Every function takes an array-like of shape ``(N, C, D1[, D2[, D3]])``
-(contiguous or not) and returns new numpy arrays; ``out=`` reuses a buffer.
+(contiguous or not) and returns new numpy arrays; ``out=`` reuses a buffer
+(C-contiguous, writeable, of the output's shape and dtype, sharing no memory
+with the input nor with ``out_indices``). Every allocation sized by the
+arguments (an output, a contiguous copy of a strided or broadcast input) is
+checked against ovpool's memory budget first (:func:`ovpool.set_memory_budget`;
+over it: :class:`~ovpool.MemoryBudgetError`), and ``num_threads`` is checked
+even when there is nothing to compute.
 The ONNX ops follow the newest opset (AveragePool-22, MaxPool-22, LpPool-22,
 GlobalAveragePool-22, GlobalMaxPool-22, GlobalLpPool-22, MaxUnpool-22), whose
 attributes cover every older version. OpenVINO's own variants (pads_begin /

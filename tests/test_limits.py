@@ -262,3 +262,36 @@ def test_ir_dynamic_output_over_budget_refused_at_call(tmp_path, budget):
     message = str(info.value)
     assert f"{path}:{_line_of(path, NAME_WIDEN)}:" in message
     assert "would need 8008 bytes" in message
+
+
+def test_ir_const_within_budget_but_beyond_memory(tmp_path):
+    # a 2 GiB Const in a sparse .bin, with an address-space limit below it:
+    # an IRError naming the layer, not a bare MemoryError (in a child process)
+    code = f"""
+import os, resource, sys
+sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})
+import numpy as np, ovpool
+from ovpool import ir
+from ir_helpers import IR
+builder = IR()
+c = builder.layer("Const", "opset1", [], [("f32", (1 << 29,))],
+                  {{"element_type": "f32", "shape": str(1 << 29), "offset": 0,
+                    "size": 1 << 31}}, name="c")
+builder.result(c)
+path = builder.write({str(tmp_path)!r})
+with open(path[:-4] + ".bin", "wb") as f:
+    f.truncate(1 << 31)
+ovpool.set_memory_budget(4 << 30)
+model = ir.read_model(path)
+vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20),) * 2)
+try:
+    model()
+except ovpool.IRError as exc:
+    print("IRError", exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=str(__import__("pathlib").Path(__file__).parents[1]), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("IRError "), out.stdout
+    assert "out of memory reading 2147483648 bytes of the constant" in out.stdout
