@@ -141,9 +141,31 @@ def _describe(outcome):
     return f"mutant of {base}: " + "; ".join(notes)
 
 
-def replay(spec, out_dir, known=False):
+def _limit_this_process(headroom=4 << 30):
+    """This process regenerates cases too (to describe and save findings): a
+    case that asks a lot of memory must fail here as in a worker, not bring
+    in the OOM killer. The soft limit only: workers set their own."""
+    import resource
+
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = vm + headroom
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def replay(spec, out_dir, known=False, budget="256M", headroom_mib=768):
+    """Run one case in this process, under a worker's budget and address-space
+    limit (set before ovpool is imported)."""
     kind, seed, index = spec.split(":")
     seed, index = int(seed), int(index)
+    os.environ["OVPOOL_MEMORY_BUDGET"] = budget
+    import numpy  # noqa: F401
+    import ovpool  # noqa: F401
+    if kind == "api":
+        import torch  # noqa: F401
+    _limit_this_process(headroom_mib << 20)
     if kind == "api":
         from . import cases_api
 
@@ -184,8 +206,9 @@ def main(argv=None):
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.replay:
-        return replay(args.replay, args.out, args.known_open)
+        return replay(args.replay, args.out, args.known_open, args.budget, args.headroom)
 
+    _limit_this_process()
     tmp = tempfile.mkdtemp(prefix="ovpool-fuzz-")
     passes, infos, timings = [], {}, {}
 
@@ -256,11 +279,13 @@ def main(argv=None):
     if unexpected:
         print(f"\n{len(unexpected)} finding(s):")
         for o in unexpected[:50]:
-            line = f"  {o.cls}: {o.replay}\n    {o.detail[:400]}\n    {_describe(o)[:400]}"
-            if o.kind in ("ir", "openvino"):
-                path, _, _ = _save_ir(args.out, o)
-                line += f"\n    reproducer: {path}"
-            print(line)
+            try:
+                description = _describe(o)[:400]
+                if o.kind in ("ir", "openvino"):
+                    description += f"\n    reproducer: {_save_ir(args.out, o)[0]}"
+            except Exception as exc:  # noqa: BLE001 - a case the fuzzer cannot make again
+                description = f"(not made again here: {exc!r})"
+            print(f"  {o.cls}: {o.replay}\n    {o.detail[:400]}\n    {description}", flush=True)
     else:
         print("\nno finding outside the known open ones")
     if args.json:

@@ -102,7 +102,12 @@ def main():
             cls, detail, checked = cases.run_case(case)
             extra["checked"] = checked
         else:
-            base, xml, blob, _ = cases.make_case(seed, index)
+            try:
+                base, xml, blob, _ = cases.make_case(seed, index)
+            except Exception as exc:  # noqa: BLE001 - a defect of the fuzzer, not ovpool's
+                protocol.write(json.dumps({"index": index, "cls": "fuzzer",
+                                           "detail": repr(exc)[:300], "seconds": 0}) + "\n")
+                continue
             stem = f"{mode}-{seed}-{index}"
             path = cases.write_case(tmp, stem, xml, blob)
             saved = os.path.join(tmp, f"ir-{seed}-{index}.npz")
