@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import oracle
-from .cases_ir import same_bits
+from .cases_ir import out_of_memory, same_bits
 
 OPS = ("adaptive_avg_pool", "adaptive_max_pool", "avg_pool", "max_pool", "lp_pool",
        "global_avg_pool", "global_max_pool", "global_lp_pool", "max_unpool",
@@ -902,7 +902,11 @@ def run_case(case):
                 override["out_indices"] = None
             try:
                 again = _as_tuple(_call(case, **override))
+            except MemoryError as exc:
+                return "memory", f"num_threads={n}: MemoryError at {_where(exc)}", False
             except Exception as exc:  # noqa: BLE001 - a call that worked once fails again
+                if isinstance(exc, ovpool.OvpoolError) and out_of_memory(exc):
+                    return "ovpool-error", f"num_threads={n}: {exc}"[:300], False
                 return "rerun", f"num_threads={n}: {type(exc).__name__}: {exc}"[:600], True
             if not same_bits(first, again):
                 return "threads", f"num_threads={n} gives other bits than the first call", True

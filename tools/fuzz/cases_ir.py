@@ -471,6 +471,10 @@ def run_ovpool(xml_path, seed, index, save=None):
                 return "threads", f"outputs at {n} threads differ from the default's"
     except MemoryError as exc:
         return "memory", "call again: MemoryError at " + _where(exc)
+    except ovpool.OvpoolError as exc:
+        if out_of_memory(exc):     # the worker's address space, reported as ovpool should
+            return classify_error(exc, "call again")
+        return "rerun", f"call again: {type(exc).__name__}: {exc}"[:600]
     except Exception as exc:  # noqa: BLE001 - a call that worked once fails again
         return "rerun", f"call again: {type(exc).__name__}: {exc}"[:600]
     finally:
@@ -480,6 +484,15 @@ def run_ovpool(xml_path, seed, index, save=None):
         arrays.update({f"out{k}": a for k, a in enumerate(outputs)})
         np.savez(save, **{k: _plain(v) for k, v in arrays.items()})
     return "ok", "ran"
+
+
+def out_of_memory(exc):
+    """True for ovpool's report of an allocation that failed or would pass the budget."""
+    import ovpool
+
+    message = str(exc)
+    return isinstance(exc, ovpool.MemoryBudgetError) or "out of memory" in message or \
+        "cannot allocate" in message
 
 
 def _plain(a):

@@ -153,8 +153,9 @@ def fixed_pool(x, kind, kernel, strides, dilations, pads_begin, pads_end, auto_p
     """
     spatial = x.shape[2:]
     if max(tuple(kernel) + tuple(strides) + tuple(dilations) + tuple(pads_begin)
-           + tuple(pads_end)) > 1 << 40:
-        raise Unchecked("arguments beyond 2**40")
+           + tuple(pads_end)) > 1 << 40 or any(
+               (k - 1) * d + 1 > 1 << 40 for k, d in zip(kernel, dilations)):
+        raise Unchecked("arguments beyond 2**40 (ovpool's documented cap)")
     outs = output_spatial(spatial, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
                           rounding)
     if min(outs) < 1:
