@@ -491,7 +491,8 @@ def out_of_memory(exc):
     import ovpool
 
     message = str(exc)
-    return isinstance(exc, ovpool.MemoryBudgetError) or "out of memory" in message or \
+    return isinstance(exc, getattr(ovpool, "MemoryBudgetError", ())) or \
+        "out of memory" in message or \
         "cannot allocate" in message
 
 
