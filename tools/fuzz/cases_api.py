@@ -372,7 +372,7 @@ _ARGUMENTS = ("output_size", "kernel_shape", "strides", "pads", "dilations", "ke
 
 
 def _corrupt(rng, case, known_open):
-    kw, sem = case.kwargs, case.sem
+    kw = case.kwargs
     r = rng.random()
     if r < 0.45:
         names = [k for k in kw if k in _ARGUMENTS] or ["num_threads"]

@@ -179,7 +179,8 @@ class _Mutant:
             d.addnext(copy.deepcopy(d))
         else:
             d.getparent().remove(d)
-        self.notes.append(f"dim {'=' + repr(d.text[:20]) if r < 0.6 else ('add' if r < 0.8 else 'drop')}")
+        what = ("=" + repr(d.text[:20])) if r < 0.6 else ("add" if r < 0.8 else "drop")
+        self.notes.append(f"dim {what}")
 
     def edge(self):
         edges = list(self.root.iter("edge"))
@@ -215,7 +216,8 @@ class _Mutant:
         size = len(self.blob)
         name = self.pick(["offset", "size"])
         value = self.pick([str(size), str(size + 1), str(max(size - 1, 0)), "0",
-                           str(2 ** 63 - 1), str(2 ** 40), str(int(self.rng.integers(0, size + 8)))])
+                           str(2 ** 63 - 1), str(2 ** 40),
+                           str(int(self.rng.integers(0, size + 8)))])
         data.set(name, value)
         self.notes.append(f"Const {name}={value}")
 
@@ -288,7 +290,7 @@ class _Mutant:
         if data is None:
             return
         value = self.pick(["1,1,4294967296", "65536,65536", "1,1,100000,100000",
-                           "2,3,1..1000000000,1..1000000000", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"])
+                           "2,3,1..1000000000,1..1000000000", ",".join(["1"] * 18)])
         data.set("shape", value)
         self.notes.append(f"{layer.get('type')} shape={value}")
 
@@ -301,9 +303,9 @@ class _Mutant:
             layer.remove(g)
             self.notes.append(f"<{g.tag}> of {layer.get('type')} {layer.get('name')!r} removed")
 
-    TREE = ("strip_ports", "delete", "duplicate", "reorder", "move", "attr_set", "attr_set", "attr_set",
-            "attr_del", "flood", "dim", "dim", "edge", "edge", "edge_add", "const", "const",
-            "chain", "rename_tag", "text", "big_dims")
+    TREE = ("strip_ports", "delete", "duplicate", "reorder", "move", "attr_set", "attr_set",
+            "attr_set", "attr_del", "flood", "dim", "dim", "edge", "edge", "edge_add", "const",
+            "const", "chain", "rename_tag", "text", "big_dims")
 
 
 def _bytes_mutation(rng, data, notes, what):
@@ -437,7 +439,8 @@ def run_ovpool(xml_path, seed, index, save=None):
     def classify_error(exc, when):
         message = str(exc)
         if not message.startswith(xml_path + ":"):
-            return "unnamed", f"{when}: {type(exc).__name__} without the file's name: {message}"[:600]
+            return "unnamed", (f"{when}: {type(exc).__name__} without the file's name: "
+                               f"{message}")[:600]
         return "ovpool-error", f"{when}: {message[len(xml_path):]}"[:300]
 
     try:
@@ -532,8 +535,8 @@ def run_openvino(xml_path, saved=None):
         request = compiled.create_infer_request()
         results = request.infer({k: v for k, v in enumerate(feeds)})
     except Exception as exc:  # noqa: BLE001
-        return "error", f"infer: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}", \
-            None
+        first = (str(exc).splitlines() or [""])[0][:200]
+        return "error", f"infer: {type(exc).__name__}: {first}", None
     worst = None
     for k, expected in enumerate(outs):
         got = np.asarray(results[compiled.outputs[k]])
