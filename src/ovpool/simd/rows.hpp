@@ -492,5 +492,70 @@ inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *wi
 #endif
 }
 
+
+// The horizontal pass of any kernel k, stride and dilation d over a float32
+// row: out[o] = combine of buf[o * stride + t * d], t < k, in tap order, for
+// 8 outputs per register (the last block overlapping the one before it).
+// mode 0 sums; 1 maxima of a row known to hold no NaN; 2 maxima with the NaN
+// flag of hmax_k (a window with a NaN gives the canonical NaN). The
+// operations of the scalar loops in the same order: the same bits. Each tap
+// of 8 outputs is one load at stride 1, two loads and a shuffle at stride 2
+// (lanes in taps8's kw = 2 order, put back once at the end; no element past
+// the last tap is read), a gather otherwise. Returns the outputs done: all,
+// or 0 for rows of fewer than 8 outputs and builds without AVX2.
+#if defined(__AVX2__)
+OVPOOL_INLINE __m256 strided8(const float *p, ptrdiff_t stride, __m256i at) {
+    if (stride == 1)
+        return _mm256_loadu_ps(p);
+    if (stride == 2)  // p[0, 2, 8, 10 | 4, 6, 12, 14]
+        return _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 7), 0xd8);
+    return _mm256_i32gather_ps(p, at, 4);
+}
+#endif
+
+inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdiff_t stride,
+                            ptrdiff_t k, ptrdiff_t d, int mode) {
+#if defined(__AVX2__)
+    if (n_out < 8 || stride > (ptrdiff_t(1) << 27))
+        return 0;
+    const __m256i at =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                           _mm256_set1_epi32(static_cast<int>(stride)));
+    for (ptrdiff_t blk = 0; blk * 8 < n_out; blk++) {
+        const ptrdiff_t o = block_start(blk, 8, n_out);
+        const float *first = buf + o * stride;
+        __m256 acc = strided8(first, stride, at);
+        if (mode == 0) {
+            for (ptrdiff_t t = 1; t < k; t++)
+                acc = _mm256_add_ps(acc, strided8(first + t * d, stride, at));
+        } else if (mode == 1) {
+            for (ptrdiff_t t = 1; t < k; t++)
+                acc = _mm256_max_ps(acc, strided8(first + t * d, stride, at));
+        } else {
+            __m256 nan = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
+            for (ptrdiff_t t = 1; t < k; t++) {
+                const __m256 v = strided8(first + t * d, stride, at);
+                acc = _mm256_max_ps(acc, v);
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            }
+            acc = _mm256_blendv_ps(acc, _mm256_set1_ps(NAN), nan);
+        }
+        if (stride == 2)
+            acc = unpermute8(acc, 2);
+        _mm256_storeu_ps(out + o, acc);
+    }
+    return n_out;
+#else
+    (void)buf;
+    (void)out;
+    (void)n_out;
+    (void)stride;
+    (void)k;
+    (void)d;
+    (void)mode;
+    return 0;
+#endif
+}
+
 }  // namespace simd
 OVPOOL_END
