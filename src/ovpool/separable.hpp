@@ -94,7 +94,7 @@ OVPOOL_INLINE T nan_of() {
 // col += sum of the rows, added in row order, up to 4 rows per sweep.
 template <class T>
 OVPOOL_NOINLINE void vsum_add(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
-                            ptrdiff_t width) {
+                              ptrdiff_t width) {
     ptrdiff_t r = 0;
     while (r + 4 <= n_rows) {
         const T *a = plane + offsets[r], *b = plane + offsets[r + 1];
@@ -122,7 +122,7 @@ OVPOOL_NOINLINE void vsum_add(const T *plane, const int64_t *offsets, ptrdiff_t 
 // sweep keep the column buffer out of the load/store critical path).
 template <class T>
 OVPOOL_NOINLINE void vsum(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
-                        ptrdiff_t width) {
+                          ptrdiff_t width) {
     if (n_rows == 0) {
         for (ptrdiff_t i = 0; i < width; i++)
             col[i] = 0;
@@ -206,7 +206,7 @@ OVPOOL_INLINE T max4(T w, T x, T y, T z) {
 // col = maximum of col and the rows, up to 3 rows per sweep.
 template <class T>
 OVPOOL_NOINLINE void vmax_add(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
-                            ptrdiff_t width) {
+                              ptrdiff_t width) {
     ptrdiff_t r = 0;
     while (r + 3 <= n_rows) {
         const T *a = plane + offsets[r], *b = plane + offsets[r + 1], *c = plane + offsets[r + 2];
@@ -230,7 +230,7 @@ OVPOOL_NOINLINE void vmax_add(const T *plane, const int64_t *offsets, ptrdiff_t 
 // vector blend per element instead of one per step.
 template <class T>
 OVPOOL_NOINLINE void vmax(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
-                        ptrdiff_t width) {
+                          ptrdiff_t width) {
     if (n_rows == 0) {
         for (ptrdiff_t i = 0; i < width; i++)
             col[i] = max_identity<T>();

@@ -492,7 +492,6 @@ inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *wi
 #endif
 }
 
-
 // The horizontal pass of any kernel k, stride and dilation d over a float32
 // row: out[o] = combine of buf[o * stride + t * d], t < k, in tap order, for
 // 8 outputs per register (the last block overlapping the one before it).
@@ -518,9 +517,8 @@ inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdi
 #if defined(__AVX2__)
     if (n_out < 8 || stride > (ptrdiff_t(1) << 27))
         return 0;
-    const __m256i at =
-        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                           _mm256_set1_epi32(static_cast<int>(stride)));
+    const __m256i at = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32(static_cast<int>(stride)));
     for (ptrdiff_t blk = 0; blk * 8 < n_out; blk++) {
         const ptrdiff_t o = block_start(blk, 8, n_out);
         const float *first = buf + o * stride;
