@@ -179,21 +179,25 @@ def _window_params(shape, kernel, stride, pad, ceil, extra_params):
     return n, k, s, p, params
 
 
-def max_pool(name, shape, kernel, stride=1, pad=0, *, ceil=False, indices=False,
+def max_pool(name, shape, kernel, stride=1, pad=0, *, ceil=False, indices=False, dilation=1,
              dtype="float32", **kw):
     n, k, s, p, params = _window_params(shape, kernel, stride, pad, ceil,
                                         {"return_indices": True} if indices else {})
+    d = _tup(dilation, n)
+    if any(di > 1 for di in d):
+        params["dilations"] = d
     torch = None
-    if all(2 * pi <= ki for pi, ki in zip(p, k)):   # torch: symmetric pads <= kernel / 2
+    # torch: symmetric pads at most half the dilated kernel
+    if all(2 * pi <= (ki - 1) * di + 1 for pi, ki, di in zip(p, k, d)):
         torch = [_t(f"nn.functional.max_pool{n}d", kernel_size=k, stride=s, padding=p,
-                    ceil_mode=ceil, return_indices=indices)]
+                    dilation=d, ceil_mode=ceil, return_indices=indices)]
     onnx = [_x("MaxPool", 18, n_outputs=2 if indices else 1, kernel_shape=list(k),
-               strides=list(s), pads=list(p + p), ceil_mode=int(ceil),
+               strides=list(s), pads=list(p + p), dilations=list(d), ceil_mode=int(ceil),
                note="MaxPool with Indices: ORT's scalar loop" if indices else "")]
     # MaxPool-8 unless ceil_mode needs MaxPool-14's "ceil_torch" (same CPU kernel)
     openvino = [_v("max_pool", 14 if ceil else 8, outputs=(0, 1) if indices else (0,),
                    kernel_shape=list(k),
-                   strides=list(s), dilations=[1] * n, pads_begin=list(p), pads_end=list(p),
+                   strides=list(s), dilations=list(d), pads_begin=list(p), pads_end=list(p),
                    rounding_type="ceil_torch" if ceil else "floor", axis=0,
                    note="indices output used: OpenVINO's CPU reference path" if indices else "")]
     return Case(name, "max_pool", tuple(shape), dtype, params, torch=torch, onnx=onnx,
@@ -201,20 +205,30 @@ def max_pool(name, shape, kernel, stride=1, pad=0, *, ceil=False, indices=False,
 
 
 def avg_pool(name, shape, kernel, stride=1, pad=0, *, ceil=False, count_include_pad=False,
-             dtype="float32", **kw):
+             dilation=1, dtype="float32", **kw):
     n, k, s, p, params = _window_params(shape, kernel, stride, pad, ceil,
                                         {"count_include_pad": True} if count_include_pad else {})
+    d = _tup(dilation, n)
+    dilated = any(di > 1 for di in d)
+    if dilated:
+        params["dilations"] = d
     torch = None
-    if all(2 * pi <= ki for pi, ki in zip(p, k)):
+    if not dilated and all(2 * pi <= ki for pi, ki in zip(p, k)):   # torch has no dilation
         torch = [_t(f"nn.functional.avg_pool{n}d", kernel_size=k, stride=s, padding=p,
                     ceil_mode=ceil, count_include_pad=count_include_pad)]
     onnx = [_x("AveragePool", opset, kernel_shape=list(k), strides=list(s), pads=list(p + p),
                ceil_mode=int(ceil), count_include_pad=int(count_include_pad),
+               **({"dilations": list(d)} if dilated else {}),
                note="opset 19+ never reaches MLAS" if opset >= 19 else "")
-            for opset in (11, 19)]
-    openvino = [_v("avg_pool", 14, kernel_shape=list(k), strides=list(s), pads_begin=list(p),
-                   pads_end=list(p), exclude_pad=not count_include_pad,
-                   rounding_type="ceil_torch" if ceil else "floor")]
+            for opset in ((19,) if dilated else (11, 19))]   # dilations: opset 19+
+    if dilated:
+        openvino = [_v("avg_pool", 16, kernel_shape=list(k), strides=list(s),
+                       pads_begin=list(p), pads_end=list(p), exclude_pad=not count_include_pad,
+                       rounding_type="ceil_torch" if ceil else "floor", dilations=list(d))]
+    else:
+        openvino = [_v("avg_pool", 14, kernel_shape=list(k), strides=list(s),
+                       pads_begin=list(p), pads_end=list(p), exclude_pad=not count_include_pad,
+                       rounding_type="ceil_torch" if ceil else "floor")]
     return Case(name, "avg_pool", tuple(shape), dtype, params, torch=torch, onnx=onnx,
                 openvino=openvino, **kw)
 
@@ -323,6 +337,15 @@ def case_by_name(name):
     for case in CASES:
         if case.name == name:
             return case
+    if name.startswith("sweep") and "_" in name:
+        # a sweep case: sweep<seed>_<index>_...; the first index + 1 cases of
+        # a seed are the same whatever the count
+        from . import sweep
+
+        seed, index = name[len("sweep"):].split("_")[:2]
+        for case in sweep.sweep_cases(int(seed), int(index) + 1):
+            if case.name == name:
+                return case
     raise KeyError(f"no benchmark case named {name!r}")
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
+import fnmatch
 import gzip
 import json
 import math
@@ -53,7 +54,7 @@ if not __package__:  # run as a script: this checkout's ovpool, and this directo
     __package__ = load_benchmarks(_ROOT / "benchmarks").__name__
 
 from . import cases as cases_mod
-from . import memory, peers, timing
+from . import memory, peers, sweep, timing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
@@ -112,6 +113,12 @@ def build_parser(prog="benchmarks/run.py"):
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--report", default=None, metavar="JSON",
                    help="print the tables of an existing result file (and --plot it); no run")
+    p.add_argument("--sweep", type=int, default=None, metavar="SEED",
+                   help="instead of the named cases, a seeded random sweep of pool "
+                        f"configurations (benchmarks/sweep.py; seed {sweep.TUNE_SEED} is tuned "
+                        f"on, seed {sweep.REPORT_SEED} only reported)")
+    p.add_argument("--sweep-count", type=int, default=sweep.DEFAULT_COUNT, metavar="N",
+                   help="configurations of the sweep (default %(default)s)")
     p.add_argument("--baseline", default=None, metavar="DIR",
                    help="also time an earlier build of ovpool, found as the package ovpool_base "
                         "in DIR, in the same rounds (the system ovpool_base, the ratio "
@@ -501,10 +508,20 @@ def case_meta(case, reference_bytes=None):
     return meta
 
 
+def _selected_cases(args):
+    if getattr(args, "sweep", None) is None:
+        return cases_mod.select_cases(args.cases)
+    chosen = sweep.sweep_cases(args.sweep, args.sweep_count)
+    if args.cases:
+        patterns = [p.strip() for p in args.cases.split(",") if p.strip()]
+        chosen = [c for c in chosen if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
+    return chosen
+
+
 def run_benchmark(args):
     import ovpool  # noqa: F401  (first: its libgomp is the one the process keeps)
 
-    selected = cases_mod.select_cases(args.cases)
+    selected = _selected_cases(args)
     threads = _threads(args)
     protocol = _protocol(args)
     systems = [s for s in args.systems.split(",") if s]
@@ -593,6 +610,8 @@ def _child_argv(args, json_path, seed):
         argv += ["--wait-idle", str(args.wait_idle)]
     if args.baseline:
         argv += ["--baseline", str(args.baseline)]
+    if args.sweep is not None:
+        argv += ["--sweep", str(args.sweep), "--sweep-count", str(args.sweep_count)]
     for flag, on in (("--quick", args.quick), ("--no-scaling", not args.scaling),
                      ("--no-model", not args.model), ("--no-equivalent", not args.equivalent)):
         if on:
@@ -773,6 +792,7 @@ def summarize_report(report):
             "roofline_scaling_on_cases_beyond_l3": {
                 e["case"]: e["ratios"]["roofline_scaling_1t_over_nt"]
                 for e in big if "roofline_scaling_1t_over_nt" in e["ratios"]},
+            **_sweep_summary(entries),
             "mismatches": sorted({f"{e['case']}:{p}" for e in entries
                                   for p, s in e["systems"].items()
                                   if s.get("status") == "mismatch"}),
@@ -783,6 +803,50 @@ def summarize_report(report):
         summary["memory_within_budget"] = sum(bool(m.get("within_budget")) for m in mems)
         summary["memory_measured"] = len(mems)
     return summary
+
+
+SWEEP_PEER = 0.5      # sweep target: ovpool <= max(0.5x best peer, 1.1x roofline)
+SWEEP_ROOFLINE = 1.1
+
+
+def _percentiles(values):
+    if not values:
+        return None
+    ordered = sorted(values)
+    pick = lambda q: ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]  # noqa: E731
+    return {"min": ordered[0], "p25": pick(0.25), "median": pick(0.5), "p75": pick(0.75),
+            "p90": pick(0.9), "max": ordered[-1]}
+
+
+def _sweep_summary(entries):
+    """The distributions of ovpool / best peer and ovpool / roofline, and the
+    sweep's targets: every configuration at most max(0.5x the best peer, 1.1x
+    the roofline), and none slower than any peer."""
+    vs_peer = [e["ratios"]["ovpool_over_best_peer"] for e in entries
+               if "ovpool_over_best_peer" in e["ratios"]]
+    vs_roof = [e["ratios"]["ovpool_over_roofline"] for e in entries
+               if "ovpool_over_roofline" in e["ratios"]]
+    misses, slower = [], []
+    for e in entries:
+        ovp = e["systems"].get("ovpool", {}).get("median_ms")
+        if ovp is None:
+            continue
+        bounds = []
+        r = e["ratios"]
+        if "best_peer_ms" in r:
+            bounds.append(SWEEP_PEER * r["best_peer_ms"])
+        roof = e["systems"].get("roofline", {}).get("median_ms")
+        if roof is not None:
+            bounds.append(SWEEP_ROOFLINE * roof)
+        if bounds and ovp > max(bounds):
+            misses.append(e["case"])
+        if any(s.get("status") == "ok" and "median_ms" in s and s["median_ms"] < ovp
+               for p, s in e["systems"].items() if p in peers.PEERS):
+            slower.append(e["case"])
+    return {"ovpool_over_best_peer_percentiles": _percentiles(vs_peer),
+            "ovpool_over_roofline_percentiles": _percentiles(vs_roof),
+            f"cases_over_max_{SWEEP_PEER}x_peer_{SWEEP_ROOFLINE}x_roofline": misses,
+            "cases_slower_than_a_peer": slower}
 
 
 CSV_SYSTEMS = ("ovpool", "torch", "onnxruntime", "openvino", "roofline", "ovpool_1t",

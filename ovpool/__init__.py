@@ -21,9 +21,15 @@ except ImportError as exc:  # after scikit-learn's __check_build
         "`pip install -e .` (or `python setup.py build_ext --inplace`)."
     ) from exc
 
-from . import _threads
+from . import _limits, _threads
 from ._version import __version__
-from .errors import IRError, OvpoolError, OvpoolTypeError, OvpoolValueError
+from .errors import (
+    IRError,
+    MemoryBudgetError,
+    OvpoolError,
+    OvpoolTypeError,
+    OvpoolValueError,
+)
 from .ops import (
     adaptive_avg_pool,
     adaptive_max_pool,
@@ -125,6 +131,81 @@ def get_num_threads() -> int:
     return int(_threads.get_num_threads())
 
 
+def set_memory_budget(nbytes: int | str | None) -> int | None:
+    """Set ovpool's memory budget: the most bytes one request may allocate.
+
+    Every allocation whose size follows from a caller's numbers (an output,
+    the window tables of a plan, the per-thread scratch, a contiguous copy of
+    a strided input, a Const of an IR file) is checked before it is made; one
+    over the budget raises :class:`MemoryBudgetError` naming the op, the
+    argument and the bytes, instead of a ``MemoryError``, an OOM kill or
+    minutes of swapping. The budget bounds each request on its own, not the
+    process. The default is a quarter of the memory this process may use
+    (physical memory, cgroup ``memory.max``, ``RLIMIT_AS``), at least 256 MiB;
+    ``OVPOOL_MEMORY_BUDGET``, read at import, takes the same values as
+    ``nbytes``. Services that run untrusted IR files or arguments should set
+    a tighter one.
+
+    Parameters
+    ----------
+    nbytes : int, str or None
+        Bytes, a size with a binary suffix (``"512M"``, ``"2GiB"``), a
+        percentage of the usable memory (``"10%"``), or None for the default.
+
+    Returns
+    -------
+    int or None
+        The previous budget in bytes (None if it was a malformed
+        ``OVPOOL_MEMORY_BUDGET``).
+
+    Raises
+    ------
+    OvpoolTypeError
+        If ``nbytes`` is neither an int, a str nor None.
+    OvpoolValueError
+        If ``nbytes`` is negative or not a size.
+
+    See Also
+    --------
+    get_memory_budget : The current budget.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ovpool
+    >>> previous = ovpool.set_memory_budget("1M")
+    >>> try:
+    ...     ovpool.adaptive_avg_pool(np.ones((1, 1, 8), np.float32), 1 << 20)
+    ... except ovpool.MemoryBudgetError as exc:
+    ...     print(str(exc)[:74])
+    adaptive_avg_pool: out of shape (1, 1, 1048576) and dtype float32 would ne
+    >>> _ = ovpool.set_memory_budget(None)
+    """
+    return _limits.set_memory_budget(nbytes)
+
+
+def get_memory_budget() -> int:
+    """ovpool's memory budget in bytes (see :func:`set_memory_budget`).
+
+    Returns
+    -------
+    int
+        The most bytes one request may allocate.
+
+    Raises
+    ------
+    OvpoolValueError
+        If ``OVPOOL_MEMORY_BUDGET`` is malformed and no budget was set since.
+
+    Examples
+    --------
+    >>> import ovpool
+    >>> ovpool.get_memory_budget() >= 256 << 20
+    True
+    """
+    return _limits.get_memory_budget()
+
+
 def get_include() -> str:
     """The directory of ovpool's C++ kernel headers, as numpy's ``get_include()``.
 
@@ -174,9 +255,12 @@ __all__ = [
     "OvpoolValueError",
     "OvpoolTypeError",
     "IRError",
+    "MemoryBudgetError",
     "openmp_enabled",
     "get_include",
     "set_num_threads",
     "get_num_threads",
+    "set_memory_budget",
+    "get_memory_budget",
     "__version__",
 ]

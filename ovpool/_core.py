@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _limits
 from ._isa import kernels as _kernels
+from ._limits import check_budget
 from ._threads import resolve_num_threads
 from .errors import OvpoolTypeError, OvpoolValueError
 from .shapes import MAX_ELEMENTS
@@ -108,8 +110,17 @@ def prepare(x, op, *, allow_int8=False, name="x"):
     plane_size = 1
     for n in spatial:
         plane_size *= n
-    planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
-                                                                     plane_size)
+    if not array.flags.c_contiguous:
+        # the copy needs the view's logical size: a broadcast view of a few
+        # bytes may claim terabytes
+        check_budget(op, f"a contiguous copy of {name}", array.size * dtype.itemsize,
+                     array.shape, dtype)
+    try:
+        planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
+                                                                         plane_size)
+    except MemoryError:
+        raise OvpoolValueError(f"{op}: out of memory for a contiguous copy of {name} of shape "
+                               f"{array.shape}") from None
     if half is not None:
         planes = planes.view(np.uint16)
     code = _BFLOAT16_CODE if half == "bf16" else _DTYPE_CODES[dtype.char]
@@ -120,12 +131,40 @@ def prepare(x, op, *, allow_int8=False, name="x"):
 # plans and their cache
 # --------------------------------------------------------------------------
 
-def make_plan(op, planes, family, axes, *, p=2.0, index_dtype=np.int64,
+# Bytes per output position per axis of a plan's window tables, an upper
+# bound (plan.hpp: a (first, taps, divisor) row of int64, plus on W the
+# divisor factors and the list of empty windows). The tables follow the output
+# size even when the output holds nothing (N or C is 0).
+_TABLE_BYTES = 40
+
+
+def check_output_budget(op, planes, out_spatial, out=None):
+    """The output's bytes against the memory budget, checked before any work
+    that grows with them; not when ``out`` is an array of that many elements
+    (the caller's memory)."""
+    n = planes.lead[0] * planes.lead[1]
+    for d in out_spatial:
+        n *= d
+    if isinstance(out, np.ndarray) and out.size == n:
+        return
+    nbytes = n * planes.result_dtype.itemsize
+    if nbytes > _limits._budget:
+        check_budget(op, "out", nbytes, planes.lead + tuple(out_spatial), planes.result_dtype)
+
+
+def make_plan(op, planes, family, axes, *, out=None, p=2.0, index_dtype=np.int64,
               planes_per_index_space=1, column_major=False, index_modulo=0):
     """The kernel core's plan of one call on ``planes`` (:class:`Planes`):
     ``family`` (AVERAGE, LP, MAX, ARGMAX), one axis tuple per spatial dim
     (:func:`ovpool.shapes.fixed_axes` / :func:`~ovpool.shapes.adaptive_axes`),
-    and for ARGMAX the index dtype and layout (see plan.hpp's PoolSpec)."""
+    and for ARGMAX the index dtype and layout (see plan.hpp's PoolSpec).
+    The output (unless ``out`` holds it) and the window tables are checked
+    against the memory budget first."""
+    out_spatial = [a[1] for a in axes]
+    check_output_budget(op, planes, out_spatial, out)
+    tables = _TABLE_BYTES * sum(out_spatial)
+    if tables > _limits._budget:
+        check_budget(op, "the window tables", tables)
     n, c = planes.lead
     try:
         return _kernels.make_plan(
@@ -205,7 +244,12 @@ def cached(key_parts, build):
 # allocation
 # --------------------------------------------------------------------------
 
-def _check_out(out, shape, dtype, op, name, source):
+def _check_out(out, shape, dtype, op, name, source, others=()):
+    """``out`` as the caller's buffer for output ``name``: shape, dtype,
+    layout, and no memory shared with ``source`` (the input the kernel reads)
+    nor with any array of ``others``, ``(name, array)`` pairs (the other
+    inputs and outputs of the call): a kernel writing into what it reads, or
+    two outputs into one buffer, would return wrong values."""
     if not isinstance(out, np.ndarray):
         raise OvpoolTypeError(f"{op}: {name} must be a numpy array, got {type(out).__name__}")
     if out.shape != tuple(shape) or out.dtype != dtype:
@@ -216,22 +260,31 @@ def _check_out(out, shape, dtype, op, name, source):
         raise OvpoolValueError(f"{op}: {name} must be C-contiguous and writeable")
     if source is not None and np.shares_memory(out, source):
         raise OvpoolValueError(f"{op}: {name} must not overlap the input")
+    for other_name, other in others:
+        # (every array here is C-contiguous: the exact test is a bounds test)
+        if other is not None and np.shares_memory(out, other):
+            raise OvpoolValueError(f"{op}: {name} must not overlap {other_name}")
     return out
 
 
-def allocate(shape, dtype, out, op, name, source, result_dtype=None):
+def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
     """The array the kernel writes: ``out`` itself when it has the kernel
     dtype, else a new array (copied into ``out`` by :func:`finish`).
-    ``out`` must have ``result_dtype``, the dtype returned to the caller."""
+    ``out`` must have ``result_dtype``, the dtype returned to the caller, and
+    share no memory with ``source`` nor ``others`` (see :func:`_check_out`)."""
     total = 1
     for n in shape:
         total *= n
     if total > MAX_ELEMENTS:
         raise OvpoolValueError(f"{op}: output shape {tuple(shape)} is absurdly large")
     if out is not None:
-        _check_out(out, shape, dtype if result_dtype is None else result_dtype, op, name, source)
+        _check_out(out, shape, dtype if result_dtype is None else result_dtype, op, name, source,
+                   others)
         if out.dtype == dtype:
             return out
+    nbytes = total * dtype.itemsize
+    if nbytes > _limits._budget:   # (the call only when over: it is on every call's path)
+        check_budget(op, name, nbytes, shape, dtype)
     try:
         return np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:
@@ -287,9 +340,13 @@ def run(plan, planes, *, op, index_dtype=np.int64, num_threads=None, out=None,
     if plan.family == ARGMAX:
         index_dtype = np.dtype(index_dtype)
         if out_indices is not None:
-            indices = _check_out(out_indices, shape, index_dtype, op, "out_indices", x)
+            indices = _check_out(out_indices, shape, index_dtype, op, "out_indices", x,
+                                 (("out", out),))
         else:
             indices = allocate(shape, index_dtype, None, op, "indices", None)
+    scratch = plan.scratch_bytes * n_threads
+    if scratch > _limits._budget:
+        check_budget(op, "per-thread scratch", scratch)
     try:
         _kernels.run(plan, x, values, indices, n_threads)
     except MemoryError as exc:

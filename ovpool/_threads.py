@@ -102,7 +102,8 @@ def available_cpus():
     return _cpus
 
 
-def _check(n, name):
+def check(n, name):
+    """``n`` as a thread count (a positive int), else an error naming ``name``."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise OvpoolTypeError(f"{name} must be a positive int or None, got {n!r}")
     n = int(n)
@@ -114,7 +115,7 @@ def _check(n, name):
 def set_num_threads(n):
     """Set the default number of threads of every ovpool kernel (None: reset)."""
     global _process_default
-    _process_default = None if n is None else _check(n, "set_num_threads(n)")
+    _process_default = None if n is None else check(n, "set_num_threads(n)")
 
 
 def get_num_threads():
@@ -129,7 +130,7 @@ def get_num_threads():
         except ValueError:
             raise OvpoolValueError("OVPOOL_NUM_THREADS must be a positive integer, "
                                    f"got {_env_threads!r}") from None
-        n = _check(value, "OVPOOL_NUM_THREADS")
+        n = check(value, "OVPOOL_NUM_THREADS")
     elif _omp_env is not None:
         n = _omp_env
     else:
@@ -151,7 +152,7 @@ def resolve_num_threads(num_threads, work_items=None, elements=None):
         if elements is not None:
             n = min(n, max(1, elements // _MIN_ELEMENTS_PER_THREAD))
     else:
-        n = min(_check(num_threads, "num_threads"), _cpus)
+        n = min(check(num_threads, "num_threads"), _cpus)
     if not _openmp:
         return 1
     if work_items is not None:

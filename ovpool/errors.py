@@ -6,7 +6,7 @@ value or shape, ``TypeError`` for a bad type), so both ``except OvpoolError``
 and ``except ValueError`` work.
 """
 
-__all__ = ["OvpoolError", "OvpoolValueError", "OvpoolTypeError", "IRError"]
+__all__ = ["OvpoolError", "OvpoolValueError", "OvpoolTypeError", "IRError", "MemoryBudgetError"]
 
 
 class OvpoolError(Exception):
@@ -74,4 +74,22 @@ class IRError(OvpoolValueError):
     Traceback (most recent call last):
     ...
     ovpool.errors.IRError: no/such/model.xml: ...
+    """
+
+
+class MemoryBudgetError(OvpoolValueError):
+    """A request would allocate more than ovpool's memory budget
+    (:func:`ovpool.set_memory_budget`); the message names the op, the argument
+    and the bytes it would need. Raised before anything is allocated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ovpool
+    >>> x = np.ones((0, 3, 8), np.float32)   # no plane, yet 2**40 window positions
+    >>> try:
+    ...     ovpool.adaptive_avg_pool(x, 1 << 40)
+    ... except ovpool.MemoryBudgetError as exc:
+    ...     print(isinstance(exc, ValueError), str(exc)[:55])
+    True adaptive_avg_pool: the window tables would need 4398046
     """

@@ -27,9 +27,15 @@ resolves entities or DTDs (a DOCTYPE or entity declaration is rejected before
 parsing), never opens another file than the .xml and its .bin, never touches
 the network, and checks every claimed size (the .xml's, each Const's
 offset/size against the .bin, every tensor's element count against
-:data:`MAX_TENSOR_ELEMENTS`) before allocating anything proportional to it.
-OpenVINO's own reader (2026.4) segfaults on an edge to a missing layer;
-ovpool's rejects it.
+:data:`MAX_TENSOR_ELEMENTS`, and the bytes of every Const and of every output
+a layer would allocate against ovpool's memory budget,
+:func:`ovpool.set_memory_budget`) before allocating anything proportional to
+it. Its graph walks are iterative and linear (no recursion a file can
+deepen: a chain of thousands of Converts reads in a second), and an element
+with more than :data:`MAX_ATTRIBUTES` attributes is refused after one linear
+count. OpenVINO's own reader (2026.4) segfaults on an edge to a missing
+layer; ovpool's rejects it. ``docs/fuzzing.md`` has the last fuzzing run of
+both readers on the same mutated files.
 """
 
 from __future__ import annotations
@@ -42,10 +48,12 @@ from typing import Any
 import numpy as np
 
 from . import layers as _layers
+from ._limits import check_budget
 from .errors import IRError, OvpoolError
 from .layers import Dim, TensorType, element_nbytes, numpy_dtype
 
-__all__ = ["read_model", "Model", "Layer", "TensorInfo", "MAX_XML_BYTES", "MAX_TENSOR_ELEMENTS"]
+__all__ = ["read_model", "Model", "Layer", "TensorInfo", "MAX_XML_BYTES", "MAX_TENSOR_ELEMENTS",
+           "MAX_ATTRIBUTES"]
 
 MAX_XML_BYTES = 256 * 1024 * 1024
 """The largest .xml ovpool reads (256 MiB; real IR .xml files are far smaller)."""
@@ -53,6 +61,16 @@ MAX_XML_BYTES = 256 * 1024 * 1024
 MAX_TENSOR_ELEMENTS = 1 << 32
 """The most elements any one tensor of a model may have (Parameter, Const or an
 inferred output): 2**32, already 16 GiB of float32. Checked before allocating."""
+
+MAX_ATTRIBUTES = 1024
+"""The most attributes one element of the .xml may have (real IR layers have a
+few dozen at most). An element with more is refused before its attributes are
+read; lxml looks each attribute up by a walk of the element's list, so reading
+all of them one by one costs time quadratic in their number."""
+
+# Elements with more attributes than this are read by one XPath walk (linear)
+# instead of dict(element.attrib) (quadratic, but faster on a few).
+_FEW_ATTRIBUTES = 32
 
 _MAX_CONST_VALUE_ELEMENTS = 64   # constants read at load time for shape inference
 _IR_VERSIONS = ("10", "11")
@@ -284,6 +302,21 @@ class _Reader:
     def err(self, where, message):
         return _error(self.path, where, message)
 
+    def _checked(self, element):
+        """``element``, refused if it has more than :data:`MAX_ATTRIBUTES`
+        attributes (counting them is one linear walk)."""
+        n = len(element.attrib)
+        if n > MAX_ATTRIBUTES:
+            raise self.err(element, f"<{element.tag}> has {n} attributes, more than "
+                                    f"{MAX_ATTRIBUTES}; ovpool refuses it")
+        return element
+
+    def _attributes(self, element):
+        """Every attribute of ``element`` as a dict, in time linear in their number."""
+        if len(self._checked(element).attrib) <= _FEW_ATTRIBUTES:
+            return dict(element.attrib)
+        return {str(value.attrname): str(value) for value in element.xpath("@*")}
+
     # -- the XML document --------------------------------------------------
 
     def _read_bytes(self):
@@ -395,6 +428,7 @@ class _Reader:
     # -- layers ------------------------------------------------------------
 
     def _layer(self, element):
+        self._checked(element)
         lid = self._int(element, "id")
         name = element.get("name", "")
         type_ = element.get("type")
@@ -407,7 +441,7 @@ class _Reader:
         if len(datas) > 1:
             raise self.err(datas[1], f"{type_} layer {name!r} (id {lid}) has two <data> elements")
         data = datas[0] if datas else None
-        raw = dict(data.attrib) if data is not None else {}
+        raw = self._attributes(data) if data is not None else {}
         layer = Layer(lid, name, type_, version, raw, raw, element.sourceline)
         try:
             layer.entry = _layers.lookup(type_, version)
@@ -429,7 +463,7 @@ class _Reader:
                 for port in group:
                     if not isinstance(port.tag, str) or port.tag != "port":
                         continue
-                    pid = self._int(port, "id")
+                    pid = self._int(self._checked(port), "id")
                     if pid in seen:
                         raise self.err(port, f"{layer.label} has two ports with id {pid}")
                     seen.add(pid)
@@ -459,6 +493,7 @@ class _Reader:
         del data
         if root.tag != "net":
             raise self.err(root, f"the root element is <{root.tag}>, not <net>: not an OpenVINO IR")
+        self._checked(root)
         ir_version = root.get("version")
         if ir_version not in _IR_VERSIONS:
             raise self.err(root, f"IR version {ir_version!r} is not supported (ovpool reads "
@@ -501,9 +536,14 @@ class _Reader:
             layer.sources = [None] * len(layer.in_ports)
         if edges_el is None:
             return
+        # port id -> port, per layer: a list scan per edge would be quadratic
+        # in a layer with many ports
+        outs = {lid: {p.id: p for p in layer.out_ports} for lid, layer in by_id.items()}
+        ins = {lid: {p.id: p for p in layer.in_ports} for lid, layer in by_id.items()}
         for edge in edges_el:
             if not isinstance(edge.tag, str) or edge.tag != "edge":
                 continue
+            self._checked(edge)
             src_id = self._int(edge, "from-layer")
             src_port = self._int(edge, "from-port")
             dst_id = self._int(edge, "to-layer")
@@ -513,18 +553,18 @@ class _Reader:
                 raise self.err(edge, f"edge from a missing layer (from-layer={src_id})")
             if dst is None:
                 raise self.err(edge, f"edge to a missing layer (to-layer={dst_id})")
-            out = [p for p in src.out_ports if p.id == src_port]
-            if not out:
+            out = outs[src_id].get(src_port)
+            if out is None:
                 raise self.err(edge, f"edge from a missing port: {src.label} has no output port "
-                                     f"{src_port} (its outputs: {[p.id for p in src.out_ports]})")
-            inp = [p for p in dst.in_ports if p.id == dst_port]
-            if not inp:
+                                     f"{src_port} (its outputs: {_ids(src.out_ports)})")
+            inp = ins[dst_id].get(dst_port)
+            if inp is None:
                 raise self.err(edge, f"edge to a missing port: {dst.label} has no input port "
-                                     f"{dst_port} (its inputs: {[p.id for p in dst.in_ports]})")
-            index = inp[0].index
+                                     f"{dst_port} (its inputs: {_ids(dst.in_ports)})")
+            index = inp.index
             if dst.sources[index] is not None:
                 raise self.err(edge, f"input port {dst_port} of {dst.label} has two incoming edges")
-            dst.sources[index] = (src_id, out[0].index)
+            dst.sources[index] = (src_id, out.index)
 
     def _toposort(self, layer_list, by_id):
         consumers = {layer.id: [] for layer in layer_list}
@@ -546,12 +586,14 @@ class _Reader:
             # walk back along unresolved inputs until a layer repeats: it is on a cycle
             left = {lid for lid, n in pending.items() if n > 0}
             lid = next(layer.id for layer in layer_list if layer.id in left)
-            seen = []
+            seen = {}       # layer id -> position on the walk (a dict: the walk may be long)
             while lid not in seen:
-                seen.append(lid)
+                seen[lid] = len(seen)
                 lid = next(s for s, _ in by_id[lid].sources if s in left)
-            cycle = seen[seen.index(lid):]
-            names = " -> ".join(by_id[c].label for c in reversed(cycle))
+            cycle = [by_id[c].label for c in reversed(list(seen)[seen[lid]:])]
+            if len(cycle) > 8:
+                cycle = cycle[:4] + [f"... ({len(cycle) - 8} more layers)"] + cycle[-4:]
+            names = " -> ".join(cycle)
             raise self.err(by_id[lid].line, f"the graph has a cycle: {names}")
         return order
 
@@ -582,6 +624,10 @@ class _Reader:
             if expected is not None and expected != a["size"]:
                 raise self.err(layer.line, f"{where}: the shape needs {expected} bytes, "
                                            f"not {a['size']}")
+            try:
+                _check_const_bytes(layer)
+            except OvpoolError as exc:
+                raise self.err(layer.line, f"{layer.label}: {exc}") from None
             if numpy_dtype(a["element_type"]) is None:
                 layer.reason = f"ovpool's runtime does not decode {a['element_type']} constants"
 
@@ -603,8 +649,11 @@ class _Reader:
             inputs = [model._by_id[s].output_types[i] for s, i in layer.sources]
             values = [model._const_value(src) if k in layer.entry.value_inputs else None
                       for k, src in enumerate(layer.sources)]
+            # fewer declared output ports than the op has outputs keep that
+            # many; a Parameter without one is still an input (as in OpenVINO)
+            n_outputs = max(len(layer.out_ports), layer.type == "Parameter")
             try:
-                types = layer.entry.infer(inputs, layer.attributes, values)[:len(layer.out_ports)]
+                types = layer.entry.infer(inputs, layer.attributes, values)[:n_outputs]
             except _layers.UnsupportedLayer as exc:
                 layer.reason = str(exc)
                 layer.output_types = declared
@@ -616,6 +665,11 @@ class _Reader:
                 _check_size(t.shape, lambda n: self.err(
                     layer.line, f"{layer.label}: an output of {n} elements is more than "
                                 f"{MAX_TENSOR_ELEMENTS}"))
+                if layer.type != "Parameter":     # (an input's memory is the caller's)
+                    try:
+                        _check_bytes(layer, t)
+                    except OvpoolError as exc:
+                        raise self.err(layer.line, f"{layer.label}: {exc}") from None
             layer.output_types = types
             layer.output_bounds = self._bounds(model, layer, types, values)
 
@@ -672,6 +726,11 @@ def _count(lo, hi):
     return str(lo) if lo == hi else f"{lo} to {hi}"
 
 
+def _ids(ports, most=16):
+    ids = [p.id for p in ports]
+    return ids if len(ids) <= most else ids[:most] + ["..."]
+
+
 # Output types a model keeps per (layer, input shapes); a model fed ever new
 # shapes starts over past this many.
 _INFERRED_MAX = 1024
@@ -701,6 +760,34 @@ def _check_size(shape, make_error):
             n *= d
     if n > MAX_TENSOR_ELEMENTS:
         raise make_error(n)
+
+
+def _check_const_bytes(layer):
+    """A Const's bytes, as read from the .bin and as decoded, against the
+    memory budget."""
+    a = layer.attributes
+    dtype = numpy_dtype(a["element_type"])
+    decoded = a["size"]
+    if dtype is not None:
+        decoded = dtype.itemsize
+        for d in a["shape"]:
+            decoded *= d
+    check_budget(layer.type, "the constant", max(a["size"], decoded), tuple(a["shape"]),
+                 a["element_type"])
+
+
+def _check_bytes(layer, t):
+    """A tensor of static type ``t`` that ``layer`` would allocate, against the
+    memory budget."""
+    if t.shape is None or None in t.shape:
+        return
+    dtype = numpy_dtype(t.etype)
+    if dtype is None:
+        return
+    n = dtype.itemsize
+    for d in t.shape:
+        n *= d
+    check_budget(layer.type, "an output", n, t.shape, t.etype)
 
 
 def _decode(raw, etype, shape):
@@ -828,6 +915,7 @@ class Model:
         self._order = order
         self._bin_size = 0
         self._consts = {}
+        self._const_values = {}
         return self
 
     def _finish(self):
@@ -897,39 +985,55 @@ class Model:
         if array is None:
             a = layer.attributes
             try:
+                _check_const_bytes(layer)     # (the budget may have changed since)
+            except OvpoolError as exc:
+                raise _error(self.path, layer.line, f"{layer.label}: {exc}") from None
+            try:
                 with open(self.bin_path, "rb") as f:
                     f.seek(a["offset"])
                     raw = f.read(a["size"])
+                if len(raw) != a["size"]:
+                    raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is "
+                                                        "shorter than when the model was read")
+                array = _decode(raw, a["element_type"], tuple(a["shape"]))
             except OSError as exc:
                 raise _error(self.path, layer.line,
                              f"{layer.label}: cannot read {self.bin_path}: "
                              f"{exc.strerror or exc}") from None
-            if len(raw) != a["size"]:
-                raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is shorter "
-                                                    "than when the model was read")
-            array = _decode(raw, a["element_type"], tuple(a["shape"]))
+            except MemoryError:
+                raise _error(self.path, layer.line, f"{layer.label}: out of memory reading "
+                                                    f"{a['size']} bytes of the constant") from None
             self._consts[layer.id] = array
         return array
 
     def _const_value(self, source):
-        """The value of a small constant output (Const, or Convert of one), else None."""
-        lid, index = source
-        layer = self._by_id[lid]
-        if layer.reason is not None or layer.entry is None:
-            return None
-        if layer.type == "Const":
-            count = 1
-            for d in layer.attributes["shape"]:
-                count *= d
-            if count > _MAX_CONST_VALUE_ELEMENTS:
-                return None
-            return self._const(layer)
-        if layer.type == "Convert":
-            value = self._const_value(layer.sources[0])
-            if value is None:
-                return None
-            return layer.entry.run([value], layer.attributes)[0]
-        return None
+        """The value of a small constant output (Const, or Convert of one), else None.
+
+        Iterative, and each value is kept: a file may chain any number of
+        Converts in front of a value input, or feed one chain to many layers."""
+        known = self._const_values
+        chain = []
+        while source not in known:
+            lid, index = source
+            layer = self._by_id[lid]
+            if layer.reason is not None or layer.entry is None or \
+                    layer.type not in ("Const", "Convert"):
+                known[source] = None
+                break
+            if layer.type == "Const":
+                count = 1
+                for d in layer.attributes["shape"]:
+                    count *= d
+                known[source] = self._const(layer) if count <= _MAX_CONST_VALUE_ELEMENTS else None
+                break
+            chain.append((source, layer))
+            source = layer.sources[0]
+        value = known[source]
+        for source, layer in reversed(chain):      # the Converts, from the Const on
+            if value is not None:
+                value = layer.entry.run([value], layer.attributes)[0]
+            known[source] = value
+        return value
 
     # -- running -----------------------------------------------------------
 
@@ -1054,7 +1158,11 @@ class Model:
         for info in self.outputs:
             array = values[info.layer.sources[0]]
             if id(array) in seen or id(array) in fed or not array.flags.writeable:
-                array = np.array(array, copy=True)
+                try:
+                    array = np.array(array, copy=True)
+                except MemoryError:
+                    raise _error(self.path, info.layer.line, f"out of memory copying output "
+                                                             f"{info.name!r}") from None
             seen.add(id(array))
             results.append(array)
         return results
@@ -1074,6 +1182,7 @@ class Model:
                 for t in out_types:
                     _check_size(t.shape, lambda n: OvpoolError(
                         f"an output of {n} elements is more than {MAX_TENSOR_ELEMENTS}"))
+                    _check_bytes(layer, t)
                 if key is not None:
                     if len(self._inferred) >= _INFERRED_MAX:
                         self._inferred.clear()

@@ -1,7 +1,13 @@
 """The numpy API: ONNX pooling ops and OpenVINO's adaptive pools.
 
 Every function takes an array-like of shape ``(N, C, D1[, D2[, D3]])``
-(contiguous or not) and returns new numpy arrays; ``out=`` reuses a buffer.
+(contiguous or not) and returns new numpy arrays; ``out=`` reuses a buffer
+(C-contiguous, writeable, of the output's shape and dtype, sharing no memory
+with the input nor with ``out_indices``). Every allocation sized by the
+arguments (an output, a contiguous copy of a strided or broadcast input) is
+checked against ovpool's memory budget first (:func:`ovpool.set_memory_budget`;
+over it: :class:`~ovpool.MemoryBudgetError`), and ``num_threads`` is checked
+even when there is nothing to compute.
 The ONNX ops follow the newest opset (AveragePool-22, MaxPool-22, LpPool-22,
 GlobalAveragePool-22, GlobalMaxPool-22, GlobalLpPool-22, MaxUnpool-22), whose
 attributes cover every older version. OpenVINO's own variants (pads_begin /
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, cast, overload
@@ -39,13 +46,14 @@ from typing import Any, Literal, TypeVar, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
+from . import _core, _threads
 from ._core import ARGMAX, AVERAGE, LP, MAX
 from ._isa import kernels as _kernels
 from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
 from .shapes import (
     DIVISOR_DECLARED_PADS,
     DIVISOR_TAPS,
+    MAX_ELEMENTS,
     PoolGeometry,
     adaptive_axes,
     adaptive_output_spatial,
@@ -152,6 +160,13 @@ def _bool(value: object, name: str, op: str) -> bool:
     raise OvpoolTypeError(f"{op}: {name} must be a bool (or 0/1), got {value!r}")
 
 
+def check_num_threads(num_threads: object, op: str) -> None:
+    """Refuse a bad ``num_threads`` at the entry point, before any other
+    argument's error and whatever the input holds."""
+    if num_threads is not None:
+        _threads.check(num_threads, f"{op}: num_threads")
+
+
 def _p_value(p: object, op: str) -> float:
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
         raise OvpoolTypeError(f"{op}: p must be a number, got {p!r}")
@@ -162,12 +177,19 @@ def _p_value(p: object, op: str) -> float:
 
 
 def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype") -> np.dtype:
-    """int32 / int64 from a numpy dtype or OpenVINO's ``"i32"`` / ``"i64"``."""
-    aliases = {"i32": np.int32, "i64": np.int64}
+    """int32 / int64 from a numpy dtype or OpenVINO's ``"i32"`` / ``"i64"``.
+
+    Strings are OpenVINO's element type names or numpy's dtype names only:
+    numpy reads ``"i8"`` as 8-byte int64, where OpenVINO's ``"i8"`` is int8.
+    """
+    names = {"i32": np.int32, "i64": np.int64, "int32": np.int32, "int64": np.int64}
+    dtype: np.dtype | None
     try:
-        dtype = np.dtype(aliases.get(index_dtype, index_dtype)
-                         if isinstance(index_dtype, str) else index_dtype)
-    except TypeError:
+        if isinstance(index_dtype, str):
+            dtype = np.dtype(names[index_dtype.strip().lower()])
+        else:
+            dtype = np.dtype(index_dtype)
+    except (TypeError, KeyError):
         dtype = None
     if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
         raise OvpoolTypeError(f"{op}: {name} must be int32 or int64, got {index_dtype!r}")
@@ -182,6 +204,7 @@ def onnx_geometry(spatial: Sequence[int | None], kernel_shape: Ints, strides: In
     kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
     strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
     dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
+    check_dilated_kernel(kernel, dilations, op)
     mode = normalize_auto_pad(auto_pad)
     if pads is not None and mode != "explicit":
         given = normalize_int_list(pads, "pads", n, minimum=0, length=2 * n)
@@ -192,6 +215,16 @@ def onnx_geometry(spatial: Sequence[int | None], kernel_shape: Ints, strides: In
     rounding = "ceil_torch" if _bool(ceil_mode, "ceil_mode", op) else "floor"
     return pool_geometry(tuple(spatial), kernel, strides, dilations, begins, ends,
                          mode, rounding, op=op)
+
+
+def check_dilated_kernel(kernel: Sequence[int], dilations: Sequence[int], op: str) -> None:
+    """Refuse a dilated kernel past :data:`~ovpool.shapes.MAX_ELEMENTS` (each
+    factor is within it, their product may pass 2**63 in the window tables)."""
+    for k, d in zip(kernel, dilations):
+        if (k - 1) * d + 1 > MAX_ELEMENTS:
+            raise OvpoolValueError(
+                f"{op}: the dilated kernel is absurdly large (kernel {list(kernel)}, dilations "
+                f"{list(dilations)})")
 
 
 def _refuse_empty_windows(geometry: PoolGeometry, op: str) -> None:
@@ -273,9 +306,11 @@ def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int |
              [10.5, 12.5]]]], dtype=float32)
     """
     op = "adaptive_avg_pool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
     plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size),
-                        lambda: adaptive_plan(op, planes, output_size, AVERAGE))
+                        lambda: adaptive_plan(op, planes, output_size, AVERAGE, out=out))
     return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
 
 
@@ -364,12 +399,14 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
     array([[[2, 4, 5]]])
     """
     op = "adaptive_max_pool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     index_dtype = index_dtype_of(index_dtype, op)
     planes = _core.prepare(x, op, allow_int8=True)
     _check_index_space(planes.spatial, 1, index_dtype, op)
     plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size,
                          index_dtype.char),
-                        lambda: adaptive_plan(op, planes, output_size, ARGMAX,
+                        lambda: adaptive_plan(op, planes, output_size, ARGMAX, out=out,
                                               index_dtype=index_dtype))
     return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
                      out=out, out_indices=out_indices)
@@ -467,6 +504,8 @@ def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
              [12. , 13.5]]]], dtype=float32)
     """
     op = "avg_pool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
 
     def build():
@@ -476,7 +515,7 @@ def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
         if not include:
             _refuse_empty_windows(geometry, op)
         divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
-        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor))
+        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor), out=out)
 
     plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
                          strides, pads, dilations, auto_pad, ceil_mode, count_include_pad), build)
@@ -598,8 +637,11 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
              [ 8, 18]]]])
     """
     op = "max_pool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
-    if isinstance(storage_order, bool) or storage_order not in (0, 1):
+    if isinstance(storage_order, (bool, np.bool_)) or not isinstance(
+            storage_order, numbers.Integral) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
 
@@ -608,8 +650,8 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
                                  auto_pad, ceil_mode, op)
         _refuse_empty_windows(geometry, op)
         if not return_indices:
-            return _core.make_plan(op, planes, MAX, fixed_axes(geometry))
-        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry),
+            return _core.make_plan(op, planes, MAX, fixed_axes(geometry), out=out)
+        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), out=out,
                                planes_per_index_space=planes.lead[0] * planes.lead[1],
                                column_major=storage_order == 1)
 
@@ -693,13 +735,15 @@ def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints
     array([[[ 7., 14.]]], dtype=float32)
     """
     op = "lp_pool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     p = _p_value(p, op)
     planes = _core.prepare(x, op)
 
     def build():
         geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
                                  auto_pad, ceil_mode, op)
-        return _core.make_plan(op, planes, LP, fixed_axes(geometry), p=p)
+        return _core.make_plan(op, planes, LP, fixed_axes(geometry), out=out, p=p)
 
     plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
                          strides, pads, dilations, auto_pad, ceil_mode, p), build)
@@ -963,7 +1007,8 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
         raise OvpoolValueError(
             f"{op}: indices must have the shape of x {planes.lead + planes.spatial}, "
             f"got {index_array.shape}")
-    if indices_relative_to not in ("default_shape", "output_shape"):
+    if not isinstance(indices_relative_to, str) or \
+            indices_relative_to not in ("default_shape", "output_shape"):
         raise OvpoolValueError(
             f"{op}: indices_relative_to must be 'default_shape' or 'output_shape', "
             f"got {indices_relative_to!r}")
@@ -984,8 +1029,10 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
             raise OvpoolValueError(
                 f"{op}: output_shape {list(full_shape)} is smaller than the default "
                 f"shape {list(default_shape)}")
+    # the output's bytes before any work that grows with them
+    _core.check_output_budget(op, planes, full_shape[2:], out)
     index_shape = default_shape if indices_relative_to == "default_shape" else full_shape
-    index_space = int(np.prod(index_shape, dtype=np.int64))
+    index_space = math.prod(index_shape)   # (Python ints: np.prod wraps past 2**63)
     # (uint64 indices above 2**63 wrap to negative here and are caught below)
     flat_indices = np.ascontiguousarray(index_array, dtype=np.int64).reshape(-1)
     if flat_indices.size:
@@ -999,8 +1046,9 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
         # move positions of the default-shape block to the same coordinates in the output
         flat_indices = np.ravel_multi_index(np.unravel_index(flat_indices, index_shape),
                                             full_shape).astype(np.int64, copy=False)
+    # out is zeroed before the scatter reads the indices: it must not share them
     result = _core.allocate(full_shape, planes.planes.dtype, out, op, "out", planes.planes,
-                             planes.result_dtype)
+                             planes.result_dtype, (("indices", flat_indices),))
     flat = result.reshape(-1)
     flat[...] = 0
     bad = _kernels.max_unpool(planes.planes.reshape(-1), flat_indices, flat)

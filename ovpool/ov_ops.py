@@ -33,7 +33,16 @@ import numpy.typing as npt
 from . import _core
 from ._core import ARGMAX, AVERAGE, MAX
 from .errors import OvpoolTypeError, OvpoolValueError
-from .ops import Ints, _bool, _check_index_space, adaptive_avg_pool, index_dtype_of, op_errors
+from .ops import (
+    Ints,
+    _bool,
+    _check_index_space,
+    adaptive_avg_pool,
+    check_dilated_kernel,
+    check_num_threads,
+    index_dtype_of,
+    op_errors,
+)
 from .ops import adaptive_max_pool as _adaptive_max_pool
 from .shapes import (
     DIVISOR_OV_EXCLUDE,
@@ -89,6 +98,7 @@ def ov_geometry(spatial: Sequence[int | None], kernel: Ints, strides: Ints | Non
     kernel = normalize_int_list(kernel, "kernel", n, minimum=1)
     strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
     dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
+    check_dilated_kernel(kernel, dilations, op)
     begins = normalize_int_list(pads_begin, "pads_begin", n, minimum=0, default=0)
     ends = normalize_int_list(pads_end, "pads_end", n, minimum=0, default=0)
     mode = normalize_auto_pad(auto_pad)
@@ -171,6 +181,8 @@ def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     array([[[0.6666667, 1.       , 1.       , 0.6666667]]], dtype=float32)
     """
     op = "AvgPool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op)
 
     def build():
@@ -187,7 +199,7 @@ def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
         # (plan.hpp's Divisor::ov_exclude).
         include = not exclude and any(geometry.pads_begin + geometry.pads_end)
         divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
-        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor))
+        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor), out=out)
 
     plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
                          strides, pads_begin, pads_end, exclude_pad, rounding_type, auto_pad,
@@ -354,6 +366,8 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     array([[[2., 4.]]], dtype=float32)
     """
     op = "MaxPool"
+    if num_threads is not None:
+        check_num_threads(num_threads, op)
     planes = _core.prepare(x, op, allow_int8=True)
     return_indices = _bool(return_indices, "return_indices", op)
     index_dtype = planes_per_space = index_modulo = None
@@ -381,8 +395,9 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
         geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
                                auto_pad, rounding_type, op)
         if not return_indices:
-            return _core.make_plan(op, planes, MAX, fixed_axes(geometry))
-        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), index_dtype=index_dtype,
+            return _core.make_plan(op, planes, MAX, fixed_axes(geometry), out=out)
+        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), out=out,
+                               index_dtype=index_dtype,
                                planes_per_index_space=planes_per_space,
                                index_modulo=index_modulo)
 

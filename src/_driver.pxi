@@ -227,21 +227,31 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
     spec.planes_per_index_space = planes_per_index_space
     spec.column_major = column_major
     spec.index_modulo = index_modulo
-    if tuning:
-        for name, value in tuning.items():
-            if name == "units_per_thread": t.units_per_thread = value
-            elif name == "merged_outputs": t.merged_outputs = value
-            elif name == "prefetch_rows": t.prefetch_rows = value
-            elif name == "prefetch_min_elements": t.prefetch_min_elements = value
-            elif name == "prefetch_min_plane": t.prefetch_min_plane = value
-            elif name == "tile_prefetch_min_bytes": t.tile_prefetch_min_bytes = value
-            elif name == "tile_ahead_bytes": t.tile_ahead_bytes = value
-            elif name == "slab_prefetch_min_elements": t.slab_prefetch_min_elements = value
-            elif name == "slice_scratch": t.slice_scratch = value
-            elif name == "slab_bytes": t.slab_bytes = value
-            elif name == "half_scratch_limit": t.half_scratch_limit = value
-            else:
-                raise ValueError(f"unknown tuning field {name!r}")
+    for name, value in (tuning or {}).items():
+        if name == "units_per_thread":
+            t.units_per_thread = value
+        elif name == "merged_outputs":
+            t.merged_outputs = value
+        elif name == "prefetch_rows":
+            t.prefetch_rows = value
+        elif name == "prefetch_min_elements":
+            t.prefetch_min_elements = value
+        elif name == "prefetch_min_plane":
+            t.prefetch_min_plane = value
+        elif name == "tile_prefetch_min_bytes":
+            t.tile_prefetch_min_bytes = value
+        elif name == "tile_ahead_bytes":
+            t.tile_ahead_bytes = value
+        elif name == "slab_prefetch_min_elements":
+            t.slab_prefetch_min_elements = value
+        elif name == "slice_scratch":
+            t.slice_scratch = value
+        elif name == "slab_bytes":
+            t.slab_bytes = value
+        elif name == "half_scratch_limit":
+            t.half_scratch_limit = value
+        else:
+            raise ValueError(f"unknown tuning field {name!r}")
     cdef Plan plan = Plan.__new__(Plan)
     plan.plan = k.make_plan(spec, t)
     plan.unit = k.unit_function(plan.plan)

@@ -7,10 +7,13 @@ onnx.reference, onnxruntime), it is checked as well.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
 import ovpool
+from ovpool import _isa, shapes
 
 
 def _torch():
@@ -880,3 +883,36 @@ def test_maxunpool_keeps_int8_and_accepts_int32_indices():
     got = ovpool.max_unpool(x, np.array([[[1, 2]]], np.int32), (2,), strides=(2,))
     assert got.dtype == np.int8
     np.testing.assert_array_equal(got, [[[0, -5, 7, 0]]])
+
+
+def test_empty_window_test_matches_the_window_tables():
+    # shapes.axis_has_empty_window decides in O(log) steps without a table;
+    # the kernels' window tables are the reference (a row with 0 taps)
+    rng = np.random.default_rng(7)
+    seen = {False: 0, True: 0}
+    for _ in range(4000):
+        n_in, kernel, stride = (int(v) for v in rng.integers(1, [13, 6, 7]))
+        dilation, pad_begin, pad_end = (int(v) for v in rng.integers([1, 0, 0], [16, 9, 9]))
+        n_out = int(rng.integers(1, 13))
+        table = _isa.kernels.window_table(
+            (n_in, n_out, False, kernel, stride, dilation, pad_begin, pad_end, 0))
+        expected = bool((table[:, 1] == 0).any())
+        seen[expected] += 1
+        assert shapes.axis_has_empty_window(n_in, n_out, kernel, stride, dilation,
+                                            pad_begin) == expected
+    assert min(seen.values()) > 500
+
+
+def test_empty_window_test_of_a_huge_axis_builds_nothing():
+    # kernel 2, stride 1, dilation n + 1, n padded in front: window o starts at
+    # o - n and its second tap is at o + 1, so only the window starting at -1
+    # (o = n - 1, taps -1 and n) misses an input of n; one of n + 1 holds it
+    n = 1 << 39
+    tracemalloc.start()
+    try:
+        assert shapes.axis_has_empty_window(n, 2 * n, 2, 1, n + 1, n)
+        assert not shapes.axis_has_empty_window(n + 1, 2 * n, 2, 1, n + 1, n)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 16

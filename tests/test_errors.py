@@ -195,6 +195,9 @@ CASES = [
      ["index_dtype", "float32"]),
     ("index_dtype_int16", lambda: ovpool.adaptive_max_pool(X, 2, index_dtype=np.int16), T,
      ["index_dtype", "int16"]),
+    # OpenVINO's "i8" is int8 (numpy would read it as 8-byte int64)
+    ("index_element_type_i8", lambda: ov_ops.max_pool(X, 2, 2, 0, 0, index_element_type="i8"),
+     T, ["index_element_type", "'i8'"]),
     ("index_dtype_uint32", lambda: ovpool.adaptive_max_pool(X, 2, index_dtype=np.uint32), T,
      ["index_dtype", "uint32"]),
     ("index_dtype_string", lambda: ovpool.adaptive_max_pool(X, 2, index_dtype="u32"), T,

@@ -210,6 +210,31 @@ def _cases():
             add(f"lp_pool 3d {k} {kw}", shape, dtype, "normal",
                 lambda m, x, k=k, kw=kw: m.lp_pool(x, k, p=3, **kw))
 
+    # seeded random fixed windows, the spread of benchmarks/sweep.py: kernels
+    # 1-7, strides 1-4, dilations 1-3, pads below the dilated kernel, ceil
+    # modes, rows from 1 output to several vector blocks
+    for i in range(120):
+        n = 1 + i % 3
+        k = [int(v) for v in rng.integers(1, 8, n)]
+        s = [int(v) for v in rng.integers(1, 5, n)]
+        d = [int(v) if rng.random() < 0.3 else 1 for v in rng.integers(1, 4, n)]
+        reach = [(ki - 1) * di + 1 for ki, di in zip(k, d)]
+        sizes = [int(r + rng.integers(0, 40 if n < 3 else 12)) for r in reach]
+        p = [int(rng.integers(0, r // 2 + 1)) for r in reach] * 2
+        ceil = bool(rng.random() < 0.3)
+        shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *sizes)
+        kw = dict(strides=s, pads=p, dilations=d, ceil_mode=ceil)
+        for dtype in (np.float32, np.float64, np.float16):
+            style = ("normal", "nan", "ties")[i % 3]
+            add(f"random {i} avg_pool {k} {kw}", shape, dtype, style,
+                lambda m, x, k=k, kw=kw: m.avg_pool(x, k, count_include_pad=True, **kw))
+            add(f"random {i} max_pool {k} {kw}", shape, dtype, style,
+                lambda m, x, k=k, kw=kw: m.max_pool(x, k, **kw))
+            add(f"random {i} lp_pool {k} {kw}", shape, dtype, style,
+                lambda m, x, k=k, kw=kw: m.lp_pool(x, k, p=2, **kw))
+        add(f"random {i} max_pool {k} {kw}", shape, np.int8, "ties",
+            lambda m, x, k=k, kw=kw: m.max_pool(x, k, **kw))
+
     # global pools
     for shape in [(2, 3, 7, 7), (32, 64, 7, 7), (2, 3, 100, 100), (2, 5, 4099),
                   (3, 2, 3, 4, 5), (128, 32, 7, 7), (2, 3, 1, 1), (1, 9, 8000), (8, 7, 5)]:

@@ -46,7 +46,8 @@ namespace detail {
 constexpr int64_t kApiMax = int64_t(1) << 40;
 
 inline bool shape_ok(const Shape &in) {
-    if (in.n < 0 || in.c < 0 || in.n > kApiMax || in.c > kApiMax || in.n_spatial < 1 || in.n_spatial > 3)
+    if (in.n < 0 || in.c < 0 || in.n > kApiMax || in.c > kApiMax || in.n_spatial < 1 ||
+        in.n_spatial > 3)
         return false;
     for (int a = 0; a < in.n_spatial; a++)
         if (in.spatial[a] < 1 || in.spatial[a] > kApiMax)
@@ -69,13 +70,14 @@ constexpr DType dtype_of() {
 // Axis specs of a fixed-window pool: kBadArgument when a window does not fit.
 inline int fixed_axes(const Shape &in, const Window &w, Divisor divisor, PoolSpec &spec) {
     for (int a = 0; a < in.n_spatial; a++) {
-        if (w.kernel[a] < 1 || w.strides[a] < 1 || w.dilations[a] < 1 || w.pads_begin[a] < 0 || w.pads_end[a] < 0 ||
-            w.kernel[a] > kApiMax || w.strides[a] > kApiMax || w.dilations[a] > kApiMax ||
-            w.pads_begin[a] > kApiMax || w.pads_end[a] > kApiMax ||
+        if (w.kernel[a] < 1 || w.strides[a] < 1 || w.dilations[a] < 1 || w.pads_begin[a] < 0 ||
+            w.pads_end[a] < 0 || w.kernel[a] > kApiMax || w.strides[a] > kApiMax ||
+            w.dilations[a] > kApiMax || w.pads_begin[a] > kApiMax || w.pads_end[a] > kApiMax ||
             w.kernel[a] > kApiMax / w.dilations[a])
             return kBadArgument;
-        const AxisSize size = axis_output_size(in.spatial[a], w.kernel[a], w.strides[a], w.dilations[a],
-                                               w.pads_begin[a], w.pads_end[a], w.auto_pad, w.rounding);
+        const AxisSize size =
+            axis_output_size(in.spatial[a], w.kernel[a], w.strides[a], w.dilations[a],
+                             w.pads_begin[a], w.pads_end[a], w.auto_pad, w.rounding);
         if (size.n_out < 1)
             return kBadArgument;
         AxisSpec &s = spec.axes[a];
@@ -123,8 +125,8 @@ inline int pool_output_size(const Shape &in, const Window &w, int64_t *out_spati
 namespace detail {
 
 template <class T>
-inline int adaptive(Family family, const T *x, const Shape &in, const int64_t *out_spatial, T *out, void *indices,
-                    IndexType index_type) noexcept {
+inline int adaptive(Family family, const T *x, const Shape &in, const int64_t *out_spatial, T *out,
+                    void *indices, IndexType index_type) noexcept {
     if (!shape_ok(in))
         return kBadArgument;
     PoolSpec spec;
@@ -146,8 +148,9 @@ inline int adaptive(Family family, const T *x, const Shape &in, const int64_t *o
 }
 
 template <class T>
-inline int fixed(Family family, const T *x, const Shape &in, const Window &w, Divisor divisor, double p, T *out,
-                 void *indices, IndexType index_type, bool column_major) noexcept {
+inline int fixed(Family family, const T *x, const Shape &in, const Window &w, Divisor divisor,
+                 double p, T *out, void *indices, IndexType index_type,
+                 bool column_major) noexcept {
     if (!shape_ok(in))
         return kBadArgument;
     PoolSpec spec;
@@ -172,7 +175,8 @@ inline int fixed(Family family, const T *x, const Shape &in, const Window &w, Di
 // adaptive_avg_poolNd): out has shape (n, c, out_spatial...). T: float or
 // double.
 template <class T>
-inline int adaptive_avg_pool(const T *x, const Shape &in, const int64_t *out_spatial, T *out) noexcept {
+inline int adaptive_avg_pool(const T *x, const Shape &in, const int64_t *out_spatial,
+                             T *out) noexcept {
     static_assert(std::is_floating_point<T>::value, "averages need float or double");
     return detail::adaptive(Family::average, x, in, out_spatial, out, nullptr, IndexType::i64);
 }
@@ -181,8 +185,10 @@ inline int adaptive_avg_pool(const T *x, const Shape &in, const int64_t *out_spa
 // flat within each (n, c) plane. T: float, double, int8_t, uint8_t; I:
 // int32_t or int64_t.
 template <class T, class I>
-inline int adaptive_max_pool(const T *x, const Shape &in, const int64_t *out_spatial, T *out, I *indices) noexcept {
-    static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value, "int32 or int64 indices");
+inline int adaptive_max_pool(const T *x, const Shape &in, const int64_t *out_spatial, T *out,
+                             I *indices) noexcept {
+    static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value,
+                  "int32 or int64 indices");
     return detail::adaptive(Family::argmax, x, in, out_spatial, out, indices,
                             std::is_same<I, int64_t>::value ? IndexType::i64 : IndexType::i32);
 }
@@ -190,16 +196,19 @@ inline int adaptive_max_pool(const T *x, const Shape &in, const int64_t *out_spa
 // Average pooling (ONNX AveragePool): count_include_pad divides by the taps
 // inside input + declared pads.
 template <class T>
-inline int avg_pool(const T *x, const Shape &in, const Window &w, bool count_include_pad, T *out) noexcept {
+inline int avg_pool(const T *x, const Shape &in, const Window &w, bool count_include_pad,
+                    T *out) noexcept {
     static_assert(std::is_floating_point<T>::value, "averages need float or double");
-    return detail::fixed(Family::average, x, in, w, count_include_pad ? Divisor::declared_pads : Divisor::taps, 2.0,
-                         out, nullptr, IndexType::i64, false);
+    return detail::fixed(Family::average, x, in, w,
+                         count_include_pad ? Divisor::declared_pads : Divisor::taps, 2.0, out,
+                         nullptr, IndexType::i64, false);
 }
 
 // Max pooling (ONNX MaxPool), values only.
 template <class T>
 inline int max_pool(const T *x, const Shape &in, const Window &w, T *out) noexcept {
-    return detail::fixed(Family::max, x, in, w, Divisor::taps, 2.0, out, nullptr, IndexType::i64, false);
+    return detail::fixed(Family::max, x, in, w, Divisor::taps, 2.0, out, nullptr, IndexType::i64,
+                         false);
 }
 
 // Max pooling with indices flat over the whole (n, c, ...) tensor (ONNX
@@ -207,9 +216,11 @@ inline int max_pool(const T *x, const Shape &in, const Window &w, T *out) noexce
 template <class T, class I>
 inline int max_pool_with_indices(const T *x, const Shape &in, const Window &w, T *out, I *indices,
                                  bool column_major = false) noexcept {
-    static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value, "int32 or int64 indices");
+    static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value,
+                  "int32 or int64 indices");
     return detail::fixed(Family::argmax, x, in, w, Divisor::taps, 2.0, out, indices,
-                         std::is_same<I, int64_t>::value ? IndexType::i64 : IndexType::i32, column_major);
+                         std::is_same<I, int64_t>::value ? IndexType::i64 : IndexType::i32,
+                         column_major);
 }
 
 // Lp pooling (ONNX LpPool): (sum |x|^p)^(1/p), padding contributes zeros.
@@ -218,7 +229,8 @@ inline int lp_pool(const T *x, const Shape &in, const Window &w, double p, T *ou
     static_assert(std::is_floating_point<T>::value, "Lp sums need float or double");
     if (!(p > 0) || p > 1e300)
         return kBadArgument;
-    return detail::fixed(Family::lp, x, in, w, Divisor::taps, p, out, nullptr, IndexType::i64, false);
+    return detail::fixed(Family::lp, x, in, w, Divisor::taps, p, out, nullptr, IndexType::i64,
+                         false);
 }
 
 // Global pools: one output per (n, c) plane.

@@ -49,8 +49,9 @@ OVPOOL_INLINE int64_t flat_index(int64_t p, const Plan &plan, const Layout &l) {
 // order, so the strict ">" keeps the first maximum and "!=" the last NaN.
 // Branch-free selects over o vectorise (pos is an in-plane offset).
 template <class T, ptrdiff_t S, ptrdiff_t D>
-OVPOOL_INLINE void taps(const T *row, T *best, int32_t *pos, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t stride,
-                        ptrdiff_t start, ptrdiff_t dilation, ptrdiff_t t_begin, ptrdiff_t k, int32_t row_offset) {
+OVPOOL_INLINE void taps(const T *row, T *best, int32_t *pos, ptrdiff_t lo, ptrdiff_t hi,
+                        ptrdiff_t stride, ptrdiff_t start, ptrdiff_t dilation, ptrdiff_t t_begin,
+                        ptrdiff_t k, int32_t row_offset) {
     const ptrdiff_t s = S ? S : stride, d = D ? D : dilation;
     for (ptrdiff_t t = t_begin; t < k; t++)
         for (ptrdiff_t o = lo; o < hi; o++) {
@@ -63,8 +64,8 @@ OVPOOL_INLINE void taps(const T *row, T *best, int32_t *pos, ptrdiff_t lo, ptrdi
 }
 
 template <class T, ptrdiff_t S>
-OVPOOL_INLINE void first_tap(const T *row, T *best, int32_t *pos, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t stride,
-                             ptrdiff_t start, int32_t row_offset) {
+OVPOOL_INLINE void first_tap(const T *row, T *best, int32_t *pos, ptrdiff_t lo, ptrdiff_t hi,
+                             ptrdiff_t stride, ptrdiff_t start, int32_t row_offset) {
     const ptrdiff_t s = S ? S : stride;
     for (ptrdiff_t o = lo; o < hi; o++) {
         const ptrdiff_t i = o * s + start;
@@ -76,7 +77,8 @@ OVPOOL_INLINE void first_tap(const T *row, T *best, int32_t *pos, ptrdiff_t lo, 
 // One window row for the interior outputs; strides 1 and 2 are specialised
 // so that the loads are contiguous or deinterleaved.
 template <class T>
-inline void interior_row(const T *row, T *best, int32_t *pos, const Plan &plan, bool first_row, int32_t row_offset) {
+inline void interior_row(const T *row, T *best, int32_t *pos, const Plan &plan, bool first_row,
+                         int32_t row_offset) {
     const ptrdiff_t lo = plan.interior_lo, hi = plan.interior_hi;
     const ptrdiff_t start = -plan.pad_w, k = plan.kernel_w, d = plan.dil_w, s = plan.stride_w;
     const ptrdiff_t t_begin = first_row ? 1 : 0;
@@ -104,8 +106,8 @@ inline void interior_row(const T *row, T *best, int32_t *pos, const Plan &plan, 
 // padding, or adaptive bins): the leftmost maximum of each window row, then
 // the topmost row, both with the strict comparison.
 template <class T, class I>
-inline void edges(const T *plane, T *out_row, I *index_row, const Plan &plan, ptrdiff_t od, ptrdiff_t oh,
-                  ptrdiff_t o_begin, ptrdiff_t o_end, const Layout &l) {
+inline void edges(const T *plane, T *out_row, I *index_row, const Plan &plan, ptrdiff_t od,
+                  ptrdiff_t oh, ptrdiff_t o_begin, ptrdiff_t o_end, const Layout &l) {
     const int64_t *wd = plan.win_d.data() + 3 * od;
     const int64_t *wh = plan.win_h.data() + 3 * oh;
     if constexpr (std::is_same<T, float>::value) {
@@ -123,8 +125,9 @@ inline void edges(const T *plane, T *out_row, I *index_row, const Plan &plan, pt
                     continue;
                 }
                 float best;
-                const int64_t offset = simd::window_argmax_f32(plane, plan.in_w, wd[0] * plan.in_h + wh[0], wh[1],
-                                                               plan.dil_h, ww[0], ww[1], plan.dil_w, &best);
+                const int64_t offset =
+                    simd::window_argmax_f32(plane, plan.in_w, wd[0] * plan.in_h + wh[0], wh[1],
+                                            plan.dil_h, ww[0], ww[1], plan.dil_w, &best);
                 out_row[ow] = best;
                 index_row[ow] = static_cast<I>(flat_index(offset, plan, l));
             }
@@ -185,8 +188,9 @@ inline void edges(const T *plane, T *out_row, I *index_row, const Plan &plan, pt
 // simd::bins_group_f32; positions, out_w int64, is its scratch), and a row
 // where that meets a NaN by the fold.
 template <class T, class I>
-inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t *col_row, int64_t *offsets,
-                      int64_t *positions, const Plan &plan, ptrdiff_t od, ptrdiff_t oh, const Layout &l) {
+inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t *col_row,
+                      int64_t *offsets, int64_t *positions, const Plan &plan, ptrdiff_t od,
+                      ptrdiff_t oh, const Layout &l) {
     const ptrdiff_t n_rows = row_offsets(plan, od, oh, offsets);
     const bool vector_bins = std::is_same<T, float>::value && plan.dil_w == 1 && plan.in_w >= 8 &&
                              plan.in_d * plan.in_h < limits::kRankKeyRows;
@@ -205,7 +209,8 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
     // the latency of the next: 2 KiB further gave 0.91-0.94x at 1 and 2
     // threads (100 -> 7 0.91-0.95x; 4 and 8 KiB less; whole windows further
     // ahead made large windows slower)
-    const char *ahead = reinterpret_cast<const char *>(plane + offsets[n_rows - 1] + plan.in_w) + 2048;
+    const char *ahead =
+        reinterpret_cast<const char *>(plane + offsets[n_rows - 1] + plan.in_w) + 2048;
     for (ptrdiff_t i = 0; i < n_rows * plan.in_w * static_cast<ptrdiff_t>(sizeof(T)); i += 256) {
         // four lines a turn (a prefetch past the end cannot fault)
         prefetch_l1(ahead + i);
@@ -216,8 +221,9 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
     if constexpr (std::is_same<T, float>::value) {
         if (plan.bins_by_window) {
             const bool direct = std::is_same<I, int64_t>::value && plan.row_major;
-            if (simd::bins_argmax_f32(plane, offsets, n_rows, plan.in_w, plan.win_w.data(), plan.out_w, out_row,
-                                      positions, direct ? reinterpret_cast<int64_t *>(index_row) : nullptr,
+            if (simd::bins_argmax_f32(plane, offsets, n_rows, plan.in_w, plan.win_w.data(),
+                                      plan.out_w, out_row, positions,
+                                      direct ? reinterpret_cast<int64_t *>(index_row) : nullptr,
                                       l.index_base) == 0) {
                 if (!direct)
                     for (ptrdiff_t o = 0; o < plan.out_w; o++)
@@ -254,7 +260,8 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
         if constexpr (std::is_same<T, float>::value) {
             // windows of up to 8 columns: the same choice in one vector
             if (vector_bins && n_taps <= 8) {
-                const ptrdiff_t c = simd::window_argmax8_f32(col, col_row, plan.in_w, first, n_taps);
+                const ptrdiff_t c =
+                    simd::window_argmax8_f32(col, col_row, plan.in_w, first, n_taps);
                 if (c >= 0) {
                     out_row[o] = col[c];
                     index_row[o] = static_cast<I>(flat_index(offsets[col_row[c]] + c, plan, l));
@@ -318,12 +325,13 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
 // when they are int64 and row-major, else through the int64 scratch (n_out
 // long) and flat_index.
 template <class I>
-inline void vector_row(const float *row0, float *out, I *index_row, int64_t *scratch, ptrdiff_t n_out, int kh,
-                       int stride, int k, int32_t row_offset, const Plan &plan, const Layout &l, bool left) {
+inline void vector_row(const float *row0, float *out, I *index_row, int64_t *scratch,
+                       ptrdiff_t n_out, int kh, int stride, int k, int32_t row_offset,
+                       const Plan &plan, const Layout &l, bool left) {
     if constexpr (std::is_same<I, int64_t>::value) {
         if (plan.row_major) {
-            simd::argmax_row_f32(row0, plan.in_w, out, index_row, n_out, kh, stride, k, row_offset, l.index_base,
-                                 left);
+            simd::argmax_row_f32(row0, plan.in_w, out, index_row, n_out, kh, stride, k, row_offset,
+                                 l.index_base, left);
             return;
         }
     }
@@ -337,9 +345,9 @@ inline void vector_row(const float *row0, float *out, I *index_row, int64_t *scr
 // following rows of the slice whose windows have as many rows, one stride
 // lower each (one kernel call for them); returns the number of rows done.
 template <class T, class I>
-inline ptrdiff_t rows(const T *plane, T *out_row, I *index_row, int32_t *pos, T *col, int32_t *col_row,
-                      int64_t *offsets, const Plan &plan, ptrdiff_t od, ptrdiff_t oh, const Layout &l,
-                      ptrdiff_t max_rows) {
+inline ptrdiff_t rows(const T *plane, T *out_row, I *index_row, int32_t *pos, T *col,
+                      int32_t *col_row, int64_t *offsets, const Plan &plan, ptrdiff_t od,
+                      ptrdiff_t oh, const Layout &l, ptrdiff_t max_rows) {
     ptrdiff_t n_run = 1, row_step = 0;
     const int64_t *wd = plan.win_d.data() + 3 * od;
     const int64_t *wh = plan.win_h.data() + 3 * oh;
@@ -347,21 +355,23 @@ inline ptrdiff_t rows(const T *plane, T *out_row, I *index_row, int32_t *pos, T 
     // vertical-first by the tables unless enough outputs lie in the interior
     // to fill vector registers with the taps-outer argmax below
     if (hi - lo < 16) {
-        table_row(plane, out_row, index_row, col, col_row, offsets, reinterpret_cast<int64_t *>(pos), plan, od, oh,
-                  l);
+        table_row(plane, out_row, index_row, col, col_row, offsets,
+                  reinterpret_cast<int64_t *>(pos), plan, od, oh, l);
         return 1;
     }
     if (wd[1] == 0 || wh[1] == 0 || hi <= lo) {
         edges(plane, out_row, index_row, plan, od, oh, 0, plan.out_w, l);
         return 1;
     }
-    const bool vector_rows = std::is_same<T, float>::value && wd[1] == 1 && plan.dil_h == 1 && plan.dil_w == 1 &&
+    const bool vector_rows = std::is_same<T, float>::value && wd[1] == 1 && plan.dil_h == 1 &&
+                             plan.dil_w == 1 &&
                              simd::vector_rows_ok(hi - lo, plan.stride_w, plan.kernel_w);
     // output 0 of 3-tap windows with W padding 1 joins the vector blocks
     // (simd::taps8s_left)
-    const bool left = vector_rows && lo == 1 && simd::left_edge_ok(hi, plan.stride_w, plan.kernel_w, plan.pad_w);
-    if (std::is_same<T, float>::value && vector_rows && std::is_same<I, int64_t>::value && oh + 1 < plan.out_h &&
-        plan.row_major) {
+    const bool left =
+        vector_rows && lo == 1 && simd::left_edge_ok(hi, plan.stride_w, plan.kernel_w, plan.pad_w);
+    if (std::is_same<T, float>::value && vector_rows && std::is_same<I, int64_t>::value &&
+        oh + 1 < plan.out_h && plan.row_major) {
         row_step = wh[3] - wh[0];
         while (n_run < max_rows && oh + n_run < plan.out_h && wh[3 * n_run + 1] == wh[1] &&
                wh[3 * n_run] == wh[0] + n_run * row_step)
@@ -369,29 +379,32 @@ inline ptrdiff_t rows(const T *plane, T *out_row, I *index_row, int32_t *pos, T 
     }
     for (ptrdiff_t r = 0; r < n_run; r++) {
         if (lo > 0 && !left)
-            edges(plane, out_row + r * plan.out_w, index_row + r * plan.out_w, plan, od, oh + r, 0, lo, l);
+            edges(plane, out_row + r * plan.out_w, index_row + r * plan.out_w, plan, od, oh + r, 0,
+                  lo, l);
         if (hi < plan.out_w)
-            edges(plane, out_row + r * plan.out_w, index_row + r * plan.out_w, plan, od, oh + r, hi, plan.out_w, l);
+            edges(plane, out_row + r * plan.out_w, index_row + r * plan.out_w, plan, od, oh + r, hi,
+                  plan.out_w, l);
     }
     if constexpr (std::is_same<T, float>::value) {
         if (vector_rows) {
             // consecutive window rows: the vector argmax takes them all
             if (left)
                 lo = 0;
-            const int32_t row_offset =
-                static_cast<int32_t>((wd[0] * plan.in_h + wh[0]) * plan.in_w + lo * plan.stride_w - plan.pad_w);
+            const int32_t row_offset = static_cast<int32_t>(
+                (wd[0] * plan.in_h + wh[0]) * plan.in_w + lo * plan.stride_w - plan.pad_w);
             const int kh = static_cast<int>(wh[1]), s = static_cast<int>(plan.stride_w);
             const int k = static_cast<int>(plan.kernel_w);
             if constexpr (std::is_same<I, int64_t>::value) {
                 if (n_run > 1) {
-                    simd::argmax_rows_f32(plane + row_offset, plan.in_w, out_row + lo, index_row + lo, hi - lo, kh, s,
-                                          k, row_offset, l.index_base, left, n_run, row_step * plan.in_w,
-                                          plan.out_w);
+                    simd::argmax_rows_f32(
+                        plane + row_offset, plan.in_w, out_row + lo, index_row + lo, hi - lo, kh, s,
+                        k, row_offset, l.index_base, left, n_run, row_step * plan.in_w, plan.out_w);
                     return n_run;
                 }
             }
-            vector_row(plane + row_offset, out_row + lo, index_row + lo, reinterpret_cast<int64_t *>(pos), hi - lo,
-                       kh, s, k, row_offset, plan, l, left);
+            vector_row(plane + row_offset, out_row + lo, index_row + lo,
+                       reinterpret_cast<int64_t *>(pos), hi - lo, kh, s, k, row_offset, plan, l,
+                       left);
             return 1;
         }
     }
@@ -400,7 +413,8 @@ inline ptrdiff_t rows(const T *plane, T *out_row, I *index_row, int32_t *pos, T 
         const int64_t in_d_idx = wd[0] + td * plan.dil_d;
         for (ptrdiff_t th = 0; th < wh[1]; th++) {
             const int64_t in_h_idx = wh[0] + th * plan.dil_h;
-            const int32_t row_offset = static_cast<int32_t>((in_d_idx * plan.in_h + in_h_idx) * plan.in_w);
+            const int32_t row_offset =
+                static_cast<int32_t>((in_d_idx * plan.in_h + in_h_idx) * plan.in_w);
             interior_row(plane + row_offset, out_row, pos, plan, first_row, row_offset);
             first_row = false;
         }
@@ -437,32 +451,38 @@ void argmax_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch
                                                    detail::rank_offset(plan.in_w, sizeof(T)));
     int64_t *offsets = scratch_part<int64_t>(scratch, plan.scratch.offsets);
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
-    for_unit_rows(plan, call.schedule, unit, [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
-        const argmax::Layout l{(q % plan.spec.planes_per_index_space) * in_plane, plan.index_stride_d,
-                               plan.index_stride_h, plan.index_stride_w};
-        const T *src = x + q * in_plane;
-        const int64_t at = q * out_plane + row * plan.out_w;
-        int64_t n = 1;
-        if constexpr (P == Path::argmax_tiles && std::is_same<T, float>::value) {
-            const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
-            const int64_t tile_row = (od * plan.in_h + oh * kh) * plan.in_w;
-            if (std::is_same<I, int64_t>::value && plan.row_major) {
-                // the unit's rows in this depth slice, in one call
-                n = std::min(left, plan.out_h - oh);
-                simd::argmax_rows_f32(src + tile_row, plan.in_w, out + at, reinterpret_cast<int64_t *>(index + at),
-                                      plan.out_w, static_cast<int>(kh), static_cast<int>(kw), static_cast<int>(kw),
-                                      static_cast<int32_t>(tile_row), l.index_base, 0, n, kh * plan.in_w, plan.out_w);
+    for_unit_rows(
+        plan, call.schedule, unit,
+        [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
+            const argmax::Layout l{(q % plan.spec.planes_per_index_space) * in_plane,
+                                   plan.index_stride_d, plan.index_stride_h, plan.index_stride_w};
+            const T *src = x + q * in_plane;
+            const int64_t at = q * out_plane + row * plan.out_w;
+            int64_t n = 1;
+            if constexpr (P == Path::argmax_tiles && std::is_same<T, float>::value) {
+                const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
+                const int64_t tile_row = (od * plan.in_h + oh * kh) * plan.in_w;
+                if (std::is_same<I, int64_t>::value && plan.row_major) {
+                    // the unit's rows in this depth slice, in one call
+                    n = std::min(left, plan.out_h - oh);
+                    simd::argmax_rows_f32(src + tile_row, plan.in_w, out + at,
+                                          reinterpret_cast<int64_t *>(index + at), plan.out_w,
+                                          static_cast<int>(kh), static_cast<int>(kw),
+                                          static_cast<int>(kw), static_cast<int32_t>(tile_row),
+                                          l.index_base, 0, n, kh * plan.in_w, plan.out_w);
+                } else {
+                    argmax::vector_row(
+                        src + tile_row, out + at, index + at, reinterpret_cast<int64_t *>(pos),
+                        plan.out_w, static_cast<int>(kh), static_cast<int>(kw),
+                        static_cast<int>(kw), static_cast<int32_t>(tile_row), plan, l, false);
+                }
             } else {
-                argmax::vector_row(src + tile_row, out + at, index + at, reinterpret_cast<int64_t *>(pos), plan.out_w,
-                                   static_cast<int>(kh), static_cast<int>(kw), static_cast<int>(kw),
-                                   static_cast<int32_t>(tile_row), plan, l, false);
+                n = argmax::rows(src, out + at, index + at, pos, col, col_row, offsets, plan, od,
+                                 oh, l, left);
             }
-        } else {
-            n = argmax::rows(src, out + at, index + at, pos, col, col_row, offsets, plan, od, oh, l, left);
-        }
-        argmax::reduce_indices(plan, index + at, n * plan.out_w);
-        return n;
-    });
+            argmax::reduce_indices(plan, index + at, n * plan.out_w);
+            return n;
+        });
 }
 
 // float16 / bfloat16: each plane is widened once into per-thread float32
@@ -477,8 +497,8 @@ void half_argmax_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
     int64_t *widened = scratch_part<int64_t>(scratch, plan.scratch.state);
     int32_t *pos = scratch_part<int32_t>(scratch, plan.scratch.pos);
     float *col = scratch_part<float>(scratch, plan.scratch.col);
-    int32_t *col_row =
-        reinterpret_cast<int32_t *>(reinterpret_cast<char *>(col) + detail::rank_offset(plan.in_w, sizeof(float)));
+    int32_t *col_row = reinterpret_cast<int32_t *>(reinterpret_cast<char *>(col) +
+                                                   detail::rank_offset(plan.in_w, sizeof(float)));
     int64_t *offsets = scratch_part<int64_t>(scratch, plan.scratch.offsets);
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
     const int64_t q = unit / call.schedule.blocks_per_plane;
@@ -486,15 +506,18 @@ void half_argmax_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
         simd::widen(x + q * in_plane, plane_f, in_plane, Bf16);
         *widened = q;
     }
-    for_unit_rows(plan, call.schedule, unit, [&](int64_t, int64_t row, int64_t od, int64_t oh, int64_t) -> int64_t {
-        const argmax::Layout l{(q % plan.spec.planes_per_index_space) * in_plane, plan.index_stride_d,
-                               plan.index_stride_h, plan.index_stride_w};
-        const int64_t at = q * out_plane + row * plan.out_w;
-        argmax::rows(plane_f, out_row, index + at, pos, col, col_row, offsets, plan, od, oh, l, 1);
-        simd::narrow(out_row, out + at, plan.out_w, Bf16);
-        argmax::reduce_indices(plan, index + at, plan.out_w);
-        return 1;
-    });
+    for_unit_rows(plan, call.schedule, unit,
+                  [&](int64_t, int64_t row, int64_t od, int64_t oh, int64_t) -> int64_t {
+                      const argmax::Layout l{(q % plan.spec.planes_per_index_space) * in_plane,
+                                             plan.index_stride_d, plan.index_stride_h,
+                                             plan.index_stride_w};
+                      const int64_t at = q * out_plane + row * plan.out_w;
+                      argmax::rows(plane_f, out_row, index + at, pos, col, col_row, offsets, plan,
+                                   od, oh, l, 1);
+                      simd::narrow(out_row, out + at, plan.out_w, Bf16);
+                      argmax::reduce_indices(plan, index + at, plan.out_w);
+                      return 1;
+                  });
 }
 
 OVPOOL_END

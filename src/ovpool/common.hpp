@@ -25,8 +25,10 @@
 
 #if defined(__GNUC__)
 #define OVPOOL_INLINE inline __attribute__((always_inline))
+#define OVPOOL_NOINLINE __attribute__((noinline))
 #else
 #define OVPOOL_INLINE inline
+#define OVPOOL_NOINLINE
 #endif
 
 // Each instruction-set build of the core lives in an inline namespace of its
@@ -40,8 +42,12 @@
 #define OVPOOL_ISA baseline
 #endif
 #endif
-#define OVPOOL_BEGIN namespace ovpool { inline namespace OVPOOL_ISA {
-#define OVPOOL_END }}
+#define OVPOOL_BEGIN   \
+    namespace ovpool { \
+    inline namespace OVPOOL_ISA {
+#define OVPOOL_END \
+    }              \
+    }
 
 OVPOOL_BEGIN
 

@@ -22,14 +22,14 @@ OVPOOL_BEGIN
 // hardware prefetcher does not cross. (Into L1 they evicted the current
 // slab: maxpool3d 3x3x3 s2 5.5 ms at 1 thread with L2 prefetch, 7.0 with L1
 // prefetch, 6.6 without a slab.)
-inline void prefetch_slab_part(const char *next_src, const int64_t *next_wd, int64_t part, int64_t item_size,
-                               const Plan &plan) {
+inline void prefetch_slab_part(const char *next_src, const int64_t *next_wd, int64_t part,
+                               int64_t item_size, const Plan &plan) {
     const int64_t span = (plan.slab_hi - plan.slab_lo) * plan.in_w * item_size;
     const int64_t lo = (span * part / plan.out_h) & ~int64_t(63);
     const int64_t hi = span * (part + 1) / plan.out_h;
     for (int64_t td = 0; td < next_wd[1]; td++) {
-        const char *start =
-            next_src + ((next_wd[0] + td * plan.dil_d) * plan.in_h + plan.slab_lo) * plan.in_w * item_size;
+        const char *start = next_src + ((next_wd[0] + td * plan.dil_d) * plan.in_h + plan.slab_lo) *
+                                           plan.in_w * item_size;
         for (int64_t b = lo; b < hi; b += 64)
             prefetch_l2(start + b);
     }
@@ -42,7 +42,8 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
     T *buf = scratch_part<T>(scratch, plan.scratch.buf);
     T *slab = scratch_part<T>(scratch, plan.scratch.slab);
     int64_t *offsets = scratch_part<int64_t>(scratch, plan.scratch.offsets);
-    const int64_t slice = plan.in_h * plan.in_w, in_plane = plan.in_d * slice, out_plane = plan.out_plane();
+    const int64_t slice = plan.in_h * plan.in_w, in_plane = plan.in_d * slice,
+                  out_plane = plan.out_plane();
     const int64_t slab_width = (plan.slab_hi - plan.slab_lo) * plan.in_w;
     const int64_t n_units = plan.n_planes * plan.out_d;
     const int64_t q = unit / plan.out_d, od = unit - q * plan.out_d;
@@ -57,7 +58,8 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
     else
         vsum(src, offsets, wd[1], slab + plan.slab_lo * plan.in_w, slab_width);
     // the next unit: the next output depth, or the first of the next plane
-    const char *next_src = reinterpret_cast<const char *>(od + 1 < plan.out_d ? src : src + in_plane);
+    const char *next_src =
+        reinterpret_cast<const char *>(od + 1 < plan.out_d ? src : src + in_plane);
     const int64_t *next_wd = od + 1 < plan.out_d ? wd + 3 : plan.win_d.data();
     const bool ahead = plan.slab_prefetch && unit + 1 < n_units;
     const int64_t item = static_cast<int64_t>(sizeof(T));
@@ -68,8 +70,9 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
             float *lanes = scratch_part<float>(scratch, plan.scratch.lanes);
             while (oh < plan.out_h) {
                 const int64_t n = std::min<int64_t>(8, plan.out_h - oh);
-                if (!simd::adaptive_narrow_f32(slab, plan.in_w, plan.win_h.data() + 3 * oh, n, plan.win_w.data(),
-                                               plan.out_w, out_d + oh * plan.out_w, plan.out_w,
+                if (!simd::adaptive_narrow_f32(slab, plan.in_w, plan.win_h.data() + 3 * oh, n,
+                                               plan.win_w.data(), plan.out_w,
+                                               out_d + oh * plan.out_w, plan.out_w,
                                                div_w_of<T>(plan), wd[2], lanes))
                     break;
                 if (ahead)
@@ -87,7 +90,8 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
         if constexpr (IsMax)
             max_row_from(slab, offsets, n_rows, buf, out_row, plan);
         else
-            sum_row_from(slab, offsets, n_rows, out_row, buf, div_w_of<T>(plan), plan, od, oh, kSumAverage, 1.0);
+            sum_row_from(slab, offsets, n_rows, out_row, buf, div_w_of<T>(plan), plan, od, oh,
+                         kSumAverage, 1.0);
     }
     if constexpr (IsMax)
         fill_empty_rows(plan, out_d, od, 0, plan.out_h, empty_fill<T>());

@@ -18,7 +18,7 @@ OVPOOL_BEGIN
 // their means in one vector loop: a divide after each small plane's sum
 // stalled on its latency (each divide rounds as the scalar one; 32x2048x7x7:
 // 0.249 -> 0.208 ms at 1 thread, 0.192 -> 0.159 ms at 2; the memory-bound
-// 128x2048x7x7 the same). Lp sums and maxima: a plane a unit.
+// 128x2048x7x7 the same). Lp sums and maxima loop over their group too.
 template <class T, Family F>
 void global_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
     const T *x = static_cast<const T *>(call.x);
@@ -50,7 +50,8 @@ void global_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
                 else if (mode == kSumLp2)
                     total = total + row[i] * row[i];
                 else
-                    total = total + static_cast<T>(std::pow(std::fabs(static_cast<double>(row[i])), p));
+                    total =
+                        total + static_cast<T>(std::pow(std::fabs(static_cast<double>(row[i])), p));
             }
             if (mode == kSumLp1)
                 out[q] = total;
@@ -72,7 +73,8 @@ OVPOOL_INLINE float half_combine(float total, float part, bool is_max) {
 }
 
 // total combined with the reduction of chunk[0..m) (float32 values).
-inline float half_reduce(const float *chunk, int64_t m, Family family, int mode, double p, float total) {
+inline float half_reduce(const float *chunk, int64_t m, Family family, int mode, double p,
+                         float total) {
     if (family == Family::average)
         return half_combine(total, simd::plane_sum_f32(chunk, m), false);
     if (family == Family::max)
@@ -83,7 +85,8 @@ inline float half_reduce(const float *chunk, int64_t m, Family family, int mode,
         else if (mode == kSumLp2)
             total = total + chunk[i] * chunk[i];
         else
-            total = total + static_cast<float>(std::pow(std::fabs(static_cast<double>(chunk[i])), p));
+            total =
+                total + static_cast<float>(std::pow(std::fabs(static_cast<double>(chunk[i])), p));
     }
     return total;
 }
@@ -131,12 +134,13 @@ void half_global_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
             simd::plane_sums_f16(x + first * size, size, last - first, values);
         } else {
             for (int64_t q = first; q < last; q++) {
-                const float total = in_registers
-                                        ? detail::half_reduce_f16(x + q * size, size, family, start_total)
-                                        : detail::half_reduce(chunk + (q - first) * size, size, family, mode, p,
-                                                              start_total);
-                values[q - first] =
-                    family == Family::average ? total : detail::half_finish(total, size, family, mode, p);
+                const float total =
+                    in_registers ? detail::half_reduce_f16(x + q * size, size, family, start_total)
+                                 : detail::half_reduce(chunk + (q - first) * size, size, family,
+                                                       mode, p, start_total);
+                values[q - first] = family == Family::average
+                                        ? total
+                                        : detail::half_finish(total, size, family, mode, p);
             }
         }
         if (family == Family::average)

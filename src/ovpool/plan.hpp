@@ -47,7 +47,9 @@ struct AxisSize {
     int64_t pad_begin, pad_end;
 };
 
-inline int64_t effective_kernel(int64_t kernel, int64_t dilation) { return (kernel - 1) * dilation + 1; }
+inline int64_t effective_kernel(int64_t kernel, int64_t dilation) {
+    return (kernel - 1) * dilation + 1;
+}
 
 // Floor division for any signs (C++ truncates toward zero).
 inline int64_t floor_div(int64_t a, int64_t b) {
@@ -92,7 +94,9 @@ inline AxisSize axis_output_size(int64_t n_in, int64_t kernel, int64_t stride, i
 // Adaptive bin i of n_out over n_in: [floor(i n_in / n_out), ceil((i + 1)
 // n_in / n_out)), in integers (a float formula misplaces bin borders once
 // n_in * n_out > 2^24, as OpenVINO's CPU plugin does).
-inline int64_t adaptive_start(int64_t i, int64_t n_in, int64_t n_out) { return i * n_in / n_out; }
+inline int64_t adaptive_start(int64_t i, int64_t n_in, int64_t n_out) {
+    return i * n_in / n_out;
+}
 
 inline int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out) {
     return ((i + 1) * n_in + n_out - 1) / n_out;
@@ -178,7 +182,8 @@ inline Windows fixed_windows(const AxisSpec &a) {
         const int64_t taps = std::max<int64_t>(t_last - t_first + 1, 0);
         int64_t divisor = taps;
         if (a.divisor == Divisor::declared_pads || a.divisor == Divisor::ov_include) {
-            const int64_t t_padded = std::min(a.kernel - 1, floor_div(a.n_in + a.pad_end - 1 - start, d));
+            const int64_t t_padded =
+                std::min(a.kernel - 1, floor_div(a.n_in + a.pad_end - 1 - start, d));
             divisor = std::max<int64_t>(t_padded + 1, 0);
             if (a.divisor == Divisor::ov_include)
                 divisor = std::max<int64_t>(divisor, 1);
@@ -213,7 +218,9 @@ inline Windows adaptive_windows(int64_t n_in, int64_t n_out) {
     return w;
 }
 
-inline Windows axis_windows(const AxisSpec &a) { return a.adaptive ? adaptive_windows(a.n_in, a.n_out) : fixed_windows(a); }
+inline Windows axis_windows(const AxisSpec &a) {
+    return a.adaptive ? adaptive_windows(a.n_in, a.n_out) : fixed_windows(a);
+}
 
 // ---------------------------------------------------------------------------
 // The plan
@@ -232,16 +239,22 @@ enum class DType : int32_t { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, i8 = 4, u8 = 5
 
 inline size_t dtype_size(DType t) {
     switch (t) {
-    case DType::f64: return 8;
-    case DType::f16:
-    case DType::bf16: return 2;
-    case DType::i8:
-    case DType::u8: return 1;
-    default: return 4;
+        case DType::f64:
+            return 8;
+        case DType::f16:
+        case DType::bf16:
+            return 2;
+        case DType::i8:
+        case DType::u8:
+            return 1;
+        default:
+            return 4;
     }
 }
 
-inline bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
+inline bool is_half(DType t) {
+    return t == DType::f16 || t == DType::bf16;
+}
 
 enum class IndexType : int32_t { i32 = 0, i64 = 1 };
 
@@ -268,17 +281,28 @@ enum class Path : int32_t {
 
 inline const char *path_name(Path p) {
     switch (p) {
-    case Path::empty: return "empty";
-    case Path::global: return "global";
-    case Path::tiles: return "tiles";
-    case Path::rows: return "rows";
-    case Path::rows_k3: return "rows_k3";
-    case Path::adaptive_narrow: return "adaptive_narrow";
-    case Path::adaptive_wide: return "adaptive_wide";
-    case Path::depth_slices: return "depth_slices";
-    case Path::depth_slab: return "depth_slab";
-    case Path::argmax: return "argmax";
-    case Path::argmax_tiles: return "argmax_tiles";
+        case Path::empty:
+            return "empty";
+        case Path::global:
+            return "global";
+        case Path::tiles:
+            return "tiles";
+        case Path::rows:
+            return "rows";
+        case Path::rows_k3:
+            return "rows_k3";
+        case Path::adaptive_narrow:
+            return "adaptive_narrow";
+        case Path::adaptive_wide:
+            return "adaptive_wide";
+        case Path::depth_slices:
+            return "depth_slices";
+        case Path::depth_slab:
+            return "depth_slab";
+        case Path::argmax:
+            return "argmax";
+        case Path::argmax_tiles:
+            return "argmax_tiles";
     }
     return "?";
 }
@@ -364,7 +388,7 @@ constexpr int64_t kNarrowScratch = 65536;
 constexpr int64_t kRankKeyRows = int64_t(1) << 27;
 // 16-bit elements widened at a time by the global and tiling pools.
 constexpr int64_t kHalfChunk = 4096;
-// Planes a work unit of the float32/float64 global averages takes at most.
+// Planes a work unit of the float32/float64/8-bit global pools takes at most.
 constexpr int64_t kGlobalGroup = 64;
 }  // namespace limits
 
@@ -400,10 +424,10 @@ struct Plan {
     int64_t in_d = 1, in_h = 1, in_w = 1, out_d = 1, out_h = 1, out_w = 1;
     int64_t dil_d = 1, dil_h = 1, dil_w = 1;
     std::vector<int64_t> win_d, win_h, win_w;  // (out_*, 3) tables
-    std::vector<float> div_w_f32;              // W divisor factors per type
-    std::vector<double> div_w_f64;
-    bool uniform_w = true;  // horizontal pass over a padded buffer
-    bool direct_w = true;   // the W windows stay inside the input (no padding)
+    std::vector<float> div_w_f32;              // W divisor factors of sums: float32 and the
+    std::vector<double> div_w_f64;             // 16-bit types, or float64
+    bool uniform_w = true;                     // horizontal pass over a padded buffer
+    bool direct_w = true;                      // the W windows stay inside the input (no padding)
     int64_t kernel_w = 1, stride_w = 1, pad_w = 0;
     int64_t interior_lo = 0, interior_hi = 0;  // outputs with every W tap inside
     int64_t buffer_width = 1, max_rows = 1;
@@ -412,12 +436,12 @@ struct Plan {
     int64_t slab_lo = 0, slab_hi = 0;          // depth_slab: the slab's input rows
     bool slab_prefetch = false;
     int64_t tile_kh = 0, tile_kw = 0, tile_ahead = 0;
-    bool bins_by_window = false;               // argmax: adaptive bins window by window
-    bool narrow_rows = false;                  // float32 average bins under 8 taps, rows of 8+:
-                                               // eight rows at a time where the build has AVX2
-                                               // (adaptive_narrow, depth_slab)
-    std::vector<int64_t> empty_w;              // max: W windows with no tap
-    bool any_empty = false;                    // max: some window has no tap
+    bool bins_by_window = false;   // argmax: adaptive bins window by window
+    bool narrow_rows = false;      // float32 average bins under 8 taps, rows of 8+:
+                                   // eight rows at a time where the build has AVX2
+                                   // (adaptive_narrow, depth_slab)
+    std::vector<int64_t> empty_w;  // max: W windows with no tap
+    bool any_empty = false;        // max: some window has no tap
     // argmax index layout
     int64_t index_stride_d = 0, index_stride_h = 0, index_stride_w = 1;
     bool row_major = true;
@@ -434,10 +458,10 @@ struct Plan {
 // The work units of one call.
 struct Schedule {
     int64_t n_units = 0;
-    int64_t rows_per_block = 1;    // output rows per unit (row paths)
+    int64_t rows_per_block = 1;  // output rows per unit (row paths)
     int64_t blocks_per_plane = 1;
-    int64_t group = 1;             // planes per unit (global paths)
-    int64_t chunk = 1;             // units handed out at a time
+    int64_t group = 1;  // planes per unit (global paths)
+    int64_t chunk = 1;  // units handed out at a time
 };
 
 namespace detail {
@@ -454,8 +478,8 @@ inline int64_t checked_mul(int64_t a, int64_t b) {
 }
 
 inline bool is_tiling_axis(const Windows &w) {
-    if (!(w.uniform && w.stride == w.kernel && w.pad_begin == 0 && w.dilation == 1 && w.kernel >= 1 &&
-          w.kernel <= 4))
+    if (!(w.uniform && w.stride == w.kernel && w.pad_begin == 0 && w.dilation == 1 &&
+          w.kernel >= 1 && w.kernel <= 4))
         return false;
     for (int64_t o = 0; o < w.n_out; o++)
         if (w.table[3 * o + 1] != w.kernel || w.table[3 * o + 2] != w.kernel)
@@ -477,11 +501,15 @@ inline int64_t min_taps(const std::vector<int64_t> &t) {
     return m;
 }
 
-inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+inline int64_t round64(int64_t bytes) {
+    return (bytes + 63) / 64 * 64;
+}
 
 // Byte offset of the row ranks after the column maxima in the argmax
 // scratch, rounded up to 64 so that the int32 ranks stay aligned.
-inline int64_t rank_offset(int64_t width, int64_t item_size) { return (width * item_size + 63) / 64 * 64; }
+inline int64_t rank_offset(int64_t width, int64_t item_size) {
+    return (width * item_size + 63) / 64 * 64;
+}
 
 struct Lifted {
     Windows axes[3];
@@ -502,9 +530,9 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     plan.dil_d = axes[0].dilation;
     plan.dil_h = axes[1].dilation;
     plan.dil_w = axes[2].dilation;
-    plan.win_d = axes[0].table;
-    plan.win_h = axes[1].table;
-    plan.win_w = axes[2].table;
+    plan.win_d = std::move(axes[0].table);
+    plan.win_h = std::move(axes[1].table);
+    plan.win_w = std::move(axes[2].table);
     const Windows &w = axes[2];
     const int64_t in_w = plan.in_w;
     if (w.uniform) {
@@ -534,7 +562,8 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     }
     if (plan.in_d * plan.in_h * in_w >= (int64_t(1) << 31))
         plan.interior_lo = plan.interior_hi = 0;  // in-plane offsets are int32 in the vector argmax
-    plan.max_rows = std::max<int64_t>(1, detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h));
+    plan.max_rows =
+        std::max<int64_t>(1, detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h));
     // prefetch the rows a window advances by per output row, so many ahead,
     // where consecutive output rows share input rows (see tuning)
     const int64_t row_step = std::max<int64_t>(1, plan.in_h / std::max<int64_t>(1, plan.out_h));
@@ -551,7 +580,8 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     // tiles 2.52 by slices, 3.47 by rows)
     const bool pools_depth = detail::max_taps(plan.win_d) > 1;
     plan.slice_rows = pools_depth && !plan.prefetch
-                          ? std::min(plan.out_h, std::max<int64_t>(1, plan.tuning.slice_scratch / plan.buffer_width))
+                          ? std::min(plan.out_h, std::max<int64_t>(1, plan.tuning.slice_scratch /
+                                                                          plan.buffer_width))
                           : 0;
     // max values and averages pooled along D: a slab of the input rows the H
     // windows read, when it fits (Tuning::slab_bytes)
@@ -571,12 +601,6 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
         }
     }
     plan.slab_prefetch = n_planes * in_plane >= plan.tuning.slab_prefetch_min_elements;
-    plan.div_w_f32.resize(static_cast<size_t>(plan.out_w));
-    plan.div_w_f64.resize(static_cast<size_t>(plan.out_w));
-    for (int64_t o = 0; o < plan.out_w; o++) {
-        plan.div_w_f32[static_cast<size_t>(o)] = static_cast<float>(plan.win_w[3 * o + 2]);
-        plan.div_w_f64[static_cast<size_t>(o)] = static_cast<double>(plan.win_w[3 * o + 2]);
-    }
 }
 
 namespace detail {
@@ -620,32 +644,54 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     const bool average = family == Family::average;
     if (plan.n_planes == 0 || plan.out_plane() == 0)
         return Path::empty;
+    // a plane reduced whole: 16 lanes, no window tables (global max of 7x7
+    // planes 17% faster without a scalar tail; means of a group of planes in
+    // one vector loop: 32x2048x7x7 0.249 -> 0.208 ms at 1 thread)
     if (global && family != Family::argmax)
         return Path::global;
     if (family == Family::argmax) {
+        // tiles with indices: the vector argmax over runs of rows (adaptive
+        // max 28->7 with indices 0.88x, paired, against one call per row)
         if (f32 && tiling && simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw) &&
             plan.in_plane() < (int64_t(1) << 31))
             return Path::argmax_tiles;
         return Path::argmax;
     }
+    // tiles: straight from the input in PyTorch's order (adaptive 28->7 at 1
+    // thread 320 -> 200 ns a plane against the separable passes)
     if (tiling && (average || family == Family::max))
         return Path::tiles;
     if (half)
         return Path::rows;  // 16-bit rows are widened and take the row path
+    // pooling along D first into a slab that fits a quarter of L2 (maxpool3d
+    // 3x3x3 s2 3.63 -> 3.16 ms, aap3d 2.98 -> 2.37 ms at 2 threads)
     const bool slab = plan.slab_hi > plan.slab_lo;
     if (slab && (average || family == Family::max))
         return Path::depth_slab;
+    // else slice by slice, rows in address order (aap3d at 1 thread 6.4 ->
+    // 2.8 ms against window row by window row)
     if (plan.slice_rows > 0 && (average || family == Family::max))
         return Path::depth_slices;
+    // 3-wide windows at W stride 1 or 2 over <= 3 rows: a run of rows per
+    // call (the per-row calls cost more than a 35x35 plane's arithmetic);
+    // prefetched inputs keep the row path (12% slower in runs)
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
-    const bool rows_3_wide = plan.uniform_w && plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
-                             plan.dil_w == 1 && plan.dil_h == 1 && max_h <= 3 && min_d == 1 && max_d == 1;
+    const bool rows_3_wide = plan.uniform_w && plan.kernel_w == 3 &&
+                             (plan.stride_w == 1 || plan.stride_w == 2) && plan.dil_w == 1 &&
+                             plan.dil_h == 1 && max_h <= 3 && min_d == 1 && max_d == 1;
     if (f32 && rows_3_wide && plan.prefetch == 0 &&
         (family == Family::max || average || (family == Family::lp && plan.mode == kSumLp2)))
         return Path::rows_k3;
+    // adaptive averages of bins under 8 taps: eight rows in lanes (8x256x30x30
+    // -> 7x7 0.35 -> 0.23 ms at 2 threads); not on prefetched rows
+    // (2x64x224x224 -> 100 went 1.60 -> 2.32 ms)
     if (kAvx2 && plan.narrow_rows && plan.prefetch == 0)
         return Path::adaptive_narrow;
+    // adaptive averages of bins of 8+ taps over 2+ rows: eight bins summed in
+    // lanes over all their rows (50->7 0.49 -> 0.35 ms, 100->7 0.64 -> 0.37 ms
+    // at 2 threads); narrower bins and one-row bins were slower that way (30->7
+    // 0.35 -> 0.49, 1D 1000->7 1.35 -> 4.45 ms)
     if (f32 && average && !plan.uniform_w && plan.dil_w == 1 && plan.dil_h == 1 &&
         detail::min_taps(plan.win_w) >= 8 && max_d * max_h >= 2)
         return Path::adaptive_wide;
@@ -664,66 +710,72 @@ inline int64_t part(ScratchLayout &s, int64_t bytes) {
 inline ScratchLayout scratch_layout(const Plan &plan) {
     ScratchLayout s;
     const int64_t item = static_cast<int64_t>(dtype_size(plan.compute));
-    const int64_t fl = static_cast<int64_t>(sizeof(float)), i64 = static_cast<int64_t>(sizeof(int64_t));
+    const int64_t fl = static_cast<int64_t>(sizeof(float)),
+                  i64 = static_cast<int64_t>(sizeof(int64_t));
     const bool half = is_half(plan.compute);
     switch (plan.path) {
-    case Path::empty:
-        break;
-    case Path::global:
-        if (half) {
-            const int64_t size = plan.in_plane();
-            const int64_t batch = size <= limits::kHalfChunk ? std::max<int64_t>(1, limits::kHalfChunk / size) : 1;
-            s.rows = part(s, limits::kHalfChunk * fl);
-            s.out_row = part(s, batch * fl);
-        }
-        break;
-    case Path::tiles:
-        if (half && !(kF16cRows && plan.compute == DType::f16 &&
-                      simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw))) {
-            const int64_t group = std::max<int64_t>(1, limits::kHalfChunk / (plan.tile_kh * plan.in_w));
-            s.rows = part(s, group * plan.tile_kh * plan.in_w * fl);
-            s.out_row = part(s, group * plan.out_w * fl);
-        }
-        break;
-    case Path::rows:
-    case Path::rows_k3:
-    case Path::adaptive_narrow:
-    case Path::adaptive_wide:
-    case Path::depth_slices:
-        if (half) {
-            s.buf = part(s, plan.buffer_width * fl);
-            s.rows = part(s, plan.max_rows * plan.in_w * fl);
-            s.out_row = part(s, plan.out_w * fl);
+        case Path::empty:
+            break;
+        case Path::global:
+            if (half) {
+                const int64_t size = plan.in_plane();
+                const int64_t batch = size <= limits::kHalfChunk
+                                          ? std::max<int64_t>(1, limits::kHalfChunk / size)
+                                          : 1;
+                s.rows = part(s, limits::kHalfChunk * fl);
+                s.out_row = part(s, batch * fl);
+            }
+            break;
+        case Path::tiles:
+            if (half && !(kF16cRows && plan.compute == DType::f16 &&
+                          simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw))) {
+                const int64_t group =
+                    std::max<int64_t>(1, limits::kHalfChunk / (plan.tile_kh * plan.in_w));
+                s.rows = part(s, group * plan.tile_kh * plan.in_w * fl);
+                s.out_row = part(s, group * plan.out_w * fl);
+            }
+            break;
+        case Path::rows:
+        case Path::rows_k3:
+        case Path::adaptive_narrow:
+        case Path::adaptive_wide:
+        case Path::depth_slices:
+            if (half) {
+                s.buf = part(s, plan.buffer_width * fl);
+                s.rows = part(s, plan.max_rows * plan.in_w * fl);
+                s.out_row = part(s, plan.out_w * fl);
+                s.offsets = part(s, plan.max_rows * i64);
+                s.local = part(s, plan.max_rows * i64);
+            } else {
+                const int64_t groups =
+                    plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
+                s.buf = part(s, groups * plan.buffer_width * item);
+                s.offsets = part(s, plan.max_rows * i64);
+                if (plan.path == Path::adaptive_narrow)
+                    s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
+            }
+            break;
+        case Path::depth_slab:
+            s.buf = part(s, plan.buffer_width * item);
+            s.slab = part(s, plan.in_h * plan.in_w * item);
             s.offsets = part(s, plan.max_rows * i64);
-            s.local = part(s, plan.max_rows * i64);
-        } else {
-            const int64_t groups = plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
-            s.buf = part(s, groups * plan.buffer_width * item);
-            s.offsets = part(s, plan.max_rows * i64);
-            if (plan.path == Path::adaptive_narrow)
+            if (kAvx2 && plan.narrow_rows)
                 s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
+            break;
+        case Path::argmax:
+        case Path::argmax_tiles: {
+            const int64_t compute_item = half ? fl : item;
+            s.pos = part(s, (plan.out_w + 1) * i64);  // int32 positions, int64 scratch too
+            s.col = part(s, rank_offset(plan.in_w, compute_item) +
+                                plan.in_w * static_cast<int64_t>(sizeof(int32_t)));
+            s.offsets = part(s, plan.max_rows * i64);
+            if (half) {
+                s.rows = part(s, plan.in_plane() * fl);
+                s.out_row = part(s, plan.out_w * fl);
+                s.state = part(s, i64);
+            }
+            break;
         }
-        break;
-    case Path::depth_slab:
-        s.buf = part(s, plan.buffer_width * item);
-        s.slab = part(s, plan.in_h * plan.in_w * item);
-        s.offsets = part(s, plan.max_rows * i64);
-        if (kAvx2 && plan.narrow_rows)
-            s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
-        break;
-    case Path::argmax:
-    case Path::argmax_tiles: {
-        const int64_t compute_item = half ? fl : item;
-        s.pos = part(s, (plan.out_w + 1) * i64);  // int32 positions, int64 scratch too
-        s.col = part(s, rank_offset(plan.in_w, compute_item) + plan.in_w * static_cast<int64_t>(sizeof(int32_t)));
-        s.offsets = part(s, plan.max_rows * i64);
-        if (half) {
-            s.rows = part(s, plan.in_plane() * fl);
-            s.out_row = part(s, plan.out_w * fl);
-            s.state = part(s, i64);
-        }
-        break;
-    }
     }
     return s;
 }
@@ -782,28 +834,30 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.index_stride_h = in_w;
         plan.index_stride_w = 1;
     }
-    set_geometry(plan, n_planes, axes);
-    plan.row_major = plan.index_stride_w == 1 && plan.index_stride_h == plan.in_w &&
-                     plan.index_stride_d == plan.in_h * plan.in_w;
     bool global = false, tiling = false;
-    if (n_planes > 0 && plan.out_plane() > 0 && plan.in_plane() > 0) {
+    if (n_planes > 0 && in_plane > 0 && out_plane > 0) {
         global = detail::is_global(axes);
         detail::tiling_of(axes, &plan.tile_kh, &plan.tile_kw);
         tiling = plan.tile_kh > 0 && !global;
     }
+    set_geometry(plan, n_planes, axes);  // (moves the tables into the plan)
+    plan.row_major = plan.index_stride_w == 1 && plan.index_stride_h == plan.in_w &&
+                     plan.index_stride_d == plan.in_h * plan.in_w;
     // 16-bit floats: widened window rows (a widened plane, with indices) in
     // per-thread scratch, unless that scratch would be too large: then the
     // caller widens the whole input to float32 first
     plan.compute = spec.dtype;
     if (is_half(spec.dtype)) {
-        const int64_t scratch = 4 * (spec.family == Family::argmax ? plan.in_plane() : plan.max_rows * plan.in_w);
+        const int64_t scratch =
+            4 * (spec.family == Family::argmax ? plan.in_plane() : plan.max_rows * plan.in_w);
         if (scratch > plan.tuning.half_scratch_limit) {
             plan.compute = DType::f32;
             plan.widen_input = true;
         }
     }
-    plan.narrow_rows = plan.compute == DType::f32 && spec.family == Family::average && !plan.uniform_w &&
-                       plan.dil_w == 1 && plan.dil_h == 1 && detail::max_taps(plan.win_w) < 8 && plan.in_w >= 8 &&
+    plan.narrow_rows = plan.compute == DType::f32 && spec.family == Family::average &&
+                       !plan.uniform_w && plan.dil_w == 1 && plan.dil_h == 1 &&
+                       detail::max_taps(plan.win_w) < 8 && plan.in_w >= 8 &&
                        8 * (plan.in_w + plan.out_w) <= limits::kNarrowScratch;
     plan.path = choose_path(plan, global, tiling);
     if (plan.path == Path::tiles && plan.n_planes >= 2) {
@@ -817,26 +871,30 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         // 2x2 s2 on 56x56 planes the same either way. Values only: indices
         // count within each original plane.
         const int64_t rows_in = plan.in_d * plan.in_h, rows_out = plan.out_d * plan.out_h;
-        if (rows_in == rows_out * plan.tile_kh && plan.n_planes * plan.in_plane() < (int64_t(1) << 31)) {
-            int64_t group = std::min(plan.n_planes, std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
+        if (rows_in == rows_out * plan.tile_kh &&
+            plan.n_planes * plan.in_plane() < (int64_t(1) << 31)) {
+            int64_t group = std::min(
+                plan.n_planes, std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
             while (plan.n_planes % group)
                 group -= 1;
             if (group >= 2) {
                 Windows merged[3];
                 merged[0] = adaptive_windows(1, 1);
                 merged[1] = adaptive_windows(group * rows_in, group * rows_out);
-                merged[2] = axes[2];
+                merged[2] = axes[2];  // its table moved into the plan: take it back
+                merged[2].table = plan.win_w;
                 set_geometry(plan, plan.n_planes / group, merged);
             }
         }
     }
     if (plan.path == Path::tiles)
-        plan.tile_ahead = plan.in_elements() * static_cast<int64_t>(dtype_size(plan.compute)) >= plan.tuning.tile_prefetch_min_bytes
+        plan.tile_ahead = plan.in_elements() * static_cast<int64_t>(dtype_size(plan.compute)) >=
+                                  plan.tuning.tile_prefetch_min_bytes
                               ? plan.tuning.tile_ahead_bytes
                               : 0;
     if (plan.path == Path::argmax)
-        plan.bins_by_window = plan.compute == DType::f32 && !is_half(spec.dtype) && plan.dil_w == 1 &&
-                              plan.in_d * plan.in_h < limits::kRankKeyRows &&
+        plan.bins_by_window = plan.compute == DType::f32 && !is_half(spec.dtype) &&
+                              plan.dil_w == 1 && plan.in_d * plan.in_h < limits::kRankKeyRows &&
                               simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
     if (spec.family == Family::max && plan.path != Path::global && plan.path != Path::tiles) {
         for (int64_t o = 0; o < plan.out_w; o++)
@@ -844,6 +902,19 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                 plan.empty_w.push_back(o);
         plan.any_empty = !plan.empty_w.empty() || detail::min_taps(plan.win_d) == 0 ||
                          detail::min_taps(plan.win_h) == 0;
+    }
+    // the W divisor factors of the averages, in the compute type
+    if (spec.family == Family::average || spec.family == Family::lp) {
+        const size_t n = static_cast<size_t>(plan.out_w);
+        if (plan.compute == DType::f64) {
+            plan.div_w_f64.resize(n);
+            for (size_t o = 0; o < n; o++)
+                plan.div_w_f64[o] = static_cast<double>(plan.win_w[3 * o + 2]);
+        } else {
+            plan.div_w_f32.resize(n);
+            for (size_t o = 0; o < n; o++)
+                plan.div_w_f32[o] = static_cast<float>(plan.win_w[3 * o + 2]);
+        }
     }
     plan.scratch = detail::scratch_layout(plan);
     return plan;
@@ -858,32 +929,37 @@ inline Schedule make_schedule(const Plan &plan, int n_threads) {
     const int64_t threads = std::max(1, n_threads);
     const int64_t rows_per_plane = plan.rows_per_plane();
     switch (plan.path) {
-    case Path::empty:
-        return s;
-    case Path::global:
-        if (is_half(plan.compute)) {
-            const int64_t size = plan.in_plane();
-            s.group = size <= limits::kHalfChunk ? std::max<int64_t>(1, limits::kHalfChunk / size) : 1;
-        } else if (plan.spec.family == Family::average) {
-            // a few planes per unit, fewer when there are few planes, so every
-            // thread still gets units
-            s.group = std::max<int64_t>(1, std::min(limits::kGlobalGroup, plan.n_planes / (16 * threads)));
+        case Path::empty:
+            return s;
+        case Path::global:
+            if (is_half(plan.compute)) {
+                const int64_t size = plan.in_plane();
+                s.group = size <= limits::kHalfChunk
+                              ? std::max<int64_t>(1, limits::kHalfChunk / size)
+                              : 1;
+            } else {
+                // a few planes per unit, fewer when there are few planes, so every
+                // thread still gets units (one call per 7x7 plane made the global
+                // max 1.5x slower)
+                s.group = std::max<int64_t>(
+                    1, std::min(limits::kGlobalGroup, plan.n_planes / (16 * threads)));
+            }
+            s.n_units = (plan.n_planes + s.group - 1) / s.group;
+            break;
+        case Path::depth_slab:
+            s.n_units = plan.n_planes * plan.out_d;
+            break;
+        default: {
+            const int64_t work = plan.n_planes * rows_per_plane;
+            int64_t rows =
+                plan.n_planes >= plan.tuning.units_per_thread * threads
+                    ? rows_per_plane
+                    : std::max<int64_t>(1, (work + plan.tuning.units_per_thread * threads - 1) /
+                                               (plan.tuning.units_per_thread * threads));
+            s.rows_per_block = std::max<int64_t>(1, std::min(rows, rows_per_plane));
+            s.blocks_per_plane = (rows_per_plane + s.rows_per_block - 1) / s.rows_per_block;
+            s.n_units = plan.n_planes * s.blocks_per_plane;
         }
-        s.n_units = (plan.n_planes + s.group - 1) / s.group;
-        break;
-    case Path::depth_slab:
-        s.n_units = plan.n_planes * plan.out_d;
-        break;
-    default: {
-        const int64_t work = plan.n_planes * rows_per_plane;
-        int64_t rows = plan.n_planes >= plan.tuning.units_per_thread * threads
-                           ? rows_per_plane
-                           : std::max<int64_t>(1, (work + plan.tuning.units_per_thread * threads - 1) /
-                                                      (plan.tuning.units_per_thread * threads));
-        s.rows_per_block = std::max<int64_t>(1, std::min(rows, rows_per_plane));
-        s.blocks_per_plane = (rows_per_plane + s.rows_per_block - 1) / s.rows_per_block;
-        s.n_units = plan.n_planes * s.blocks_per_plane;
-    }
     }
     // Dynamic scheduling in chunks of about 1/16 of a thread's share: when a
     // neighbour process takes a core away, the other thread picks up the work

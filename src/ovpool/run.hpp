@@ -31,34 +31,38 @@ template <class T>
 UnitFn row_unit(const Plan &plan) {
     const bool is_max = plan.spec.family == Family::max;
     switch (plan.path) {
-    case Path::rows:
-        return is_max ? max_unit<T, Path::rows> : sum_unit<T, Path::rows>;
-    case Path::depth_slices:
-        return is_max ? max_unit<T, Path::depth_slices> : sum_unit<T, Path::depth_slices>;
-    case Path::rows_k3:
-        return is_max ? max_unit<T, Path::rows_k3> : sum_unit<T, Path::rows_k3>;
-    case Path::adaptive_narrow:
-        return sum_unit<T, Path::adaptive_narrow>;
-    case Path::adaptive_wide:
-        return sum_unit<T, Path::adaptive_wide>;
-    case Path::depth_slab:
-        return is_max ? depth_slab_unit<T, true> : depth_slab_unit<T, false>;
-    case Path::tiles:
-        return is_max ? tile_unit<T, true> : tile_unit<T, false>;
-    case Path::global:
-        switch (plan.spec.family) {
-        case Family::average: return global_unit<T, Family::average>;
-        case Family::lp: return global_unit<T, Family::lp>;
-        default: return global_unit<T, Family::max>;
-        }
-    case Path::argmax:
-        return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
-                                                      : argmax_unit<T, int32_t, Path::argmax>;
-    case Path::argmax_tiles:
-        return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax_tiles>
-                                                      : argmax_unit<T, int32_t, Path::argmax_tiles>;
-    default:
-        return nullptr;
+        case Path::rows:
+            return is_max ? max_unit<T, Path::rows> : sum_unit<T, Path::rows>;
+        case Path::depth_slices:
+            return is_max ? max_unit<T, Path::depth_slices> : sum_unit<T, Path::depth_slices>;
+        case Path::rows_k3:
+            return is_max ? max_unit<T, Path::rows_k3> : sum_unit<T, Path::rows_k3>;
+        case Path::adaptive_narrow:
+            return sum_unit<T, Path::adaptive_narrow>;
+        case Path::adaptive_wide:
+            return sum_unit<T, Path::adaptive_wide>;
+        case Path::depth_slab:
+            return is_max ? depth_slab_unit<T, true> : depth_slab_unit<T, false>;
+        case Path::tiles:
+            return is_max ? tile_unit<T, true> : tile_unit<T, false>;
+        case Path::global:
+            switch (plan.spec.family) {
+                case Family::average:
+                    return global_unit<T, Family::average>;
+                case Family::lp:
+                    return global_unit<T, Family::lp>;
+                default:
+                    return global_unit<T, Family::max>;
+            }
+        case Path::argmax:
+            return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
+                                                          : argmax_unit<T, int32_t, Path::argmax>;
+        case Path::argmax_tiles:
+            return plan.spec.index_type == IndexType::i64
+                       ? argmax_unit<T, int64_t, Path::argmax_tiles>
+                       : argmax_unit<T, int32_t, Path::argmax_tiles>;
+        default:
+            return nullptr;
     }
 }
 
@@ -66,15 +70,21 @@ UnitFn row_unit(const Plan &plan) {
 template <class T>
 UnitFn int_unit(const Plan &plan) {
     switch (plan.path) {
-    case Path::rows: return max_unit<T, Path::rows>;
-    case Path::depth_slices: return max_unit<T, Path::depth_slices>;
-    case Path::depth_slab: return depth_slab_unit<T, true>;
-    case Path::tiles: return tile_unit<T, true>;
-    case Path::global: return global_unit<T, Family::max>;
-    case Path::argmax:
-        return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
-                                                      : argmax_unit<T, int32_t, Path::argmax>;
-    default: return nullptr;
+        case Path::rows:
+            return max_unit<T, Path::rows>;
+        case Path::depth_slices:
+            return max_unit<T, Path::depth_slices>;
+        case Path::depth_slab:
+            return depth_slab_unit<T, true>;
+        case Path::tiles:
+            return tile_unit<T, true>;
+        case Path::global:
+            return global_unit<T, Family::max>;
+        case Path::argmax:
+            return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
+                                                          : argmax_unit<T, int32_t, Path::argmax>;
+        default:
+            return nullptr;
     }
 }
 
@@ -82,13 +92,17 @@ template <bool Bf16>
 UnitFn half_unit(const Plan &plan) {
     const bool is_max = plan.spec.family == Family::max;
     switch (plan.path) {
-    case Path::rows: return half_rows_unit<Bf16>;
-    case Path::tiles: return is_max ? half_tile_unit<Bf16, true> : half_tile_unit<Bf16, false>;
-    case Path::global: return half_global_unit<Bf16>;
-    case Path::argmax:
-        return plan.spec.index_type == IndexType::i64 ? half_argmax_unit<Bf16, int64_t>
-                                                      : half_argmax_unit<Bf16, int32_t>;
-    default: return nullptr;
+        case Path::rows:
+            return half_rows_unit<Bf16>;
+        case Path::tiles:
+            return is_max ? half_tile_unit<Bf16, true> : half_tile_unit<Bf16, false>;
+        case Path::global:
+            return half_global_unit<Bf16>;
+        case Path::argmax:
+            return plan.spec.index_type == IndexType::i64 ? half_argmax_unit<Bf16, int64_t>
+                                                          : half_argmax_unit<Bf16, int32_t>;
+        default:
+            return nullptr;
     }
 }
 
@@ -103,10 +117,12 @@ template <class T>
 void init_buffers(const Plan &plan, char *scratch) {
     if (plan.scratch.buf < 0)
         return;
-    const int64_t groups = plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
+    const int64_t groups =
+        plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
     const bool is_max = plan.spec.family == Family::max;
     // the padding of the column buffer: the identity, never overwritten
-    fill<T>(scratch, plan.scratch.buf, groups * plan.buffer_width, is_max ? max_identity<T>() : T(0));
+    fill<T>(scratch, plan.scratch.buf, groups * plan.buffer_width,
+            is_max ? max_identity<T>() : T(0));
 }
 
 }  // namespace detail
@@ -116,12 +132,18 @@ inline UnitFn unit_function(const Plan &plan) {
     if (plan.path == Path::empty)
         return nullptr;
     switch (plan.compute) {
-    case DType::f32: return detail::row_unit<float>(plan);
-    case DType::f64: return detail::row_unit<double>(plan);
-    case DType::f16: return detail::half_unit<false>(plan);
-    case DType::bf16: return detail::half_unit<true>(plan);
-    case DType::i8: return detail::int_unit<int8_t>(plan);
-    case DType::u8: return detail::int_unit<uint8_t>(plan);
+        case DType::f32:
+            return detail::row_unit<float>(plan);
+        case DType::f64:
+            return detail::row_unit<double>(plan);
+        case DType::f16:
+            return detail::half_unit<false>(plan);
+        case DType::bf16:
+            return detail::half_unit<true>(plan);
+        case DType::i8:
+            return detail::int_unit<int8_t>(plan);
+        case DType::u8:
+            return detail::int_unit<uint8_t>(plan);
     }
     return nullptr;
 }
@@ -131,12 +153,22 @@ inline void init_scratch(const Plan &plan, char *scratch) {
     if (plan.scratch.bytes == 0)
         return;
     switch (plan.compute) {
-    case DType::f32: detail::init_buffers<float>(plan, scratch); break;
-    case DType::f64: detail::init_buffers<double>(plan, scratch); break;
-    case DType::i8: detail::init_buffers<int8_t>(plan, scratch); break;
-    case DType::u8: detail::init_buffers<uint8_t>(plan, scratch); break;
-    case DType::f16:
-    case DType::bf16: detail::init_buffers<float>(plan, scratch); break;
+        case DType::f32:
+            detail::init_buffers<float>(plan, scratch);
+            break;
+        case DType::f64:
+            detail::init_buffers<double>(plan, scratch);
+            break;
+        case DType::i8:
+            detail::init_buffers<int8_t>(plan, scratch);
+            break;
+        case DType::u8:
+            detail::init_buffers<uint8_t>(plan, scratch);
+            break;
+        case DType::f16:
+        case DType::bf16:
+            detail::init_buffers<float>(plan, scratch);
+            break;
     }
     if (plan.scratch.state >= 0)
         *scratch_part<int64_t>(scratch, plan.scratch.state) = -1;  // no plane widened yet
@@ -150,7 +182,9 @@ inline char *allocate_scratch(const Plan &plan) {
     return static_cast<char *>(std::aligned_alloc(64, static_cast<size_t>(plan.scratch.bytes)));
 }
 
-inline void free_scratch(char *scratch) { std::free(scratch); }
+inline void free_scratch(char *scratch) {
+    std::free(scratch);
+}
 
 // Run every unit of a call on the calling thread. Returns false when the
 // scratch block cannot be allocated (nothing is written then).

@@ -87,10 +87,14 @@ OVPOOL_INLINE T nan_of() {
 // ---------------------------------------------------------------------------
 // Vertical passes: combine window rows into the column buffer
 // ---------------------------------------------------------------------------
+// Never inlined: inside the large unit functions their loops ran out of
+// registers (the 4-row sum reloaded three row pointers from the stack on
+// every vector: aap3d 1.07x slower than as separate functions).
 
 // col += sum of the rows, added in row order, up to 4 rows per sweep.
 template <class T>
-OVPOOL_INLINE void vsum_add(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col, ptrdiff_t width) {
+OVPOOL_NOINLINE void vsum_add(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
+                              ptrdiff_t width) {
     ptrdiff_t r = 0;
     while (r + 4 <= n_rows) {
         const T *a = plane + offsets[r], *b = plane + offsets[r + 1];
@@ -117,7 +121,8 @@ OVPOOL_INLINE void vsum_add(const T *plane, const int64_t *offsets, ptrdiff_t n_
 // col = sum of the rows, added in row order (groups of up to 4 rows per
 // sweep keep the column buffer out of the load/store critical path).
 template <class T>
-OVPOOL_INLINE void vsum(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col, ptrdiff_t width) {
+OVPOOL_NOINLINE void vsum(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
+                          ptrdiff_t width) {
     if (n_rows == 0) {
         for (ptrdiff_t i = 0; i < width; i++)
             col[i] = 0;
@@ -149,8 +154,8 @@ OVPOOL_INLINE void vsum(const T *plane, const int64_t *offsets, ptrdiff_t n_rows
 
 // col = sum over the rows of |x|^p (Lp pooling; p = 1, 2 or other by mode).
 template <class T>
-inline void vsum_lp(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col, ptrdiff_t width, int mode,
-                    double p) {
+inline void vsum_lp(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
+                    ptrdiff_t width, int mode, double p) {
     for (ptrdiff_t i = 0; i < width; i++)
         col[i] = 0;
     for (ptrdiff_t r = 0; r < n_rows; r++) {
@@ -200,7 +205,8 @@ OVPOOL_INLINE T max4(T w, T x, T y, T z) {
 
 // col = maximum of col and the rows, up to 3 rows per sweep.
 template <class T>
-OVPOOL_INLINE void vmax_add(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col, ptrdiff_t width) {
+OVPOOL_NOINLINE void vmax_add(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
+                              ptrdiff_t width) {
     ptrdiff_t r = 0;
     while (r + 3 <= n_rows) {
         const T *a = plane + offsets[r], *b = plane + offsets[r + 1], *c = plane + offsets[r + 2];
@@ -223,7 +229,8 @@ OVPOOL_INLINE void vmax_add(const T *plane, const int64_t *offsets, ptrdiff_t n_
 // plain compare-select chain and NaN is tracked as a separate flag: one
 // vector blend per element instead of one per step.
 template <class T>
-OVPOOL_INLINE void vmax(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col, ptrdiff_t width) {
+OVPOOL_NOINLINE void vmax(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *col,
+                          ptrdiff_t width) {
     if (n_rows == 0) {
         for (ptrdiff_t i = 0; i < width; i++)
             col[i] = max_identity<T>();
@@ -364,8 +371,8 @@ OVPOOL_INLINE void divide_row(T *out, ptrdiff_t n_out, const T *div_w, T row_div
 // out[o] = sum(buf[o*S + t], t < K), divided by row_div * div_w[o] unless
 // div_w is null (Lp pooling finishes the sums itself). K = 0: k at run time.
 template <class T, ptrdiff_t S, ptrdiff_t K>
-OVPOOL_INLINE void hsum_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t stride, ptrdiff_t k, const T *div_w,
-                          T row_div) {
+OVPOOL_INLINE void hsum_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t stride, ptrdiff_t k,
+                          const T *div_w, T row_div) {
     const ptrdiff_t s = S ? S : stride, kk = K ? K : k;
     if (div_w == nullptr) {
         for (ptrdiff_t o = 0; o < n_out; o++) {
@@ -384,56 +391,126 @@ OVPOOL_INLINE void hsum_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t strid
     }
 }
 
+// Any kernel, stride S (0: at run time) and dilation. float32 rows of 8+
+// outputs take the vector pass of simd::htaps8_f32; the rest, taps
+// outermost: out[o] = buf[o*S] + buf[o*S + d] + ... in tap order, as the
+// loops above add them (the same bits), each tap one pass over the output
+// row, which the compiler vectorises for a stride known at compile time.
+// One output at a time cost about 30 instructions an output (average 5x5 s2
+// on 96x71x71: 70% of the call).
+template <class T, ptrdiff_t S>
+OVPOOL_INLINE void hsum_taps(const T *__restrict buf, T *__restrict out, ptrdiff_t n_out,
+                             ptrdiff_t stride, ptrdiff_t k, ptrdiff_t dilation) {
+    const ptrdiff_t s = S ? S : stride;
+    if constexpr (std::is_same<T, float>::value)
+        if (simd::htaps8_f32(buf, out, n_out, s, k, dilation, 0) == n_out)
+            return;
+    for (ptrdiff_t o = 0; o < n_out; o++)
+        out[o] = buf[o * s];
+    for (ptrdiff_t t = 1; t < k; t++) {
+        const T *__restrict tap = buf + t * dilation;
+        for (ptrdiff_t o = 0; o < n_out; o++)
+            out[o] = out[o] + tap[o * s];
+    }
+}
+
+// The maxima of the same windows. Taps outermost, a NaN is kept once met
+// (the running value wins while it is NaN; a NaN tap wins, as maxps lets the
+// second operand win when unordered) and made the canonical NaN at the end:
+// the bits of the per-output loops with their NaN flag.
+template <class T, ptrdiff_t S>
+OVPOOL_INLINE void hmax_taps(const T *__restrict buf, T *__restrict out, ptrdiff_t n_out,
+                             ptrdiff_t stride, ptrdiff_t k, ptrdiff_t dilation, bool nan_free) {
+    const ptrdiff_t s = S ? S : stride;
+    if constexpr (std::is_same<T, float>::value)
+        if (simd::htaps8_f32(buf, out, n_out, s, k, dilation, nan_free ? 1 : 2) == n_out)
+            return;
+    for (ptrdiff_t o = 0; o < n_out; o++)
+        out[o] = buf[o * s];
+    if (!is_float_v<T> || nan_free) {
+        for (ptrdiff_t t = 1; t < k; t++) {
+            const T *__restrict tap = buf + t * dilation;
+            for (ptrdiff_t o = 0; o < n_out; o++) {
+                const T value = tap[o * s];
+                out[o] = out[o] > value ? out[o] : value;
+            }
+        }
+        return;
+    }
+    if constexpr (is_float_v<T>) {
+        for (ptrdiff_t t = 1; t < k; t++) {
+            const T *__restrict tap = buf + t * dilation;
+            for (ptrdiff_t o = 0; o < n_out; o++) {
+                const T acc = out[o], value = tap[o * s];
+                out[o] = (acc > value) | (acc != acc) ? acc : value;
+            }
+        }
+        for (ptrdiff_t o = 0; o < n_out; o++)
+            out[o] = out[o] != out[o] ? nan_of<T>() : out[o];
+    }
+}
+
 // from_input: buf is a row of the input (not scratch), streamed in order
 template <class T>
-inline void hsum(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride, ptrdiff_t dilation,
-                 const T *div_w, T row_div, bool from_input) {
-    if (dilation == 1 && stride == 1) {
-        switch (k) {
-        case 1: return hsum_k<T, 1, 1>(buf, out, n_out, 1, 1, div_w, row_div);
-        case 2: return hsum_k<T, 1, 2>(buf, out, n_out, 1, 2, div_w, row_div);
-        case 3: return hsum_k<T, 1, 3>(buf, out, n_out, 1, 3, div_w, row_div);
-        case 4: return hsum_k<T, 1, 4>(buf, out, n_out, 1, 4, div_w, row_div);
-        case 5: return hsum_k<T, 1, 5>(buf, out, n_out, 1, 5, div_w, row_div);
-        case 7: return hsum_k<T, 1, 7>(buf, out, n_out, 1, 7, div_w, row_div);
-        default: return hsum_k<T, 1, 0>(buf, out, n_out, 1, k, div_w, row_div);
-        }
-    } else if (dilation == 1 && stride == 2) {
-        switch (k) {
-        case 2: return hsum_k<T, 2, 2>(buf, out, n_out, 2, 2, div_w, row_div);
-        case 3: return hsum_k<T, 2, 3>(buf, out, n_out, 2, 3, div_w, row_div);
-        case 4: return hsum_k<T, 2, 4>(buf, out, n_out, 2, 4, div_w, row_div);
-        default: return hsum_k<T, 2, 0>(buf, out, n_out, 2, k, div_w, row_div);
-        }
-    } else if (dilation == 1 && stride == k && k < 8) {
-        switch (k) {
-        case 3: return hsum_k<T, 3, 3>(buf, out, n_out, 3, 3, div_w, row_div);
-        case 4: return hsum_k<T, 4, 4>(buf, out, n_out, 4, 4, div_w, row_div);
-        default: return hsum_k<T, 0, 0>(buf, out, n_out, k, k, div_w, row_div);
-        }
-    } else if (dilation == 1 && k >= 8) {
+inline void hsum(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride,
+                 ptrdiff_t dilation, const T *div_w, T row_div, bool from_input) {
+    if (dilation == 1 && k >= 8) {
         ptrdiff_t o = 0;
         if constexpr (std::is_same<T, float>::value)
             o = simd::span_sums8_f32(buf, stride, k, n_out, out, from_input);
         for (; o < n_out; o++)
             out[o] = span_sum(buf + o * stride, k);
-        divide_row(out, n_out, div_w, row_div);
-    } else {
-        for (ptrdiff_t o = 0; o < n_out; o++) {
-            T acc = buf[o * stride];
-            for (ptrdiff_t t = 1; t < k; t++)
-                acc = acc + buf[o * stride + t * dilation];
-            if (div_w == nullptr)
-                out[o] = acc;
-            else
-                out[o] = acc / (row_div * div_w[o]);
-        }
+        return divide_row(out, n_out, div_w, row_div);
     }
+    if (dilation == 1 && stride == 1) {
+        switch (k) {
+            case 1:
+                return hsum_k<T, 1, 1>(buf, out, n_out, 1, 1, div_w, row_div);
+            case 2:
+                return hsum_k<T, 1, 2>(buf, out, n_out, 1, 2, div_w, row_div);
+            case 3:
+                return hsum_k<T, 1, 3>(buf, out, n_out, 1, 3, div_w, row_div);
+            case 4:
+                return hsum_k<T, 1, 4>(buf, out, n_out, 1, 4, div_w, row_div);
+            case 5:
+                return hsum_k<T, 1, 5>(buf, out, n_out, 1, 5, div_w, row_div);
+            case 7:
+                return hsum_k<T, 1, 7>(buf, out, n_out, 1, 7, div_w, row_div);
+        }
+    } else if (dilation == 1 && stride == 2) {
+        switch (k) {
+            case 2:
+                return hsum_k<T, 2, 2>(buf, out, n_out, 2, 2, div_w, row_div);
+            case 3:
+                return hsum_k<T, 2, 3>(buf, out, n_out, 2, 3, div_w, row_div);
+            case 4:
+                return hsum_k<T, 2, 4>(buf, out, n_out, 2, 4, div_w, row_div);
+        }
+    } else if (dilation == 1 && stride == 3 && k == 3) {
+        return hsum_k<T, 3, 3>(buf, out, n_out, 3, 3, div_w, row_div);
+    } else if (dilation == 1 && stride == 4 && k == 4) {
+        return hsum_k<T, 4, 4>(buf, out, n_out, 4, 4, div_w, row_div);
+    }
+    switch (stride) {
+        case 1:
+            hsum_taps<T, 1>(buf, out, n_out, 1, k, dilation);
+            break;
+        case 2:
+            hsum_taps<T, 2>(buf, out, n_out, 2, k, dilation);
+            break;
+        case 3:
+            hsum_taps<T, 3>(buf, out, n_out, 3, k, dilation);
+            break;
+        default:
+            hsum_taps<T, 0>(buf, out, n_out, stride, k, dilation);
+    }
+    divide_row(out, n_out, div_w, row_div);
 }
 
 // nan_free: buf holds no NaN, so the NaN flag (a blend per output) is dropped
 template <class T, ptrdiff_t S, ptrdiff_t K>
-OVPOOL_INLINE void hmax_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t stride, ptrdiff_t k, bool nan_free) {
+OVPOOL_INLINE void hmax_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t stride, ptrdiff_t k,
+                          bool nan_free) {
     const ptrdiff_t s = S ? S : stride, kk = K ? K : k;
     if (!is_float_v<T>)
         nan_free = true;
@@ -462,41 +539,46 @@ OVPOOL_INLINE void hmax_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t strid
 }
 
 template <class T>
-inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride, ptrdiff_t dilation,
-                 bool nan_free) {
+inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride,
+                 ptrdiff_t dilation, bool nan_free) {
+    if (dilation == 1 && k >= 8) {
+        for (ptrdiff_t o = 0; o < n_out; o++)
+            out[o] = span_max(buf + o * stride, k);
+        return;
+    }
     if (dilation == 1 && stride == 1) {
         switch (k) {
-        case 2: return hmax_k<T, 1, 2>(buf, out, n_out, 1, 2, nan_free);
-        case 3: return hmax_k<T, 1, 3>(buf, out, n_out, 1, 3, nan_free);
-        case 5: return hmax_k<T, 1, 5>(buf, out, n_out, 1, 5, nan_free);
-        default: return hmax_k<T, 1, 0>(buf, out, n_out, 1, k, nan_free);
+            case 2:
+                return hmax_k<T, 1, 2>(buf, out, n_out, 1, 2, nan_free);
+            case 3:
+                return hmax_k<T, 1, 3>(buf, out, n_out, 1, 3, nan_free);
+            case 5:
+                return hmax_k<T, 1, 5>(buf, out, n_out, 1, 5, nan_free);
         }
     } else if (dilation == 1 && stride == 2) {
         switch (k) {
-        case 2: return hmax_k<T, 2, 2>(buf, out, n_out, 2, 2, nan_free);
+            case 2:
+                return hmax_k<T, 2, 2>(buf, out, n_out, 2, 2, nan_free);
+            case 3:
+                if constexpr (std::is_same<T, float>::value)
+                    if (nan_free && simd::hmax_s2k3_f32(buf, out, n_out))
+                        return;
+                return hmax_k<T, 2, 3>(buf, out, n_out, 2, 3, nan_free);
+        }
+    } else if (dilation == 1 && stride == 3 && k == 3) {
+        return hmax_k<T, 3, 3>(buf, out, n_out, 3, 3, nan_free);
+    } else if (dilation == 1 && stride == 4 && k == 4) {
+        return hmax_k<T, 4, 4>(buf, out, n_out, 4, 4, nan_free);
+    }
+    switch (stride) {
+        case 1:
+            return hmax_taps<T, 1>(buf, out, n_out, 1, k, dilation, nan_free);
+        case 2:
+            return hmax_taps<T, 2>(buf, out, n_out, 2, k, dilation, nan_free);
         case 3:
-            if constexpr (std::is_same<T, float>::value)
-                if (nan_free && simd::hmax_s2k3_f32(buf, out, n_out))
-                    return;
-            return hmax_k<T, 2, 3>(buf, out, n_out, 2, 3, nan_free);
-        default: return hmax_k<T, 2, 0>(buf, out, n_out, 2, k, nan_free);
-        }
-    } else if (dilation == 1 && stride == k && k < 8) {
-        switch (k) {
-        case 3: return hmax_k<T, 3, 3>(buf, out, n_out, 3, 3, nan_free);
-        case 4: return hmax_k<T, 4, 4>(buf, out, n_out, 4, 4, nan_free);
-        default: return hmax_k<T, 0, 0>(buf, out, n_out, k, k, nan_free);
-        }
-    } else if (dilation == 1 && k >= 8) {
-        for (ptrdiff_t o = 0; o < n_out; o++)
-            out[o] = span_max(buf + o * stride, k);
-    } else {
-        for (ptrdiff_t o = 0; o < n_out; o++) {
-            T acc = buf[o * stride];
-            for (ptrdiff_t t = 1; t < k; t++)
-                acc = mx(acc, buf[o * stride + t * dilation]);
-            out[o] = acc;
-        }
+            return hmax_taps<T, 3>(buf, out, n_out, 3, k, dilation, nan_free);
+        default:
+            return hmax_taps<T, 0>(buf, out, n_out, stride, k, dilation, nan_free);
     }
 }
 
@@ -542,7 +624,8 @@ inline void hmax_table(const T *col, T *out, const Plan &plan) {
 
 // Offsets of the input rows of window row oh within depth slice in_d_idx,
 // top to bottom; returns their number.
-inline ptrdiff_t slice_row_offsets(const Plan &plan, ptrdiff_t in_d_idx, ptrdiff_t oh, int64_t *offsets) {
+inline ptrdiff_t slice_row_offsets(const Plan &plan, ptrdiff_t in_d_idx, ptrdiff_t oh,
+                                   int64_t *offsets) {
     const int64_t *wh = plan.win_h.data() + 3 * oh;
     for (ptrdiff_t th = 0; th < wh[1]; th++)
         offsets[th] = (in_d_idx * plan.in_h + wh[0] + th * plan.dil_h) * plan.in_w;
@@ -564,11 +647,12 @@ inline ptrdiff_t row_offsets(const Plan &plan, ptrdiff_t od, ptrdiff_t oh, int64
 // the window will newly need plan.prefetch elements ahead form one contiguous
 // block after the slice's last row (the hardware prefetcher does not keep up
 // with several row streams).
-inline void prefetch_ahead(const char *plane, const int64_t *offsets, ptrdiff_t n_rows, ptrdiff_t rows_per_slice,
-                           ptrdiff_t item_size, const Plan &plan) {
+inline void prefetch_ahead(const char *plane, const int64_t *offsets, ptrdiff_t n_rows,
+                           ptrdiff_t rows_per_slice, ptrdiff_t item_size, const Plan &plan) {
     const ptrdiff_t block_bytes = plan.prefetch_block * item_size;
     for (ptrdiff_t r = rows_per_slice - 1; r < n_rows; r += rows_per_slice) {
-        const char *start = plane + (offsets[r] + plan.in_w + plan.prefetch - plan.prefetch_block) * item_size;
+        const char *start =
+            plane + (offsets[r] + plan.in_w + plan.prefetch - plan.prefetch_block) * item_size;
         for (ptrdiff_t b = 0; b < block_bytes; b += 64)
             prefetch_l1(start + b);
     }

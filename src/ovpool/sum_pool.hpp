@@ -16,13 +16,14 @@ OVPOOL_BEGIN
 // (src: the same sums with the W padding before them; or, from_input, the
 // input row itself).
 template <class T>
-inline void sum_finish(const T *src, const T *col, T *out_row, const T *div_w, const Plan &plan, ptrdiff_t od,
-                       ptrdiff_t oh, int mode, double p, bool from_input) {
+inline void sum_finish(const T *src, const T *col, T *out_row, const T *div_w, const Plan &plan,
+                       ptrdiff_t od, ptrdiff_t oh, int mode, double p, bool from_input) {
     const T row_div = static_cast<T>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2]);
     if (mode != kSumAverage)
         div_w = nullptr;
     if (plan.uniform_w)
-        hsum(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div, from_input);
+        hsum(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, div_w, row_div,
+             from_input);
     else
         hsum_table(col, out_row, plan, div_w, row_div);
     if (mode == kSumLp2) {
@@ -37,8 +38,9 @@ inline void sum_finish(const T *src, const T *col, T *out_row, const T *div_w, c
 
 // One output row from its window rows plane + offsets[r].
 template <class T>
-inline void sum_row_from(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *out_row, T *buf,
-                         const T *div_w, const Plan &plan, ptrdiff_t od, ptrdiff_t oh, int mode, double p) {
+inline void sum_row_from(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *out_row,
+                         T *buf, const T *div_w, const Plan &plan, ptrdiff_t od, ptrdiff_t oh,
+                         int mode, double p) {
     T *col = buf + plan.pad_w;
     const T *src = buf;  // what the horizontal pass reads
     if (n_rows == 1 && mode == kSumAverage && plan.direct_w) {
@@ -54,12 +56,12 @@ inline void sum_row_from(const T *plane, const int64_t *offsets, ptrdiff_t n_row
 }
 
 template <class T>
-inline void sum_row(const T *plane, T *out_row, T *buf, int64_t *offsets, const T *div_w, const Plan &plan,
-                    ptrdiff_t od, ptrdiff_t oh, int mode, double p) {
+inline void sum_row(const T *plane, T *out_row, T *buf, int64_t *offsets, const T *div_w,
+                    const Plan &plan, ptrdiff_t od, ptrdiff_t oh, int mode, double p) {
     const ptrdiff_t n_rows = row_offsets(plan, od, oh, offsets);
     if (plan.prefetch > 0 && n_rows > 0)
-        prefetch_ahead(reinterpret_cast<const char *>(plane), offsets, n_rows, plan.win_h[3 * oh + 1],
-                       sizeof(T), plan);
+        prefetch_ahead(reinterpret_cast<const char *>(plane), offsets, n_rows,
+                       plan.win_h[3 * oh + 1], sizeof(T), plan);
     sum_row_from(plane, offsets, n_rows, out_row, buf, div_w, plan, od, oh, mode, p);
 }
 
@@ -70,8 +72,8 @@ inline void sum_row(const T *plane, T *out_row, T *buf, int64_t *offsets, const 
 // slice are read in address order (aap3d at 1 thread: 6.4 -> 2.8 ms;
 // software prefetch on top of it only slowed maxpool3d, 4.5 -> 4.9 ms).
 template <class T, bool IsMax>
-inline void pool_slices(const T *plane, T *buf, int64_t *offsets, const Plan &plan, ptrdiff_t od, ptrdiff_t oh,
-                        ptrdiff_t n_out_rows) {
+inline void pool_slices(const T *plane, T *buf, int64_t *offsets, const Plan &plan, ptrdiff_t od,
+                        ptrdiff_t oh, ptrdiff_t n_out_rows) {
     const int64_t *wd = plan.win_d.data() + 3 * od;
     const ptrdiff_t width = plan.buffer_width;
     if (wd[1] == 0) {
@@ -85,7 +87,8 @@ inline void pool_slices(const T *plane, T *buf, int64_t *offsets, const Plan &pl
     }
     for (ptrdiff_t td = 0; td < wd[1]; td++)
         for (ptrdiff_t j = 0; j < n_out_rows; j++) {
-            const ptrdiff_t n_rows = slice_row_offsets(plan, wd[0] + td * plan.dil_d, oh + j, offsets);
+            const ptrdiff_t n_rows =
+                slice_row_offsets(plan, wd[0] + td * plan.dil_d, oh + j, offsets);
             T *col = buf + j * width + plan.pad_w;
             if constexpr (IsMax) {
                 if (td == 0)
@@ -114,47 +117,50 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     const double p = plan.p;
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
     const int64_t slice = plan.in_h * plan.in_w;
-    for_unit_rows(plan, call.schedule, unit, [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
-        const T *src = x + q * in_plane;
-        T *out_rows = out + q * out_plane + row * plan.out_w;
-        const int64_t *wd = plan.win_d.data() + 3 * od;
-        if constexpr (P == Path::depth_slices) {
-            const int64_t n = std::min({left, plan.slice_rows, plan.out_h - oh});
-            pool_slices<T, false>(src, buf, offsets, plan, od, oh, n);
-            for (int64_t j = 0; j < n; j++)
-                sum_finish(buf + j * plan.buffer_width, buf + j * plan.buffer_width + plan.pad_w,
-                           out_rows + j * plan.out_w, div_w, plan, od, oh + j, mode, p, false);
-            return n;
-        } else if constexpr (P == Path::rows_k3 && std::is_same<T, float>::value) {
-            // the rest of this depth slice's rows in one call
-            const int64_t n = std::min(left, plan.out_h - oh);
-            simd::sum_rows_k3_f32(src + wd[0] * slice, plan.in_w, plan.win_h.data() + 3 * oh, n, out_rows,
-                                  plan.out_w, buf, plan.pad_w, div_w, wd[2], static_cast<int>(plan.stride_w),
-                                  mode == kSumLp2);
-            return n;
-        } else if constexpr (P == Path::adaptive_narrow && std::is_same<T, float>::value) {
-            // up to eight rows of this depth slice in one call (a depth window
-            // of more than one slice takes the row path)
-            const int64_t n = std::min({int64_t(8), left, plan.out_h - oh});
-            if (wd[1] == 1 &&
-                simd::adaptive_narrow_f32(src + wd[0] * slice, plan.in_w, plan.win_h.data() + 3 * oh, n,
-                                          plan.win_w.data(), plan.out_w, out_rows, plan.out_w, div_w, wd[2],
-                                          scratch_part<float>(scratch, plan.scratch.lanes)))
+    for_unit_rows(
+        plan, call.schedule, unit,
+        [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
+            const T *src = x + q * in_plane;
+            T *out_rows = out + q * out_plane + row * plan.out_w;
+            const int64_t *wd = plan.win_d.data() + 3 * od;
+            if constexpr (P == Path::depth_slices) {
+                const int64_t n = std::min({left, plan.slice_rows, plan.out_h - oh});
+                pool_slices<T, false>(src, buf, offsets, plan, od, oh, n);
+                for (int64_t j = 0; j < n; j++)
+                    sum_finish(buf + j * plan.buffer_width,
+                               buf + j * plan.buffer_width + plan.pad_w, out_rows + j * plan.out_w,
+                               div_w, plan, od, oh + j, mode, p, false);
                 return n;
-            sum_row(src, out_rows, buf, offsets, div_w, plan, od, oh, mode, p);
-            return 1;
-        } else if constexpr (P == Path::adaptive_wide && std::is_same<T, float>::value) {
-            // the rest of this depth slice's rows in one call
-            const int64_t n = std::min(left, plan.out_h - oh);
-            simd::adaptive_rows_f32(src + wd[0] * slice, wd[1], plan.dil_d * slice, plan.in_w,
-                                    plan.win_h.data() + 3 * oh, n, plan.win_w.data(), plan.out_w, out_rows,
-                                    plan.out_w, div_w, wd[2]);
-            return n;
-        } else {
-            sum_row(src, out_rows, buf, offsets, div_w, plan, od, oh, mode, p);
-            return 1;
-        }
-    });
+            } else if constexpr (P == Path::rows_k3 && std::is_same<T, float>::value) {
+                // the rest of this depth slice's rows in one call
+                const int64_t n = std::min(left, plan.out_h - oh);
+                simd::sum_rows_k3_f32(src + wd[0] * slice, plan.in_w, plan.win_h.data() + 3 * oh, n,
+                                      out_rows, plan.out_w, buf, plan.pad_w, div_w, wd[2],
+                                      static_cast<int>(plan.stride_w), mode == kSumLp2);
+                return n;
+            } else if constexpr (P == Path::adaptive_narrow && std::is_same<T, float>::value) {
+                // up to eight rows of this depth slice in one call (a depth window
+                // of more than one slice takes the row path)
+                const int64_t n = std::min({int64_t(8), left, plan.out_h - oh});
+                if (wd[1] == 1 && simd::adaptive_narrow_f32(
+                                      src + wd[0] * slice, plan.in_w, plan.win_h.data() + 3 * oh, n,
+                                      plan.win_w.data(), plan.out_w, out_rows, plan.out_w, div_w,
+                                      wd[2], scratch_part<float>(scratch, plan.scratch.lanes)))
+                    return n;
+                sum_row(src, out_rows, buf, offsets, div_w, plan, od, oh, mode, p);
+                return 1;
+            } else if constexpr (P == Path::adaptive_wide && std::is_same<T, float>::value) {
+                // the rest of this depth slice's rows in one call
+                const int64_t n = std::min(left, plan.out_h - oh);
+                simd::adaptive_rows_f32(src + wd[0] * slice, wd[1], plan.dil_d * slice, plan.in_w,
+                                        plan.win_h.data() + 3 * oh, n, plan.win_w.data(),
+                                        plan.out_w, out_rows, plan.out_w, div_w, wd[2]);
+                return n;
+            } else {
+                sum_row(src, out_rows, buf, offsets, div_w, plan, od, oh, mode, p);
+                return 1;
+            }
+        });
 }
 
 OVPOOL_END

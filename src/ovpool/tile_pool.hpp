@@ -95,25 +95,28 @@ void tile_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
     const T *x = static_cast<const T *>(call.x);
     T *out = static_cast<T *>(call.out);
     const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
-    const bool simd_rows = std::is_same<T, float>::value && simd::vector_rows_ok(plan.out_w, kw, kw);
+    const bool simd_rows =
+        std::is_same<T, float>::value && simd::vector_rows_ok(plan.out_w, kw, kw);
     float factor = 1;
     const int scale = simd::tile_scale(static_cast<float>(kh * kw), &factor);
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
-    for_unit_rows(plan, call.schedule, unit, [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
-        const T *row0 = x + q * in_plane + (od * plan.in_h + oh * kh) * plan.in_w;
-        T *out_rows = out + q * out_plane + row * plan.out_w;
-        if constexpr (std::is_same<T, float>::value) {
-            if (simd_rows) {
-                // the rest of this depth slice's rows in one call
-                const int64_t n = std::min(left, plan.out_h - oh);
-                simd::tile_rows_f32(row0, plan.in_w, out_rows, plan.out_w, n, static_cast<int>(kh),
-                                    static_cast<int>(kw), IsMax, scale, factor, plan.tile_ahead);
-                return n;
-            }
-        }
-        tile_row<T, IsMax>(row0, out_rows, plan);
-        return 1;
-    });
+    for_unit_rows(plan, call.schedule, unit,
+                  [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
+                      const T *row0 = x + q * in_plane + (od * plan.in_h + oh * kh) * plan.in_w;
+                      T *out_rows = out + q * out_plane + row * plan.out_w;
+                      if constexpr (std::is_same<T, float>::value) {
+                          if (simd_rows) {
+                              // the rest of this depth slice's rows in one call
+                              const int64_t n = std::min(left, plan.out_h - oh);
+                              simd::tile_rows_f32(row0, plan.in_w, out_rows, plan.out_w, n,
+                                                  static_cast<int>(kh), static_cast<int>(kw), IsMax,
+                                                  scale, factor, plan.tile_ahead);
+                              return n;
+                          }
+                      }
+                      tile_row<T, IsMax>(row0, out_rows, plan);
+                      return 1;
+                  });
 }
 
 // The work unit of the tiling path, float16 / bfloat16 (Bf16) raw bits.
@@ -124,33 +127,36 @@ void half_tile_unit(const Plan &plan, const Call &call, int64_t unit, char *scra
     const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
     const bool simd_rows = simd::vector_rows_ok(plan.out_w, kw, kw);
     const bool in_registers = simd_rows && kF16cRows && !Bf16;
-    const int64_t group = std::max<int64_t>(1, limits::kHalfChunk / (kh * plan.in_w));  // output rows at once
+    const int64_t group =
+        std::max<int64_t>(1, limits::kHalfChunk / (kh * plan.in_w));  // output rows at once
     float factor = 1;
     const int scale = simd::tile_scale(static_cast<float>(kh * kw), &factor);
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
     const int64_t run = in_registers ? plan.rows_per_plane() : group;  // rows per call
     float *rows = scratch_part<float>(scratch, plan.scratch.rows);
     float *outs = scratch_part<float>(scratch, plan.scratch.out_row);
-    for_unit_rows(plan, call.schedule, unit, [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
-        const int64_t n = std::min({left, run, plan.out_h - oh});
-        const uint16_t *row0 = x + q * in_plane + (od * plan.in_h + oh * kh) * plan.in_w;
-        uint16_t *out_rows = out + q * out_plane + row * plan.out_w;
-        if (in_registers) {
-            simd::tile_rows_f16(row0, plan.in_w, out_rows, plan.out_w, n, static_cast<int>(kh),
-                                static_cast<int>(kw), IsMax, scale, factor, plan.tile_ahead);
+    for_unit_rows(
+        plan, call.schedule, unit,
+        [&](int64_t q, int64_t row, int64_t od, int64_t oh, int64_t left) -> int64_t {
+            const int64_t n = std::min({left, run, plan.out_h - oh});
+            const uint16_t *row0 = x + q * in_plane + (od * plan.in_h + oh * kh) * plan.in_w;
+            uint16_t *out_rows = out + q * out_plane + row * plan.out_w;
+            if (in_registers) {
+                simd::tile_rows_f16(row0, plan.in_w, out_rows, plan.out_w, n, static_cast<int>(kh),
+                                    static_cast<int>(kw), IsMax, scale, factor, plan.tile_ahead);
+                return n;
+            }
+            simd::widen(row0, rows, n * kh * plan.in_w, Bf16);
+            if (simd_rows) {
+                simd::tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, static_cast<int>(kh),
+                                    static_cast<int>(kw), IsMax, scale, factor, 0);
+            } else {
+                for (int64_t j = 0; j < n; j++)
+                    tile_row<float, IsMax>(rows + j * kh * plan.in_w, outs + j * plan.out_w, plan);
+            }
+            simd::narrow(outs, out_rows, n * plan.out_w, Bf16);
             return n;
-        }
-        simd::widen(row0, rows, n * kh * plan.in_w, Bf16);
-        if (simd_rows) {
-            simd::tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, static_cast<int>(kh), static_cast<int>(kw),
-                                IsMax, scale, factor, 0);
-        } else {
-            for (int64_t j = 0; j < n; j++)
-                tile_row<float, IsMax>(rows + j * kh * plan.in_w, outs + j * plan.out_w, plan);
-        }
-        simd::narrow(outs, out_rows, n * plan.out_w, Bf16);
-        return n;
-    });
+        });
 }
 
 OVPOOL_END

@@ -22,10 +22,7 @@ static void max_pool_case() {
     // 4x4 plane, 3x3 windows at stride 2 with pads 1: windows rows/cols
     // {0,1} and {1,2,3}. Window (1,1) holds 8 at (2,1) and (2,2): the first
     // in row-major order wins, index 9.
-    const T x[16] = {1, 3, 2, 4,
-                     5, 0, 6, 1,
-                     2, 8, 8, 1,
-                     0, 7, 3, 5};
+    const T x[16] = {1, 3, 2, 4, 5, 0, 6, 1, 2, 8, 8, 1, 0, 7, 3, 5};
     ovpool::Shape in;
     in.n = 1;
     in.c = 1;
@@ -75,7 +72,7 @@ int main() {
         return 1;
     }
     // (1+2+5+6)/4 = 3.5, then 4.5, 5.5; (5+6+9+10)/4 = 7.5, 8.5, 9.5
-    const float want[12] = {3.5f, 4.5f, 5.5f, 7.5f, 8.5f, 9.5f,
+    const float want[12] = {3.5f,  4.5f,  5.5f,  7.5f,  8.5f,  9.5f,
                             15.5f, 16.5f, 17.5f, 19.5f, 20.5f, 21.5f};
     expect("adaptive average", y, want, 12);
 

@@ -5,10 +5,11 @@
 
 ovpool::UnitFn (*volatile resolve_units)(const ovpool::Plan &) = &ovpool::unit_function;
 void (*volatile init_units)(const ovpool::Plan &, char *) = &ovpool::init_scratch;
-bool (*volatile serial_run)(const ovpool::Plan &, const void *, void *, void *) = &ovpool::run_serial;
-int64_t (*volatile unpool_f32)(const float *, const int64_t *, int64_t, float *, int64_t) =
-    &ovpool::max_unpool<float>;
-int (*volatile api_lp)(const double *, const ovpool::Shape &, const ovpool::Window &, double, double *) =
-    &ovpool::lp_pool<double>;
-int (*volatile api_global)(const uint8_t *, const ovpool::Shape &, uint8_t *) =
-    &ovpool::global_max_pool<uint8_t>;
+bool (*volatile serial_run)(const ovpool::Plan &, const void *, void *,
+                            void *) = &ovpool::run_serial;
+int64_t (*volatile unpool_f32)(const float *, const int64_t *, int64_t, float *,
+                               int64_t) = &ovpool::max_unpool<float>;
+int (*volatile api_lp)(const double *, const ovpool::Shape &, const ovpool::Window &, double,
+                       double *) = &ovpool::lp_pool<double>;
+int (*volatile api_global)(const uint8_t *, const ovpool::Shape &,
+                           uint8_t *) = &ovpool::global_max_pool<uint8_t>;

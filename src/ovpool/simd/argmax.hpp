@@ -96,7 +96,8 @@ OVPOOL_INLINE int64_t bin_finish(__m256 c0, __m256 c1, __m256i rank0, __m256i ra
     __m256 c[2] = {c0, c1}, in[2], m = c0;
     __m256i rank[2] = {rank0, rank1}, lane[2], low = _mm256_set1_epi32(INT32_MAX);
     for (int j = 0; j < nv; j++) {
-        lane[j] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * j));
+        lane[j] =
+            _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * j));
         if (masked) {
             in[j] = _mm256_castsi256_ps(
                 _mm256_and_si256(_mm256_cmpgt_epi32(lane[j], _mm256_set1_epi32(lo - 1)),
@@ -170,7 +171,7 @@ OVPOOL_INLINE int bins_group_f32(const float *plane, const int64_t *offsets, ptr
     for (int w = 0; w < NWin; w++) {
         int lo = static_cast<int>(ww[3 * w] - start[w]), n_taps = static_cast<int>(ww[3 * w + 1]);
         int k = w * NV, k1 = w * NV + NV - 1;
-        int64_t key = nan                               ? -1
+        int64_t key = nan ? -1
                       : lo == 0 && n_taps == 8 * NV  // no lane to leave out
                           ? bin_finish(c[k], c[k1], rank[k], rank[k1], NV, 0, 0, 0)
                           : bin_finish(c[k], c[k1], rank[k], rank[k1], NV, 1, lo, n_taps);
@@ -205,13 +206,19 @@ inline ptrdiff_t bins_argmax_f32(const float *plane, const int64_t *offsets, ptr
         const int64_t *ww = win_w + 3 * o;
         int64_t *idx = index ? index + o : nullptr;
         if (nv == 2)
-            n_exact += n == 2 ? bins_group_f32<2, 2>(plane, offsets, n_rows, in_w, ww, out + o, pos + o, idx, index_base)
-                              : bins_group_f32<1, 2>(plane, offsets, n_rows, in_w, ww, out + o, pos + o, idx, index_base);
+            n_exact += n == 2 ? bins_group_f32<2, 2>(plane, offsets, n_rows, in_w, ww, out + o,
+                                                     pos + o, idx, index_base)
+                              : bins_group_f32<1, 2>(plane, offsets, n_rows, in_w, ww, out + o,
+                                                     pos + o, idx, index_base);
         else
-            n_exact += n == 4   ? bins_group_f32<4, 1>(plane, offsets, n_rows, in_w, ww, out + o, pos + o, idx, index_base)
-                       : n == 3 ? bins_group_f32<3, 1>(plane, offsets, n_rows, in_w, ww, out + o, pos + o, idx, index_base)
-                       : n == 2 ? bins_group_f32<2, 1>(plane, offsets, n_rows, in_w, ww, out + o, pos + o, idx, index_base)
-                                : bins_group_f32<1, 1>(plane, offsets, n_rows, in_w, ww, out + o, pos + o, idx, index_base);
+            n_exact += n == 4   ? bins_group_f32<4, 1>(plane, offsets, n_rows, in_w, ww, out + o,
+                                                       pos + o, idx, index_base)
+                       : n == 3 ? bins_group_f32<3, 1>(plane, offsets, n_rows, in_w, ww, out + o,
+                                                       pos + o, idx, index_base)
+                       : n == 2 ? bins_group_f32<2, 1>(plane, offsets, n_rows, in_w, ww, out + o,
+                                                       pos + o, idx, index_base)
+                                : bins_group_f32<1, 1>(plane, offsets, n_rows, in_w, ww, out + o,
+                                                       pos + o, idx, index_base);
         o += n;
     }
     return n_exact;
@@ -238,7 +245,8 @@ OVPOOL_INLINE void fold_block8_exact(const float *plane, const int64_t *offsets,
     __m256i cr = _mm256_setzero_si256();
     for (ptrdiff_t r = 1; r < n_rows; r++) {
         __m256 v = _mm256_loadu_ps(plane + offsets[r] + i);
-        __m256 take = _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        __m256 take =
+            _mm256_or_ps(_mm256_cmp_ps(c, v, _CMP_LT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
         c = _mm256_blendv_ps(c, v, take);
         cr = take_index8(cr, _mm256_set1_epi32(static_cast<int32_t>(r)), take);
     }
@@ -365,14 +373,15 @@ inline ptrdiff_t window_argmax8_f32(const float *col, const int32_t *col_row, pt
     ptrdiff_t start = first + 8 <= in_w ? first : in_w - 8;
     int lo = static_cast<int>(first - start);
     __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256 in = _mm256_castsi256_ps(
-        _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo - 1)),
-                         _mm256_cmpgt_epi32(_mm256_set1_epi32(lo + static_cast<int>(n_taps)), lane)));
+    __m256 in = _mm256_castsi256_ps(_mm256_and_si256(
+        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo - 1)),
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(lo + static_cast<int>(n_taps)), lane)));
     __m256 v = _mm256_loadu_ps(col + start);
     if (_mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), in)))
         return -1;
     // ranks as bin_finish's keys: row << 4 (rows < 2^27, the caller's)
-    __m256i rank = _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(col_row + start)), 4);
+    __m256i rank = _mm256_slli_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(col_row + start)), 4);
     int64_t key = bin_finish(v, v, rank, rank, 1, 1, lo, static_cast<int>(n_taps));
     return key < 0 ? -1 : start + (key & 15);
 #else
@@ -472,7 +481,8 @@ OVPOOL_INLINE __m256 row_max8(const __m256 *v, int k, __m256i *col) {
         *col = c;
         return m;
     }
-    __m256i c23 = take_index8(_mm256_set1_epi32(2), _mm256_set1_epi32(3), _mm256_cmp_ps(v[3], v[2], _CMP_GT_OQ));
+    __m256i c23 = take_index8(_mm256_set1_epi32(2), _mm256_set1_epi32(3),
+                              _mm256_cmp_ps(v[3], v[2], _CMP_GT_OQ));
     __m256 m23 = _mm256_max_ps(v[3], v[2]);
     *col = take_index8(c, c23, _mm256_cmp_ps(m23, m, _CMP_GT_OQ));
     return _mm256_max_ps(m23, m);
@@ -507,8 +517,9 @@ OVPOOL_INLINE int argblock8x2(const float *p, const float *q, ptrdiff_t in_w, fl
         for (int u = 0; u < k; u++) {
             __m256i tap = _mm256_set1_epi32(static_cast<int32_t>(t * in_w + u));
             // p's output 0 of a left edge: its tap 0 is column 0, one right
-            __m256i tap_p =
-                left && u == 0 ? _mm256_add_epi32(tap, _mm256_setr_epi32(1, 0, 0, 0, 0, 0, 0, 0)) : tap;
+            __m256i tap_p = left && u == 0
+                                ? _mm256_add_epi32(tap, _mm256_setr_epi32(1, 0, 0, 0, 0, 0, 0, 0))
+                                : tap;
             if (!exact) {
                 nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[u], w[u], _CMP_UNORD_Q));
                 if (t == 0 && u == 0) {
@@ -535,8 +546,10 @@ OVPOOL_INLINE int argblock8x2(const float *p, const float *q, ptrdiff_t in_w, fl
                 at_q = ix_q;
                 continue;
             }
-            __m256 take_p = _mm256_or_ps(_mm256_cmp_ps(v[u], best_p, _CMP_GT_OQ), _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
-            __m256 take_q = _mm256_or_ps(_mm256_cmp_ps(w[u], best_q, _CMP_GT_OQ), _mm256_cmp_ps(w[u], w[u], _CMP_UNORD_Q));
+            __m256 take_p = _mm256_or_ps(_mm256_cmp_ps(v[u], best_p, _CMP_GT_OQ),
+                                         _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
+            __m256 take_q = _mm256_or_ps(_mm256_cmp_ps(w[u], best_q, _CMP_GT_OQ),
+                                         _mm256_cmp_ps(w[u], w[u], _CMP_UNORD_Q));
             best_p = _mm256_blendv_ps(best_p, v[u], take_p);
             best_q = _mm256_blendv_ps(best_q, w[u], take_q);
             at_p = take_index8(at_p, ix_p, take_p);
@@ -566,11 +579,14 @@ OVPOOL_INLINE int argblock4x2_wide(const float *p, const float *q, ptrdiff_t in_
     __m256 v[4], best = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
     __m256i at_ = _mm256_setzero_si256();
     // window start of each lane's output, in taps4x2's lane order
-    __m256i base = k == 1 ? _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3),
-                                             _mm256_setr_epi32(off_p, off_p, off_p, off_p, off_q, off_q, off_q, off_q))
-                          : _mm256_add_epi32(k == 2 ? _mm256_setr_epi32(0, 2, 0, 2, 4, 6, 4, 6)
-                                                    : _mm256_setr_epi32(0, 8, 0, 8, 4, 12, 4, 12),
-                                             _mm256_setr_epi32(off_p, off_p, off_q, off_q, off_p, off_p, off_q, off_q));
+    __m256i base =
+        k == 1 ? _mm256_add_epi32(
+                     _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3),
+                     _mm256_setr_epi32(off_p, off_p, off_p, off_p, off_q, off_q, off_q, off_q))
+               : _mm256_add_epi32(
+                     k == 2 ? _mm256_setr_epi32(0, 2, 0, 2, 4, 6, 4, 6)
+                            : _mm256_setr_epi32(0, 8, 0, 8, 4, 12, 4, 12),
+                     _mm256_setr_epi32(off_p, off_p, off_q, off_q, off_p, off_p, off_q, off_q));
     for (int t = 0; t < kh; t++) {
         taps4x2(p + t * in_w, q + t * in_w, k, v, 0);
         if (!exact) {  // row by row, see row_max8
@@ -591,14 +607,16 @@ OVPOOL_INLINE int argblock4x2_wide(const float *p, const float *q, ptrdiff_t in_
             continue;
         }
         for (int u = 0; u < k; u++) {
-            __m256i tap = _mm256_add_epi32(base, _mm256_set1_epi32(static_cast<int32_t>(t * in_w + u)));
+            __m256i tap =
+                _mm256_add_epi32(base, _mm256_set1_epi32(static_cast<int32_t>(t * in_w + u)));
             __m256 take;
             if (t == 0 && u == 0) {
                 best = v[0];
                 at_ = tap;
                 continue;
             }
-            take = _mm256_or_ps(_mm256_cmp_ps(v[u], best, _CMP_GT_OQ), _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
+            take = _mm256_or_ps(_mm256_cmp_ps(v[u], best, _CMP_GT_OQ),
+                                _mm256_cmp_ps(v[u], v[u], _CMP_UNORD_Q));
             best = _mm256_blendv_ps(best, v[u], take);
             at_ = take_index8(at_, tap, take);
         }
@@ -623,10 +641,12 @@ OVPOOL_INLINE void argpair8(const float *row0, ptrdiff_t in_w, float *out, int64
                             int kh, int stride, int k, int left) {
     if (argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2, index + o,
                     index + o2, static_cast<int32_t>(row_offset + o * stride),
-                    static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k, left, 0))
+                    static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k, left,
+                    0))
         argblock8x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2, index + o,
                     index + o2, static_cast<int32_t>(row_offset + o * stride),
-                    static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k, left, 1);
+                    static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k, left,
+                    1);
 }
 
 // One window row of a pair of 8-output blocks (p, q) in argrows_k3: the
@@ -645,7 +665,8 @@ OVPOOL_INLINE void row_argmax3x2(const float *p, const float *q, int stride, int
     else
         taps8s(p, stride, 3, v);
     taps8s(q, stride, 3, w);
-    __m256 odd = _mm256_or_ps(_mm256_cmp_ps(v[1], w[1], _CMP_UNORD_Q), _mm256_cmp_ps(v[2], w[2], _CMP_UNORD_Q));
+    __m256 odd = _mm256_or_ps(_mm256_cmp_ps(v[1], w[1], _CMP_UNORD_Q),
+                              _mm256_cmp_ps(v[2], w[2], _CMP_UNORD_Q));
     if (first_p && !left)
         odd = _mm256_or_ps(odd, _mm256_cmp_ps(v[0], v[0], _CMP_UNORD_Q));
     *nan = _mm256_or_ps(*nan, odd);
@@ -690,7 +711,8 @@ OVPOOL_INLINE void argstep8x2_k3(const float *p, const float *q, ptrdiff_t in_w,
         }
     for (; t < 3; t++)
         row_argmax3x2(p + t * in_w, q + t * in_w, stride, left, first_p, c->base,
-                      _mm256_set1_epi32(row_at + static_cast<int32_t>(t * in_w)), h[t], at_[t], nan);
+                      _mm256_set1_epi32(row_at + static_cast<int32_t>(t * in_w)), h[t], at_[t],
+                      nan);
     for (t = 0; t < kept; t++) {
         c->value[t][0] = h[t + row_stride][0];
         c->value[t][1] = h[t + row_stride][1];
@@ -770,7 +792,8 @@ OVPOOL_INLINE void argrows_k3(const float *row0, ptrdiff_t in_w, float *out, int
             o[b - b0 + 1] = block_start(b + 1 < n_blocks ? b + 1 : b, 8, n_out);
             for (int j = 0; j < 2; j++) {
                 c->base[3 * j] = _mm256_add_epi32(
-                    lanes, _mm256_set1_epi32(static_cast<int32_t>(row_offset + o[b - b0 + j] * stride)));
+                    lanes,
+                    _mm256_set1_epi32(static_cast<int32_t>(row_offset + o[b - b0 + j] * stride)));
                 c->base[3 * j + 1] = _mm256_add_epi32(c->base[3 * j], one);
                 c->base[3 * j + 2] = _mm256_add_epi32(c->base[3 * j + 1], one);
             }
@@ -788,12 +811,12 @@ OVPOOL_INLINE void argrows_k3(const float *row0, ptrdiff_t in_w, float *out, int
         for (ptrdiff_t r = 0; r < n_rows; r++)
             for (ptrdiff_t b = b0; b < b_end; b += 2) {
                 ptrdiff_t op = o[b - b0], oq = o[b - b0 + 1];
-                argblock8x2(row0 + r * row_step + op * stride, row0 + r * row_step + oq * stride, in_w,
-                            out + r * out_stride + op, out + r * out_stride + oq,
+                argblock8x2(row0 + r * row_step + op * stride, row0 + r * row_step + oq * stride,
+                            in_w, out + r * out_stride + op, out + r * out_stride + oq,
                             index + r * out_stride + op, index + r * out_stride + oq,
                             static_cast<int32_t>(row_offset + r * row_step + op * stride),
-                            static_cast<int32_t>(row_offset + r * row_step + oq * stride), index_base, 3,
-                            stride, 3, left && b == 0, 1);
+                            static_cast<int32_t>(row_offset + r * row_step + oq * stride),
+                            index_base, 3, stride, 3, left && b == 0, 1);
             }
     }
 }
@@ -824,21 +847,25 @@ OVPOOL_INLINE void argmax_sk(const float *row0, ptrdiff_t in_w, float *out, int6
         ptrdiff_t o2 = block_start(b + 1 < n_blocks ? b + 1 : b, 4, n_out);
 #if defined(__AVX2__)
         if (stride == k) {  // the tilings (4-7 outputs: adaptive 28->7)
-            if (argblock4x2_wide(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
-                                 index + o, index + o2, static_cast<int32_t>(row_offset + o * stride),
-                                 static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, k, 0))
-                argblock4x2_wide(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2,
-                                 index + o, index + o2, static_cast<int32_t>(row_offset + o * stride),
-                                 static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, k, 1);
+            if (argblock4x2_wide(
+                    row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2, index + o,
+                    index + o2, static_cast<int32_t>(row_offset + o * stride),
+                    static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, k, 0))
+                argblock4x2_wide(
+                    row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2, index + o,
+                    index + o2, static_cast<int32_t>(row_offset + o * stride),
+                    static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, k, 1);
             continue;
         }
 #endif
         if (argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2, index + o,
                         index + o2, static_cast<int32_t>(row_offset + o * stride),
-                        static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k, 0))
+                        static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k,
+                        0))
             argblock4x2(row0 + o * stride, row0 + o2 * stride, in_w, out + o, out + o2, index + o,
                         index + o2, static_cast<int32_t>(row_offset + o * stride),
-                        static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k, 1);
+                        static_cast<int32_t>(row_offset + o2 * stride), index_base, kh, stride, k,
+                        1);
     }
 }
 #endif  // __SSE2__
@@ -881,8 +908,8 @@ OVPOOL_INLINE void argmax_rows_sk(const float *row0, ptrdiff_t in_w, float *out,
                                   int left, ptrdiff_t n_rows, ptrdiff_t row_step,
                                   ptrdiff_t out_stride) {
     for (ptrdiff_t r = 0; r < n_rows; r++)
-        argmax_sk(row0 + r * row_step, in_w, out + r * out_stride, index + r * out_stride, n_out, kh,
-                  S, K, static_cast<int32_t>(row_offset + r * row_step), index_base, left);
+        argmax_sk(row0 + r * row_step, in_w, out + r * out_stride, index + r * out_stride, n_out,
+                  kh, S, K, static_cast<int32_t>(row_offset + r * row_step), index_base, left);
 }
 #endif
 
@@ -900,28 +927,33 @@ inline void argmax_rows_f32(const float *row0, ptrdiff_t in_w, float *out, int64
                             ptrdiff_t out_stride) {
 #if defined(__AVX2__)
     // 3x3 windows stepping 1 or 2 rows: the shared window rows kept
-    if (k == 3 && kh == 3 && n_out >= 8 && n_rows > 1 && (row_step == in_w || row_step == 2 * in_w)) {
+    if (k == 3 && kh == 3 && n_out >= 8 && n_rows > 1 &&
+        (row_step == in_w || row_step == 2 * in_w)) {
         if (stride == 2) {
             if (row_step == in_w)
-                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 2, 1, left, n_rows, out_stride);
+                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 2, 1, left,
+                           n_rows, out_stride);
             else
-                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 2, 2, left, n_rows, out_stride);
+                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 2, 2, left,
+                           n_rows, out_stride);
         } else {
             if (row_step == in_w)
-                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 1, 1, left, n_rows, out_stride);
+                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 1, 1, left,
+                           n_rows, out_stride);
             else
-                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 1, 2, left, n_rows, out_stride);
+                argrows_k3(row0, in_w, out, index, n_out, row_offset, index_base, 1, 2, left,
+                           n_rows, out_stride);
         }
         return;
     }
 #endif
 #if defined(__SSE2__)
     if (k == 3 && stride == 2)
-        argmax_rows_sk<2, 3>(row0, in_w, out, index, n_out, kh, row_offset, index_base, left, n_rows,
-                             row_step, out_stride);
+        argmax_rows_sk<2, 3>(row0, in_w, out, index, n_out, kh, row_offset, index_base, left,
+                             n_rows, row_step, out_stride);
     else if (k == 3)  // stride 1
-        argmax_rows_sk<1, 3>(row0, in_w, out, index, n_out, kh, row_offset, index_base, left, n_rows,
-                             row_step, out_stride);
+        argmax_rows_sk<1, 3>(row0, in_w, out, index, n_out, kh, row_offset, index_base, left,
+                             n_rows, row_step, out_stride);
     else if (k == 1)  // the tilings: stride == k
         argmax_rows_sk<1, 1>(row0, in_w, out, index, n_out, kh, row_offset, index_base, 0, n_rows,
                              row_step, out_stride);

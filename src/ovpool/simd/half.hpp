@@ -82,8 +82,8 @@ inline void widen_f16(const uint16_t *src, float *dst, ptrdiff_t n) {
     ptrdiff_t i = 0;
 #if defined(__F16C__)
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i,
-                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
+        _mm256_storeu_ps(
+            dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
 #endif
     for (; i < n; i++)
         dst[i] = half_to_float(src[i]);

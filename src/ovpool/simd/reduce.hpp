@@ -81,7 +81,9 @@ OVPOOL_INLINE float span_max_any(const void *x, ptrdiff_t n, int half) {
     return nan ? NAN : acc;
 }
 
-inline float span_max_f32(const float *x, ptrdiff_t n) { return span_max_any(x, n, 0); }
+inline float span_max_f32(const float *x, ptrdiff_t n) {
+    return span_max_any(x, n, 0);
+}
 
 // float16 spans converted in registers (only where kF16cRows; elsewhere the
 // callers widen, and this is never called).
@@ -236,7 +238,9 @@ OVPOOL_INLINE float plane_sum_any(const void *x, ptrdiff_t n, int half) {
     return total + tail;
 }
 
-inline float plane_sum_f32(const float *x, ptrdiff_t n) { return plane_sum_any(x, n, 0); }
+inline float plane_sum_f32(const float *x, ptrdiff_t n) {
+    return plane_sum_any(x, n, 0);
+}
 
 // float16 planes converted in registers (only where kF16cRows).
 inline float plane_sum_f16(const uint16_t *x, ptrdiff_t n) {
@@ -307,8 +311,10 @@ OVPOOL_INLINE __m256 fold8x8(const __m256 v[8]) {
         s[m] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x20),
                              _mm256_permute2f128_ps(v[2 * m], v[2 * m + 1], 0x31));
     // (0 + 2), (1 + 3): windows 0, 2 | 1, 3 (then 4, 6 | 5, 7), two lanes each
-    __m256 d0 = _mm256_add_ps(_mm256_shuffle_ps(s[0], s[1], 0x44), _mm256_shuffle_ps(s[0], s[1], 0xEE));
-    __m256 d1 = _mm256_add_ps(_mm256_shuffle_ps(s[2], s[3], 0x44), _mm256_shuffle_ps(s[2], s[3], 0xEE));
+    __m256 d0 =
+        _mm256_add_ps(_mm256_shuffle_ps(s[0], s[1], 0x44), _mm256_shuffle_ps(s[0], s[1], 0xEE));
+    __m256 d1 =
+        _mm256_add_ps(_mm256_shuffle_ps(s[2], s[3], 0x44), _mm256_shuffle_ps(s[2], s[3], 0xEE));
     // (0 + 2) + (1 + 3): windows 0, 2, 4, 6 | 1, 3, 5, 7, put back in order
     __m256 total = _mm256_add_ps(_mm256_shuffle_ps(d0, d1, 0x88), _mm256_shuffle_ps(d0, d1, 0xDD));
     return _mm256_permutevar8x32_ps(total, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
@@ -318,14 +324,17 @@ OVPOOL_INLINE __m256 fold8x8(const __m256 v[8]) {
 // float32 or, with half, float16), added in order from 0. Four columns at a
 // time, a 4x4 transpose of each half of the eight windows; the last four
 // columns end at k (k >= 4).
-OVPOOL_INLINE __m256 tail8x8(const void *w, ptrdiff_t stride, ptrdiff_t from, ptrdiff_t k, int half) {
+OVPOOL_INLINE __m256 tail8x8(const void *w, ptrdiff_t stride, ptrdiff_t from, ptrdiff_t k,
+                             int half) {
     __m256 tail = _mm256_setzero_ps();
     for (ptrdiff_t t = from; t < k;) {
         const ptrdiff_t at = k - t >= 4 ? t : k - 4;
         __m256 q0 = _mm256_set_m128(load4(w, at + 4 * stride, half), load4(w, at, half));
         __m256 q1 = _mm256_set_m128(load4(w, at + 5 * stride, half), load4(w, at + stride, half));
-        __m256 q2 = _mm256_set_m128(load4(w, at + 6 * stride, half), load4(w, at + 2 * stride, half));
-        __m256 q3 = _mm256_set_m128(load4(w, at + 7 * stride, half), load4(w, at + 3 * stride, half));
+        __m256 q2 =
+            _mm256_set_m128(load4(w, at + 6 * stride, half), load4(w, at + 2 * stride, half));
+        __m256 q3 =
+            _mm256_set_m128(load4(w, at + 7 * stride, half), load4(w, at + 3 * stride, half));
         __m256 lo01 = _mm256_unpacklo_ps(q0, q1), hi01 = _mm256_unpackhi_ps(q0, q1);
         __m256 lo23 = _mm256_unpacklo_ps(q2, q3), hi23 = _mm256_unpackhi_ps(q2, q3);
         __m256 col[4] = {_mm256_shuffle_ps(lo01, lo23, 0x44), _mm256_shuffle_ps(lo01, lo23, 0xEE),

@@ -162,7 +162,8 @@ OVPOOL_INLINE void sum_row_s2k3(const float *a, const float *b, const float *c, 
         __m256 even = _mm256_shuffle_ps(lo, hi, 0x88), odd = _mm256_shuffle_ps(lo, hi, 0xdd);
         __m256 even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(even, last, 0x01), next_even);
         __m256 v = unpermute8(_mm256_add_ps(_mm256_add_ps(even, odd), even2), 2);
-        v = lp2 ? _mm256_sqrt_ps(v) : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
+        v = lp2 ? _mm256_sqrt_ps(v)
+                : _mm256_div_ps(v, _mm256_mul_ps(row_divs, _mm256_loadu_ps(div_w + o)));
         _mm256_storeu_ps(out + o, v);
     }
 }
@@ -244,9 +245,11 @@ inline void sum_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64_t *w
                             ptrdiff_t pad_w, const float *div_w, int64_t div_d, int stride,
                             bool lp2) {
     if (lp2)
-        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride, 1);
+        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride,
+                        1);
     else
-        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride, 0);
+        sum_rows_k3_any(plane, in_w, win_h, n_rows, out, out_w, buf, pad_w, div_w, div_d, stride,
+                        0);
 }
 
 // Horizontal max of 3-tap windows at stride 2 (the ResNet stem) over a
@@ -377,7 +380,9 @@ inline void adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride,
                             const ptrdiff_t left = taps[l] - b;
                             v[l] = _mm256_add_ps(
                                 v[l], _mm256_maskload_ps(row + first[l] + b,
-                                                         first_lanes(left < 0 ? 0 : left > 8 ? 8 : left)));
+                                                         first_lanes(left < 0   ? 0
+                                                                     : left > 8 ? 8
+                                                                                : left)));
                         }
                 }
             }
@@ -411,7 +416,8 @@ inline void adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride,
             for (int l = 0; l < 4; l++)
                 lane[l] += lane[l + 4];
             const float row_div = static_cast<float>(div_d * win_h[3 * j + 2]);
-            out[j * out_stride + o] = ((lane[0] + lane[2]) + (lane[1] + lane[3])) / (row_div * div_w[o]);
+            out[j * out_stride + o] =
+                ((lane[0] + lane[2]) + (lane[1] + lane[3])) / (row_div * div_w[o]);
         }
     }
 #endif
@@ -482,6 +488,69 @@ inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *wi
     (void)div_w;
     (void)div_d;
     (void)scratch;
+    return 0;
+#endif
+}
+
+// The horizontal pass of any kernel k, stride and dilation d over a float32
+// row: out[o] = combine of buf[o * stride + t * d], t < k, in tap order, for
+// 8 outputs per register (the last block overlapping the one before it).
+// mode 0 sums; 1 maxima of a row known to hold no NaN; 2 maxima with the NaN
+// flag of hmax_k (a window with a NaN gives the canonical NaN). The
+// operations of the scalar loops in the same order: the same bits. Each tap
+// of 8 outputs is one load at stride 1, two loads and a shuffle at stride 2
+// (lanes in taps8's kw = 2 order, put back once at the end; no element past
+// the last tap is read), a gather otherwise. Returns the outputs done: all,
+// or 0 for rows of fewer than 8 outputs and builds without AVX2.
+#if defined(__AVX2__)
+OVPOOL_INLINE __m256 strided8(const float *p, ptrdiff_t stride, __m256i at) {
+    if (stride == 1)
+        return _mm256_loadu_ps(p);
+    if (stride == 2)  // p[0, 2, 8, 10 | 4, 6, 12, 14]
+        return _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 7), 0xd8);
+    return _mm256_i32gather_ps(p, at, 4);
+}
+#endif
+
+inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdiff_t stride,
+                            ptrdiff_t k, ptrdiff_t d, int mode) {
+#if defined(__AVX2__)
+    if (n_out < 8 || stride > (ptrdiff_t(1) << 27))
+        return 0;
+    const __m256i at = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32(static_cast<int>(stride)));
+    for (ptrdiff_t blk = 0; blk * 8 < n_out; blk++) {
+        const ptrdiff_t o = block_start(blk, 8, n_out);
+        const float *first = buf + o * stride;
+        __m256 acc = strided8(first, stride, at);
+        if (mode == 0) {
+            for (ptrdiff_t t = 1; t < k; t++)
+                acc = _mm256_add_ps(acc, strided8(first + t * d, stride, at));
+        } else if (mode == 1) {
+            for (ptrdiff_t t = 1; t < k; t++)
+                acc = _mm256_max_ps(acc, strided8(first + t * d, stride, at));
+        } else {
+            __m256 nan = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
+            for (ptrdiff_t t = 1; t < k; t++) {
+                const __m256 v = strided8(first + t * d, stride, at);
+                acc = _mm256_max_ps(acc, v);
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            }
+            acc = _mm256_blendv_ps(acc, _mm256_set1_ps(NAN), nan);
+        }
+        if (stride == 2)
+            acc = unpermute8(acc, 2);
+        _mm256_storeu_ps(out + o, acc);
+    }
+    return n_out;
+#else
+    (void)buf;
+    (void)out;
+    (void)n_out;
+    (void)stride;
+    (void)k;
+    (void)d;
+    (void)mode;
     return 0;
 #endif
 }

@@ -34,7 +34,8 @@ inline int tile_scale(float divisor, float *factor) {
 // windows at stride 2 or 1.
 inline bool vector_rows_ok(ptrdiff_t n_out, int64_t stride, int64_t k) {
 #if defined(__SSE2__)
-    return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4)) || (k == 3 && (stride == 1 || stride == 2)));
+    return n_out >= 4 && ((stride == k && (k == 1 || k == 2 || k == 4)) ||
+                          (k == 3 && (stride == 1 || stride == 2)));
 #else
     (void)n_out;
     (void)stride;
@@ -55,8 +56,8 @@ OVPOOL_INLINE __m128 comb4(__m128 acc, __m128 v, __m128 *nan, int is_max) {
 // operations (the exact tap order), so two chains keep the adder busy.
 // With scale set, divisor holds the factor of tile_scale.
 OVPOOL_INLINE void tile_block4x2(const void *p, const void *q, ptrdiff_t in_w, void *out_p,
-                                 void *out_q, int kh, int kw, int is_max, int scale,
-                                 __m128 divisor, int half) {
+                                 void *out_q, int kh, int kw, int is_max, int scale, __m128 divisor,
+                                 int half) {
     __m128 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
     taps4(p, kw, v, half);
     taps4(q, kw, w, half);
@@ -99,8 +100,8 @@ OVPOOL_INLINE __m256 comb8(__m256 acc, __m256 v, __m256 *nan, int is_max) {
 
 // tile_block4x2 for 8 outputs; the lanes come out permuted (unpermute8).
 OVPOOL_INLINE void tile_block8x2(const void *p, const void *q, ptrdiff_t in_w, void *out_p,
-                                 void *out_q, int kh, int kw, int is_max, int scale,
-                                 __m256 divisor, int half) {
+                                 void *out_q, int kh, int kw, int is_max, int scale, __m256 divisor,
+                                 int half) {
     __m256 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
     taps8(p, kw, v, half);
     taps8(q, kw, w, half);
@@ -148,7 +149,8 @@ OVPOOL_INLINE void tile_block4x2_wide(const void *p, const void *q, ptrdiff_t in
     __m256 nan[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int t = 0; t < kh; t++) {
         for (int j = 0; j < n; j++)
-            taps4x2(at(p, j * next + t * in_w, half), at(q, j * next + t * in_w, half), kw, v[j], half);
+            taps4x2(at(p, j * next + t * in_w, half), at(q, j * next + t * in_w, half), kw, v[j],
+                    half);
         for (int u = 0; u < kw; u++)
             for (int j = 0; j < n; j++) {
                 if (t == 0 && u == 0) {
@@ -187,7 +189,8 @@ OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrd
                                int kw, int is_max, int scale, float divisor, int half) {
     // block starts 0, L, 2L, ..., and out_w - L for a partial last block,
     // taken two at a time (an odd count repeats the last block)
-    ptrdiff_t out_size = half ? static_cast<ptrdiff_t>(sizeof(uint16_t)) : static_cast<ptrdiff_t>(sizeof(float));
+    ptrdiff_t out_size =
+        half ? static_cast<ptrdiff_t>(sizeof(uint16_t)) : static_cast<ptrdiff_t>(sizeof(float));
 #if defined(__AVX2__)
     if (out_w >= 8) {
         ptrdiff_t n_blocks = (out_w + 7) / 8, b;
@@ -196,8 +199,9 @@ OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrd
             ptrdiff_t o = block_start(b, 8, out_w);
             ptrdiff_t o2 = block_start(b + 1 < n_blocks ? b + 1 : b, 8, out_w);
             tile_block8x2(at(row0, o * kw, half), at(row0, o2 * kw, half), in_w,
-                          static_cast<char *>(out) + o * out_size, static_cast<char *>(out) + o2 * out_size,
-                          kh, kw, is_max, scale, d8, half);
+                          static_cast<char *>(out) + o * out_size,
+                          static_cast<char *>(out) + o2 * out_size, kh, kw, is_max, scale, d8,
+                          half);
         }
         return;
     }
@@ -209,13 +213,14 @@ OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrd
         ptrdiff_t o2 = block_start(b + 1 < n_blocks ? b + 1 : b, 4, out_w);
 #if defined(__AVX2__)
         tile_block4x2_wide(at(row0, o * kw, half), at(row0, o2 * kw, half), in_w,
-                           static_cast<char *>(out) + o * out_size, static_cast<char *>(out) + o2 * out_size,
-                           kh, kw, is_max, scale, _mm256_set1_ps(divisor), half, 1, 0, 0);
+                           static_cast<char *>(out) + o * out_size,
+                           static_cast<char *>(out) + o2 * out_size, kh, kw, is_max, scale,
+                           _mm256_set1_ps(divisor), half, 1, 0, 0);
         (void)d4;
 #else
         tile_block4x2(at(row0, o * kw, half), at(row0, o2 * kw, half), in_w,
-                      static_cast<char *>(out) + o * out_size, static_cast<char *>(out) + o2 * out_size,
-                      kh, kw, is_max, scale, d4, half);
+                      static_cast<char *>(out) + o * out_size,
+                      static_cast<char *>(out) + o2 * out_size, kh, kw, is_max, scale, d4, half);
 #endif
     }
 }
@@ -223,7 +228,8 @@ OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrd
 OVPOOL_INLINE void tile_rows_kw(const void *row0, ptrdiff_t in_w, void *out, ptrdiff_t out_w,
                                 ptrdiff_t n_rows, int kh, int kw, int is_max, int scale,
                                 float divisor, int half, ptrdiff_t ahead) {
-    ptrdiff_t out_size = half ? static_cast<ptrdiff_t>(sizeof(uint16_t)) : static_cast<ptrdiff_t>(sizeof(float));
+    ptrdiff_t out_size =
+        half ? static_cast<ptrdiff_t>(sizeof(uint16_t)) : static_cast<ptrdiff_t>(sizeof(float));
     ptrdiff_t r = 0;
 #if defined(__AVX2__)
     if (half && out_w >= 4 && out_w < 8) {
@@ -243,8 +249,9 @@ OVPOOL_INLINE void tile_rows_kw(const void *row0, ptrdiff_t in_w, void *out, ptr
     for (; r < n_rows; r++) {
         prefetch_span(static_cast<const char *>(at(row0, r * kh * in_w, half)) + ahead,
                       ahead ? kh * in_w * out_size : 0);
-        tile_row_kw(at(row0, r * kh * in_w, half), in_w, static_cast<char *>(out) + r * out_w * out_size,
-                    out_w, kh, kw, is_max, scale, divisor, half);
+        tile_row_kw(at(row0, r * kh * in_w, half), in_w,
+                    static_cast<char *>(out) + r * out_w * out_size, out_w, kh, kw, is_max, scale,
+                    divisor, half);
     }
 }
 

@@ -38,8 +38,8 @@ OVPOOL_INLINE float load1(const void *p, ptrdiff_t i, int half) {
 OVPOOL_INLINE __m128 load4(const void *p, ptrdiff_t i, int half) {
 #if defined(__F16C__)
     if (half)
-        return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(
-            static_cast<const uint16_t *>(p) + i)));
+        return _mm_cvtph_ps(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i *>(static_cast<const uint16_t *>(p) + i)));
 #endif
     (void)half;
     return _mm_loadu_ps(static_cast<const float *>(p) + i);
@@ -106,8 +106,8 @@ OVPOOL_INLINE void store_indices4(int64_t *dst, __m128i at, int64_t index_base) 
 OVPOOL_INLINE __m256 load8(const void *p, ptrdiff_t i, int half) {
 #if defined(__F16C__)
     if (half)
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(
-            static_cast<const uint16_t *>(p) + i)));
+        return _mm256_cvtph_ps(_mm_loadu_si128(
+            reinterpret_cast<const __m128i *>(static_cast<const uint16_t *>(p) + i)));
 #endif
     (void)half;
     return _mm256_loadu_ps(static_cast<const float *>(p) + i);
@@ -129,13 +129,15 @@ OVPOOL_INLINE void store8(void *p, __m256 v, int half) {
 OVPOOL_INLINE __m256 load4x2(const void *p, const void *q, ptrdiff_t i, int half) {
 #if defined(__F16C__)
     if (half)
-        return _mm256_cvtph_ps(_mm_unpacklo_epi64(
-            _mm_loadl_epi64(reinterpret_cast<const __m128i *>(static_cast<const uint16_t *>(p) + i)),
-            _mm_loadl_epi64(reinterpret_cast<const __m128i *>(static_cast<const uint16_t *>(q) + i))));
+        return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(
+                                                      static_cast<const uint16_t *>(p) + i)),
+                                                  _mm_loadl_epi64(reinterpret_cast<const __m128i *>(
+                                                      static_cast<const uint16_t *>(q) + i))));
 #endif
     (void)half;
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(static_cast<const float *>(p) + i)),
-                                _mm_loadu_ps(static_cast<const float *>(q) + i), 1);
+    return _mm256_insertf128_ps(
+        _mm256_castps128_ps256(_mm_loadu_ps(static_cast<const float *>(p) + i)),
+        _mm_loadu_ps(static_cast<const float *>(q) + i), 1);
 }
 
 // The first n lanes (0 <= n <= 8) of a mask for _mm256_maskload_ps: a masked
