@@ -15,8 +15,10 @@ ov::PartialShape adaptive_shape(const ov::Node *node, bool max_pool) {
     const ov::PartialShape data = node->get_input_partial_shape(0);
     require_type(node, node->get_input_element_type(0), max_pool, "data");
     const ov::element::Type size_type = node->get_input_element_type(1);
-    NODE_VALIDATION_CHECK(node, size_type.is_dynamic() || size_type == ov::element::i32 || size_type == ov::element::i64,
-                          "output_size must be i32 or i64, got ", size_type.get_type_name());
+    NODE_VALIDATION_CHECK(
+        node,
+        size_type.is_dynamic() || size_type == ov::element::i32 || size_type == ov::element::i64,
+        "output_size must be i32 or i64, got ", size_type.get_type_name());
     const ov::PartialShape size_shape = node->get_input_partial_shape(1);
     size_t n_spatial = 0;
     if (size_shape.rank().is_static()) {
@@ -25,7 +27,8 @@ ov::PartialShape adaptive_shape(const ov::Node *node, bool max_pool) {
         if (size_shape[0].is_static())
             n_spatial = static_cast<size_t>(size_shape[0].get_length());
     }
-    const bool rank_known = split_nc(node, data, n_spatial, "output_size of shape " + shape_text(size_shape));
+    const bool rank_known =
+        split_nc(node, data, n_spatial, "output_size of shape " + shape_text(size_shape));
     if (!rank_known && n_spatial == 0)
         return ov::PartialShape::dynamic();
     if (rank_known)
@@ -35,10 +38,12 @@ ov::PartialShape adaptive_shape(const ov::Node *node, bool max_pool) {
     std::vector<int64_t> sizes;
     if (constant_ints(node->input_value(1), sizes)) {
         NODE_VALIDATION_CHECK(node, sizes.size() == n_spatial, "output_size must have ", n_spatial,
-                              " entries for ", n_spatial, " spatial dims, got ", sizes.size(), ": ", ints_text(sizes));
+                              " entries for ", n_spatial, " spatial dims, got ", sizes.size(), ": ",
+                              ints_text(sizes));
         for (int64_t s : sizes) {
             NODE_VALIDATION_CHECK(node, s >= 1, "output_size must be >= 1, got ", ints_text(sizes));
-            NODE_VALIDATION_CHECK(node, s <= kMaxElements, "output_size ", ints_text(sizes), " is absurdly large");
+            NODE_VALIDATION_CHECK(node, s <= kMaxElements, "output_size ", ints_text(sizes),
+                                  " is absurdly large");
             dims.emplace_back(s);
         }
     } else {
@@ -48,18 +53,20 @@ ov::PartialShape adaptive_shape(const ov::Node *node, bool max_pool) {
 }
 
 // The spec and output shape of an adaptive pool on concrete inputs.
-Spec adaptive_spec(const ov::Node *node, int32_t family, const ov::TensorVector &inputs, ov::Shape &out_shape) {
+Spec adaptive_spec(const ov::Node *node, int32_t family, const ov::TensorVector &inputs,
+                   ov::Shape &out_shape) {
     const ov::Shape data = inputs[0].get_shape();
     const std::vector<int64_t> sizes = tensor_ints(inputs[1]);
-    OPENVINO_ASSERT(data.size() >= 3 && data.size() <= 5 && sizes.size() == data.size() - 2, "ovpool ",
-                    node->get_type_info().name, ": output_size ", ints_text(sizes), " does not fit data of shape ",
-                    data);
+    OPENVINO_ASSERT(data.size() >= 3 && data.size() <= 5 && sizes.size() == data.size() - 2,
+                    "ovpool ", node->get_type_info().name, ": output_size ", ints_text(sizes),
+                    " does not fit data of shape ", data);
     Spec spec = base_spec(family, inputs[0].get_element_type(), data);
     out_shape = ov::Shape{data[0], data[1]};
     for (int a = 0; a < spec.n_spatial; a++) {
         const int64_t n_in = static_cast<int64_t>(data[2 + a]);
-        OPENVINO_ASSERT(sizes[a] >= 1 && sizes[a] <= kMaxElements, "ovpool ", node->get_type_info().name,
-                        ": output_size must be >= 1, got ", ints_text(sizes));
+        OPENVINO_ASSERT(sizes[a] >= 1 && sizes[a] <= kMaxElements, "ovpool ",
+                        node->get_type_info().name, ": output_size must be >= 1, got ",
+                        ints_text(sizes));
         OPENVINO_ASSERT(n_in >= 1, "ovpool ", node->get_type_info().name,
                         ": every spatial dim of the data must be non-empty, got shape ", data);
         spec.axes[a].adaptive = true;
@@ -83,18 +90,24 @@ AdaptiveAvgPool::AdaptiveAvgPool(const ov::OutputVector &args) : PoolOp(args) {
     constructor_validate_and_infer_types();
 }
 
-bool AdaptiveAvgPool::visit_attributes(ov::AttributeVisitor &) { return true; }
+bool AdaptiveAvgPool::visit_attributes(ov::AttributeVisitor &) {
+    return true;
+}
 
 void AdaptiveAvgPool::validate_and_infer_types() {
-    NODE_VALIDATION_CHECK(this, get_input_size() == 2, "takes 2 inputs (data, output_size), got ", get_input_size());
+    NODE_VALIDATION_CHECK(this, get_input_size() == 2, "takes 2 inputs (data, output_size), got ",
+                          get_input_size());
     set_output_type(0, get_input_element_type(0), adaptive_shape(this, false));
 }
 
-std::shared_ptr<ov::Node> AdaptiveAvgPool::clone_with_new_inputs(const ov::OutputVector &args) const {
+std::shared_ptr<ov::Node> AdaptiveAvgPool::clone_with_new_inputs(
+    const ov::OutputVector &args) const {
     return std::make_shared<AdaptiveAvgPool>(args);
 }
 
-bool AdaptiveAvgPool::has_evaluate() const { return has_data_type(this, false); }
+bool AdaptiveAvgPool::has_evaluate() const {
+    return has_data_type(this, false);
+}
 
 bool AdaptiveAvgPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     ov::Shape out_shape;
@@ -117,19 +130,24 @@ bool AdaptiveMaxPool::visit_attributes(ov::AttributeVisitor &visitor) {
 }
 
 void AdaptiveMaxPool::validate_and_infer_types() {
-    NODE_VALIDATION_CHECK(this, get_input_size() == 2, "takes 2 inputs (data, output_size), got ", get_input_size());
-    NODE_VALIDATION_CHECK(this, m_index_element_type == ov::element::i32 || m_index_element_type == ov::element::i64,
-                          "ovpool writes i32/i64 indices, not ", m_index_element_type.get_type_name());
+    NODE_VALIDATION_CHECK(this, get_input_size() == 2, "takes 2 inputs (data, output_size), got ",
+                          get_input_size());
+    NODE_VALIDATION_CHECK(
+        this, m_index_element_type == ov::element::i32 || m_index_element_type == ov::element::i64,
+        "ovpool writes i32/i64 indices, not ", m_index_element_type.get_type_name());
     const ov::PartialShape shape = adaptive_shape(this, true);
     set_output_type(0, get_input_element_type(0), shape);
     set_output_type(1, m_index_element_type, shape);
 }
 
-std::shared_ptr<ov::Node> AdaptiveMaxPool::clone_with_new_inputs(const ov::OutputVector &args) const {
+std::shared_ptr<ov::Node> AdaptiveMaxPool::clone_with_new_inputs(
+    const ov::OutputVector &args) const {
     return std::make_shared<AdaptiveMaxPool>(args, m_index_element_type);
 }
 
-bool AdaptiveMaxPool::has_evaluate() const { return has_data_type(this, true); }
+bool AdaptiveMaxPool::has_evaluate() const {
+    return has_data_type(this, true);
+}
 
 bool AdaptiveMaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     const bool with_indices = outputs.size() > 1 && output_read(1);

@@ -34,10 +34,12 @@ int64_t usable_memory() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     if (pages > 0 && page > 0)
         take(static_cast<int64_t>(pages) * page);
-    for (const char *path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    for (const char *path :
+         {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
         std::ifstream f(path);
         std::string text;
-        if (f >> text && !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit) && text.size() < 19)
+        if (f >> text && !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit) &&
+            text.size() < 19)
             take(std::stoll(text));
     }
     struct rlimit limit;
@@ -68,7 +70,8 @@ int64_t parse(const std::string &text, int64_t usable) {
     size_t pos = 0;
     while (pos < s.size() && (std::isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.'))
         pos++;
-    if (pos == 0 || !std::isdigit(static_cast<unsigned char>(s[0])) || std::count(s.begin(), s.begin() + pos, '.') > 1)
+    if (pos == 0 || !std::isdigit(static_cast<unsigned char>(s[0])) ||
+        std::count(s.begin(), s.begin() + pos, '.') > 1)
         return -1;
     const double number = std::strtod(s.substr(0, pos).c_str(), nullptr);
     std::string unit = trim(s.substr(pos));
@@ -77,7 +80,8 @@ int64_t parse(const std::string &text, int64_t usable) {
     if (unit == "%") {
         if (number > 100)
             return -1;
-        return static_cast<int64_t>((usable > 0 ? static_cast<double>(usable) : double(int64_t(16) << 30)) * number / 100);
+        return static_cast<int64_t>(
+            (usable > 0 ? static_cast<double>(usable) : double(int64_t(16) << 30)) * number / 100);
     }
     double scale = 1;
     if (!unit.empty()) {
@@ -86,15 +90,24 @@ int64_t parse(const std::string &text, int64_t usable) {
         if (rest != "" && rest != "b" && rest != "ib")
             return -1;
         switch (prefix) {
-        case 'k': scale = double(1 << 10); break;
-        case 'm': scale = double(1 << 20); break;
-        case 'g': scale = double(int64_t(1) << 30); break;
-        case 't': scale = double(int64_t(1) << 40); break;
-        case 'b':
-            if (!rest.empty())
+            case 'k':
+                scale = double(1 << 10);
+                break;
+            case 'm':
+                scale = double(1 << 20);
+                break;
+            case 'g':
+                scale = double(int64_t(1) << 30);
+                break;
+            case 't':
+                scale = double(int64_t(1) << 40);
+                break;
+            case 'b':
+                if (!rest.empty())
+                    return -1;
+                break;
+            default:
                 return -1;
-            break;
-        default: return -1;
         }
     }
     const double bytes = number * scale;
@@ -109,7 +122,8 @@ Budget read_budget() {
         b.bytes = parse(env, usable);
         if (b.bytes < 0)
             b.error = "OVPOOL_MEMORY_BUDGET='" + std::string(env) +
-                      "' is not a size (bytes, or a number with K, M, G or T, or a percentage such as '10%')";
+                      "' is not a size (bytes, or a number with K, M, G or T, or a percentage such "
+                      "as '10%')";
         return b;
     }
     b.bytes = usable > 0 ? std::max(kMinDefault, usable / 4) : int64_t(4) << 30;
@@ -128,8 +142,8 @@ std::string human(int64_t bytes) {
         const int64_t size = int64_t(1) << shifts[k];
         if (bytes >= size) {
             char text[32];
-            std::snprintf(text, sizeof text, "%.3g %s", static_cast<double>(bytes) / static_cast<double>(size),
-                          units[k]);
+            std::snprintf(text, sizeof text, "%.3g %s",
+                          static_cast<double>(bytes) / static_cast<double>(size), units[k]);
             return text;
         }
     }

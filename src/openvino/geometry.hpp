@@ -26,7 +26,8 @@ int32_t dtype_code(const ov::element::Type &t);  // kF32, ...; -1 for others
 
 // Refuse a data input ovpool's kernels do not take (a dynamic type passes:
 // the PyTorch frontend types its graph after conversion).
-void require_type(const ov::Node *node, const ov::element::Type &t, bool max_types, const std::string &role);
+void require_type(const ov::Node *node, const ov::element::Type &t, bool max_types,
+                  const std::string &role);
 
 // "[2,3,?,?]" for messages.
 std::string shape_text(const ov::PartialShape &shape);
@@ -35,8 +36,9 @@ std::string ints_text(const std::vector<int64_t> &values);
 // A per-axis list attribute for n spatial axes (per entries each: ONNX pads
 // take 2): an empty list gives `fill` on every axis, any other must have
 // n * per entries, each >= minimum and <= 2^40.
-std::vector<int64_t> per_axis(const ov::Node *node, const std::string &name, const std::vector<int64_t> &values,
-                              size_t n, int64_t fill, int64_t minimum, size_t per = 1);
+std::vector<int64_t> per_axis(const ov::Node *node, const std::string &name,
+                              const std::vector<int64_t> &values, size_t n, int64_t fill,
+                              int64_t minimum, size_t per = 1);
 
 // `value` matched case-insensitively against `choices`; the choice as spelled
 // there, or an error naming the attribute.
@@ -51,8 +53,8 @@ void fill_empty(std::vector<int64_t> &values, size_t n, int64_t fill);
 // The data input's leading dims and spatial rank: rank 3 to 5, and n_spatial
 // (from `source`, e.g. "kernel=[3,3]") spatial dims when both are known.
 // Returns false for a dynamic rank.
-bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spatial, const std::string &source,
-              const std::string &role = "data");
+bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spatial,
+              const std::string &source, const std::string &role = "data");
 
 // The geometry of a fixed-window pool: per spatial axis the output dim and,
 // when the input is static, the core's axis (pads resolved by auto_pad).
@@ -64,10 +66,13 @@ struct FixedGeometry {
     std::vector<Axis> axes;
 };
 
-FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data, const std::vector<int64_t> &kernel,
-                             const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
-                             const std::vector<int64_t> &pads_begin, const std::vector<int64_t> &pads_end,
-                             ovpool::AutoPad auto_pad, ovpool::Rounding rounding);
+FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data,
+                             const std::vector<int64_t> &kernel,
+                             const std::vector<int64_t> &strides,
+                             const std::vector<int64_t> &dilations,
+                             const std::vector<int64_t> &pads_begin,
+                             const std::vector<int64_t> &pads_end, ovpool::AutoPad auto_pad,
+                             ovpool::Rounding rounding);
 
 // Whether some window of a static geometry holds no input element.
 bool has_empty_window(const FixedGeometry &g);

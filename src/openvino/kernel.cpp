@@ -29,8 +29,9 @@ bool cpu_has_v3() {
     __builtin_cpu_init();
     // the features of -march=x86-64-v3 the kernels use (the OS's saving of
     // the AVX state included: __builtin_cpu_supports checks it)
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c") &&
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c") &&
            __builtin_cpu_supports("movbe") && __builtin_cpu_supports("lzcnt");
 #else
     return false;
@@ -55,9 +56,11 @@ Choice choose() {
     } else if (value == "x86-64-v3") {
         choice.v3 = cpu_has_v3();
         if (!choice.v3)
-            choice.error = "OVPOOL_ISA=x86-64-v3, but this CPU (or this build of libovpool_openvino) lacks it";
+            choice.error =
+                "OVPOOL_ISA=x86-64-v3, but this CPU (or this build of libovpool_openvino) lacks it";
     } else {
-        choice.error = "OVPOOL_ISA must be auto, baseline or x86-64-v3, got '" + std::string(env) + "'";
+        choice.error =
+            "OVPOOL_ISA must be auto, baseline or x86-64-v3, got '" + std::string(env) + "'";
     }
     return choice;
 }
@@ -75,7 +78,9 @@ char *allocate(int64_t bytes) {
 
 }  // namespace
 
-const char *isa_name() { return chosen().v3 ? "x86-64-v3" : "baseline"; }
+const char *isa_name() {
+    return chosen().v3 ? "x86-64-v3" : "baseline";
+}
 
 int64_t table_bytes(const Spec &spec) {
     // three int64 per output of each axis, plus the float and double divisor
@@ -86,7 +91,8 @@ int64_t table_bytes(const Spec &spec) {
         bytes += n_out > (int64_t(1) << 56) / 64 ? (int64_t(1) << 56) : 3 * 8 * n_out;
     }
     if (spec.n_spatial > 0)
-        bytes += 12 * std::min<int64_t>(std::max<int64_t>(0, spec.axes[spec.n_spatial - 1].n_out), int64_t(1) << 50);
+        bytes += 12 * std::min<int64_t>(std::max<int64_t>(0, spec.axes[spec.n_spatial - 1].n_out),
+                                        int64_t(1) << 50);
     return bytes;
 }
 
@@ -112,8 +118,9 @@ void run_plan(const Plan &plan, const void *x, void *out, void *indices, const s
     n_threads = std::min(n_threads, std::max<int64_t>(1, plan.work_rows()));
     const int64_t scratch_bytes = plan.scratch_bytes();
     if (scratch_bytes > 0)
-        check_budget(op, "per-thread scratch (" + std::to_string(n_threads) + " threads of " +
-                             std::to_string(scratch_bytes) + " bytes)",
+        check_budget(op,
+                     "per-thread scratch (" + std::to_string(n_threads) + " threads of " +
+                         std::to_string(scratch_bytes) + " bytes)",
                      scratch_bytes * n_threads);
     const Units units = plan.units(static_cast<int>(n_threads));
     if (n_threads == 1 || units.n_units <= 1) {
@@ -137,12 +144,14 @@ void run_plan(const Plan &plan, const void *x, void *out, void *indices, const s
             const int64_t first = next.fetch_add(units.chunk);
             if (first >= units.n_units)
                 break;
-            plan.run(x, out, indices, units, first, std::min(first + units.chunk, units.n_units), scratch);
+            plan.run(x, out, indices, units, first, std::min(first + units.chunk, units.n_units),
+                     scratch);
         }
         std::free(scratch);
     });
     if (next.load() < units.n_units)
-        OPENVINO_THROW("ovpool ", op, ": cannot allocate ", scratch_bytes, " bytes of scratch per thread");
+        OPENVINO_THROW("ovpool ", op, ": cannot allocate ", scratch_bytes,
+                       " bytes of scratch per thread");
 }
 
 }  // namespace ovpool_openvino

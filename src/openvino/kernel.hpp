@@ -30,8 +30,8 @@ struct Axis {
 
     bool operator==(const Axis &o) const {
         return n_in == o.n_in && n_out == o.n_out && adaptive == o.adaptive && kernel == o.kernel &&
-               stride == o.stride && dilation == o.dilation && pad_begin == o.pad_begin && pad_end == o.pad_end &&
-               divisor == o.divisor;
+               stride == o.stride && dilation == o.dilation && pad_begin == o.pad_begin &&
+               pad_end == o.pad_end && divisor == o.divisor;
     }
 };
 
@@ -48,8 +48,9 @@ struct Spec {
     int64_t index_modulo = 0;
 
     bool operator==(const Spec &o) const {
-        if (!(family == o.family && dtype == o.dtype && n == o.n && c == o.c && n_spatial == o.n_spatial &&
-              p == o.p && index_i64 == o.index_i64 && planes_per_index_space == o.planes_per_index_space &&
+        if (!(family == o.family && dtype == o.dtype && n == o.n && c == o.c &&
+              n_spatial == o.n_spatial && p == o.p && index_i64 == o.index_i64 &&
+              planes_per_index_space == o.planes_per_index_space &&
               column_major == o.column_major && index_modulo == o.index_modulo))
             return false;
         for (int a = 0; a < n_spatial; a++)
@@ -67,19 +68,19 @@ struct Units {
 // The plan of one call in one core build: immutable, shared by the threads
 // and the streams that run it.
 class Plan {
-public:
+  public:
     virtual ~Plan() = default;
-    virtual bool empty() const = 0;                 // no unit to run
-    virtual bool widen_input() const = 0;           // 16-bit input: the caller widens it to f32 first
-    virtual int64_t scratch_bytes() const = 0;      // per thread, 64-byte aligned
-    virtual int64_t work_rows() const = 0;          // caps the useful thread count
-    virtual int64_t elements() const = 0;           // input + output elements
+    virtual bool empty() const = 0;             // no unit to run
+    virtual bool widen_input() const = 0;       // 16-bit input: the caller widens it to f32 first
+    virtual int64_t scratch_bytes() const = 0;  // per thread, 64-byte aligned
+    virtual int64_t work_rows() const = 0;      // caps the useful thread count
+    virtual int64_t elements() const = 0;       // input + output elements
     virtual Units units(int n_threads) const = 0;
     virtual void init_scratch(char *scratch) const = 0;
     // Units [first, last) of a call on the arrays (x and out in the plan's
     // compute type, f16/bf16 as raw bits; indices of the spec's index type).
-    virtual void run(const void *x, void *out, void *indices, const Units &units, int64_t first, int64_t last,
-                     char *scratch) const = 0;
+    virtual void run(const void *x, void *out, void *indices, const Units &units, int64_t first,
+                     int64_t last, char *scratch) const = 0;
     virtual const char *path() const = 0;
     // 16-bit floats (raw bits) <-> float32, rounded to nearest even: for a
     // plan whose input the caller widens (widen_input)

@@ -17,16 +17,19 @@ bool is_index_type(const ov::element::Type &t) {
 }
 
 // (N, C, default spatial...) from X's static shape.
-std::vector<int64_t> default_shape(const ov::Node *node, const ov::Shape &x, const std::vector<int64_t> &kernel,
-                                   const std::vector<int64_t> &strides, const std::vector<int64_t> &pads) {
+std::vector<int64_t> default_shape(const ov::Node *node, const ov::Shape &x,
+                                   const std::vector<int64_t> &kernel,
+                                   const std::vector<int64_t> &strides,
+                                   const std::vector<int64_t> &pads) {
     const size_t n = kernel.size();
     std::vector<int64_t> shape{static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1])};
     for (size_t a = 0; a < n; a++) {
-        const int64_t size = ovpool::unpool_output_size(static_cast<int64_t>(x[2 + a]), kernel[a], strides[a], pads[a],
-                                                        pads[n + a]);
-        NODE_VALIDATION_CHECK(node, size >= 1 && size <= kMaxElements, "the output size along spatial axis ", a,
-                              " would be ", size, " (input ", x[2 + a], ", kernel_shape=", ints_text(kernel),
-                              ", strides=", ints_text(strides), ", pads=(", pads[a], ", ", pads[n + a], "))");
+        const int64_t size = ovpool::unpool_output_size(static_cast<int64_t>(x[2 + a]), kernel[a],
+                                                        strides[a], pads[a], pads[n + a]);
+        NODE_VALIDATION_CHECK(
+            node, size >= 1 && size <= kMaxElements, "the output size along spatial axis ", a,
+            " would be ", size, " (input ", x[2 + a], ", kernel_shape=", ints_text(kernel),
+            ", strides=", ints_text(strides), ", pads=(", pads[a], ", ", pads[n + a], "))");
         shape.push_back(size);
     }
     return shape;
@@ -39,8 +42,9 @@ int64_t scatter(const void *x, const int64_t *indices, int64_t n, void *out, int
 
 }  // namespace
 
-MaxUnpool::MaxUnpool(const ov::OutputVector &args, std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,
-                     std::vector<int64_t> pads, std::string indices_relative_to)
+MaxUnpool::MaxUnpool(const ov::OutputVector &args, std::vector<int64_t> kernel_shape,
+                     std::vector<int64_t> strides, std::vector<int64_t> pads,
+                     std::string indices_relative_to)
     : PoolOp(args),
       m_kernel_shape(std::move(kernel_shape)),
       m_strides(std::move(strides)),
@@ -67,38 +71,44 @@ bool MaxUnpool::visit_attributes(ov::AttributeVisitor &visitor) {
 
 void MaxUnpool::validate_and_infer_types() {
     const size_t inputs = get_input_size();
-    NODE_VALIDATION_CHECK(this, inputs == 2 || inputs == 3, "takes 2 to 3 inputs (X, I, output_shape), got ", inputs);
+    NODE_VALIDATION_CHECK(this, inputs == 2 || inputs == 3,
+                          "takes 2 to 3 inputs (X, I, output_shape), got ", inputs);
     require_type(this, get_input_element_type(0), true, "X");
     const auto index_type = get_input_element_type(1);
     NODE_VALIDATION_CHECK(this, index_type.is_dynamic() || is_index_type(index_type),
                           "I must be an integer tensor, got ", index_type.get_type_name());
     choose(this, "indices_relative_to", m_indices_relative_to, {"default_shape", "output_shape"});
     const size_t n = m_kernel_shape.size();
-    NODE_VALIDATION_CHECK(this, n >= 1 && n <= 3, "the attribute kernel_shape must have 1 to 3 entries, got ",
+    NODE_VALIDATION_CHECK(this, n >= 1 && n <= 3,
+                          "the attribute kernel_shape must have 1 to 3 entries, got ",
                           ints_text(m_kernel_shape));
     const auto kernel = per_axis(this, "kernel_shape", m_kernel_shape, n, 1, 1);
     const auto strides = per_axis(this, "strides", m_strides, n, 1, 1);
     const auto pads = per_axis(this, "pads", m_pads, n, 0, 0, 2);
     const ov::PartialShape data = get_input_partial_shape(0);
-    const bool rank_known = split_nc(this, data, n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
+    const bool rank_known =
+        split_nc(this, data, n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
     const ov::PartialShape index_shape = get_input_partial_shape(1);
-    NODE_VALIDATION_CHECK(this, !rank_known || index_shape.rank().is_dynamic() || index_shape.size() == data.size(),
-                          "I ", shape_text(index_shape), " must have the shape of X ", shape_text(data));
+    NODE_VALIDATION_CHECK(
+        this, !rank_known || index_shape.rank().is_dynamic() || index_shape.size() == data.size(),
+        "I ", shape_text(index_shape), " must have the shape of X ", shape_text(data));
     std::vector<ov::Dimension> dims{rank_known ? data[0] : ov::Dimension::dynamic(),
                                     rank_known ? data[1] : ov::Dimension::dynamic()};
     if (inputs == 3) {
         const auto shape_type = get_input_element_type(2);
-        NODE_VALIDATION_CHECK(this, shape_type.is_dynamic() || shape_type == ov::element::i32 ||
-                                        shape_type == ov::element::i64,
+        NODE_VALIDATION_CHECK(this,
+                              shape_type.is_dynamic() || shape_type == ov::element::i32 ||
+                                  shape_type == ov::element::i64,
                               "output_shape must be i32 or i64, got ", shape_type.get_type_name());
         std::vector<int64_t> values;
         if (constant_ints(input_value(2), values)) {
-            NODE_VALIDATION_CHECK(this, values.size() == n + 2, "output_shape must have ", n + 2, " entries for ", n,
-                                  " spatial dims, got ", values.size(), ": ", ints_text(values));
+            NODE_VALIDATION_CHECK(this, values.size() == n + 2, "output_shape must have ", n + 2,
+                                  " entries for ", n, " spatial dims, got ", values.size(), ": ",
+                                  ints_text(values));
             dims.clear();
             for (int64_t v : values) {
-                NODE_VALIDATION_CHECK(this, v >= 1 && v <= kMaxElements, "output_shape must be >= 1, got ",
-                                      ints_text(values));
+                NODE_VALIDATION_CHECK(this, v >= 1 && v <= kMaxElements,
+                                      "output_shape must be >= 1, got ", ints_text(values));
                 dims.emplace_back(v);
             }
         } else {
@@ -112,14 +122,15 @@ void MaxUnpool::validate_and_infer_types() {
         dims.resize(n + 2, ov::Dimension::dynamic());
         for (size_t a = 0; rank_known && a < n; a++)
             if (data[2 + a].is_static())
-                dims[2 + a] = ovpool::unpool_output_size(data[2 + a].get_length(), kernel[a], strides[a], pads[a],
-                                                         pads[n + a]);
+                dims[2 + a] = ovpool::unpool_output_size(data[2 + a].get_length(), kernel[a],
+                                                         strides[a], pads[a], pads[n + a]);
     }
     set_output_type(0, get_input_element_type(0), ov::PartialShape(dims));
 }
 
 std::shared_ptr<ov::Node> MaxUnpool::clone_with_new_inputs(const ov::OutputVector &args) const {
-    return std::make_shared<MaxUnpool>(args, m_kernel_shape, m_strides, m_pads, m_indices_relative_to);
+    return std::make_shared<MaxUnpool>(args, m_kernel_shape, m_strides, m_pads,
+                                       m_indices_relative_to);
 }
 
 bool MaxUnpool::has_evaluate() const {
@@ -133,8 +144,8 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     const size_t n = m_kernel_shape.size();
     OPENVINO_ASSERT(x.size() == n + 2, "ovpool ", op, ": X of shape ", x, " for kernel_shape ",
                     ints_text(m_kernel_shape));
-    OPENVINO_ASSERT(inputs[1].get_shape() == x, "ovpool ", op, ": I must have the shape of X ", x, ", got ",
-                    inputs[1].get_shape());
+    OPENVINO_ASSERT(inputs[1].get_shape() == x, "ovpool ", op, ": I must have the shape of X ", x,
+                    ", got ", inputs[1].get_shape());
     const auto kernel = per_axis(this, "kernel_shape", m_kernel_shape, n, 1, 1);
     const auto strides = per_axis(this, "strides", m_strides, n, 1, 1);
     const auto pads = per_axis(this, "pads", m_pads, n, 0, 0, 2);
@@ -142,13 +153,14 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     std::vector<int64_t> full = base;
     if (inputs.size() > 2) {
         full = tensor_ints(inputs[2]);
-        OPENVINO_ASSERT(full.size() == n + 2, "ovpool ", op, ": output_shape ", ints_text(full), " must have ", n + 2,
-                        " entries");
-        OPENVINO_ASSERT(full[0] == base[0] && full[1] == base[1], "ovpool ", op, ": output_shape ", ints_text(full),
-                        " must keep N and C of X ", x);
+        OPENVINO_ASSERT(full.size() == n + 2, "ovpool ", op, ": output_shape ", ints_text(full),
+                        " must have ", n + 2, " entries");
+        OPENVINO_ASSERT(full[0] == base[0] && full[1] == base[1], "ovpool ", op, ": output_shape ",
+                        ints_text(full), " must keep N and C of X ", x);
         for (size_t a = 0; a < full.size(); a++)
-            OPENVINO_ASSERT(full[a] >= base[a] && full[a] <= kMaxElements, "ovpool ", op, ": output_shape ",
-                            ints_text(full), " is smaller than the default shape ", ints_text(base));
+            OPENVINO_ASSERT(full[a] >= base[a] && full[a] <= kMaxElements, "ovpool ", op,
+                            ": output_shape ", ints_text(full),
+                            " is smaller than the default shape ", ints_text(base));
     }
     const std::vector<int64_t> &index_shape = m_indices_relative_to == "output_shape" ? full : base;
     int64_t space = 1, size = 1;
@@ -165,8 +177,9 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     std::vector<int64_t> indices = tensor_ints(inputs[1]);
     for (int64_t i = 0; i < count; i++) {
         const int64_t target = indices[static_cast<size_t>(i)];
-        OPENVINO_ASSERT(target >= 0 && target < space, "ovpool ", op, ": the index ", target, " at flat position ", i,
-                        " is outside a tensor of shape ", ints_text(index_shape), " (valid range [0, ", space, "))");
+        OPENVINO_ASSERT(target >= 0 && target < space, "ovpool ", op, ": the index ", target,
+                        " at flat position ", i, " is outside a tensor of shape ",
+                        ints_text(index_shape), " (valid range [0, ", space, "))");
     }
     if (index_shape != full) {
         // positions in the default shape -> the same coordinates in the output
@@ -188,11 +201,24 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     const size_t width = inputs[0].get_element_type().size();
     int64_t bad = -1;
     switch (width) {
-    case 1: bad = scatter<uint8_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size); break;
-    case 2: bad = scatter<uint16_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size); break;
-    case 4: bad = scatter<uint32_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size); break;
-    case 8: bad = scatter<uint64_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size); break;
-    default: OPENVINO_THROW("ovpool ", op, ": elements of ", width, " bytes");
+        case 1:
+            bad =
+                scatter<uint8_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size);
+            break;
+        case 2:
+            bad =
+                scatter<uint16_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size);
+            break;
+        case 4:
+            bad =
+                scatter<uint32_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size);
+            break;
+        case 8:
+            bad =
+                scatter<uint64_t>(inputs[0].data(), indices.data(), count, outputs[0].data(), size);
+            break;
+        default:
+            OPENVINO_THROW("ovpool ", op, ": elements of ", width, " bytes");
     }
     OPENVINO_ASSERT(bad < 0, "ovpool ", op, ": index out of range");  // checked above
     return true;

@@ -55,24 +55,29 @@ ov::Output<ov::Node> native_max_values(const ov::Output<ov::Node> &x, const OvWi
     return std::make_shared<ov::op::v14::MaxPool>(
                x, unsigned_of<ov::Strides>(a.strides), unsigned_of<ov::Strides>(a.dilations),
                unsigned_of<ov::Shape>(a.pads_begin), unsigned_of<ov::Shape>(a.pads_end),
-               unsigned_of<ov::Shape>(a.kernel), rounding_type(a.rounding_type), pad_type(a.auto_pad))
+               unsigned_of<ov::Shape>(a.kernel), rounding_type(a.rounding_type),
+               pad_type(a.auto_pad))
         ->output(0);
 }
 
-ov::Output<ov::Node> native_avg_pool(const ov::Output<ov::Node> &x, const OvWindowAttrs &w, bool exclude_pad) {
+ov::Output<ov::Node> native_avg_pool(const ov::Output<ov::Node> &x, const OvWindowAttrs &w,
+                                     bool exclude_pad) {
     OvWindowAttrs a = w;
     a.materialize();
     return std::make_shared<ov::op::v16::AvgPool>(
                x, unsigned_of<ov::Strides>(a.strides), unsigned_of<ov::Strides>(a.dilations),
                unsigned_of<ov::Shape>(a.pads_begin), unsigned_of<ov::Shape>(a.pads_end),
-               unsigned_of<ov::Shape>(a.kernel), exclude_pad, rounding_type(a.rounding_type), pad_type(a.auto_pad))
+               unsigned_of<ov::Shape>(a.kernel), exclude_pad, rounding_type(a.rounding_type),
+               pad_type(a.auto_pad))
         ->output(0);
 }
 
 ov::Output<ov::Node> native_global(const ov::Output<ov::Node> &x, bool max) {
     const ov::PartialShape shape = x.get_partial_shape();
-    OPENVINO_ASSERT(shape.rank().is_static() && shape.size() >= 3, "ovpool: a global pool needs an input of known "
-                    "rank 3 to 5, got ", shape_text(shape));
+    OPENVINO_ASSERT(shape.rank().is_static() && shape.size() >= 3,
+                    "ovpool: a global pool needs an input of known "
+                    "rank 3 to 5, got ",
+                    shape_text(shape));
     std::vector<int64_t> axes;
     for (int64_t a = 2; a < static_cast<int64_t>(shape.size()); a++)
         axes.push_back(a);
@@ -102,12 +107,13 @@ bool native_avg_deviates(const ov::PartialShape &data, const OvWindowAttrs &w, b
         if (data[2 + i].is_dynamic())
             return true;
         const int64_t n_in = data[2 + i].get_length();
-        const ovpool::AxisSize size =
-            ovpool::axis_output_size(n_in, a.kernel[i], a.strides[i], a.dilations[i], a.pads_begin[i], a.pads_end[i],
-                                     ovpool::AutoPad::explicit_pads,
-                                     a.rounding_type == "ceil" ? ovpool::Rounding::ceil : ovpool::Rounding::ceil_torch);
+        const ovpool::AxisSize size = ovpool::axis_output_size(
+            n_in, a.kernel[i], a.strides[i], a.dilations[i], a.pads_begin[i], a.pads_end[i],
+            ovpool::AutoPad::explicit_pads,
+            a.rounding_type == "ceil" ? ovpool::Rounding::ceil : ovpool::Rounding::ceil_torch);
         const int64_t ek = (a.kernel[i] - 1) * a.dilations[i] + 1;
-        if (size.n_out >= 1 && (size.n_out - 1) * a.strides[i] + ek > n_in + a.pads_begin[i] + a.pads_end[i])
+        if (size.n_out >= 1 &&
+            (size.n_out - 1) * a.strides[i] + ek > n_in + a.pads_begin[i] + a.pads_end[i])
             return true;
     }
     return false;

@@ -26,7 +26,8 @@ Policy conversion_policy();
 // Native OpenVINO MaxPool-14's values, AvgPool-16, and a global mean / max
 // (ReduceMean / ReduceMax over the spatial axes, keeping them).
 ov::Output<ov::Node> native_max_values(const ov::Output<ov::Node> &x, const OvWindowAttrs &w);
-ov::Output<ov::Node> native_avg_pool(const ov::Output<ov::Node> &x, const OvWindowAttrs &w, bool exclude_pad);
+ov::Output<ov::Node> native_avg_pool(const ov::Output<ov::Node> &x, const OvWindowAttrs &w,
+                                     bool exclude_pad);
 ov::Output<ov::Node> native_global(const ov::Output<ov::Node> &x, bool max);
 
 // Where native OpenVINO deviates: an AvgPool counting pads with ceil rounding

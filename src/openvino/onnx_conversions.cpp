@@ -33,7 +33,8 @@ std::vector<int64_t> ints_attr(const Context &node, const std::string &name) {
         return value.as<std::vector<int64_t>>();
     if (value.is<int64_t>())
         return {value.as<int64_t>()};
-    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(), " is not a list of ints");
+    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(),
+                   " is not a list of ints");
 }
 
 int64_t int_attr(const Context &node, const std::string &name, int64_t fallback) {
@@ -58,7 +59,8 @@ double number_attr(const Context &node, const std::string &name, double fallback
         return value.as<double>();
     if (value.is<int64_t>())
         return static_cast<double>(value.as<int64_t>());
-    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(), " is not a number");
+    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(),
+                   " is not a number");
 }
 
 OnnxWindowAttrs window_attrs(const Context &node) {
@@ -97,10 +99,10 @@ ov::OutputVector average_pool(const Context &node) {
     const auto x = node.get_input(0);
     const OnnxWindowAttrs w = window_attrs(node);
     const bool include = int_attr(node, "count_include_pad", 0) != 0;
-    auto pool = std::make_shared<OnnxAveragePool>(ov::OutputVector{x}, w, include);   // validates
+    auto pool = std::make_shared<OnnxAveragePool>(ov::OutputVector{x}, w, include);  // validates
     const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll || native_avg_deviates(x.get_partial_shape(), o, !include) ||
-        native_shape_deviates(o))
+    if (conversion_policy() == Policy::kAll ||
+        native_avg_deviates(x.get_partial_shape(), o, !include) || native_shape_deviates(o))
         return pool->outputs();
     return {native_avg_pool(x, o, !include)};
 }
@@ -108,7 +110,8 @@ ov::OutputVector average_pool(const Context &node) {
 ov::OutputVector max_pool(const Context &node) {
     const auto x = node.get_input(0);
     const OnnxWindowAttrs w = window_attrs(node);
-    auto pool = std::make_shared<OnnxMaxPool>(ov::OutputVector{x}, w, int_attr(node, "storage_order", 0));
+    auto pool =
+        std::make_shared<OnnxMaxPool>(ov::OutputVector{x}, w, int_attr(node, "storage_order", 0));
     const OvWindowAttrs o = ov_window(w);
     if (conversion_policy() == Policy::kAll || native_shape_deviates(o))
         return pool->outputs();
@@ -125,7 +128,8 @@ ov::OutputVector lp_pool(const Context &node) {
 }
 
 ov::OutputVector global_lp_pool(const Context &node) {
-    return std::make_shared<GlobalLpPool>(ov::OutputVector{node.get_input(0)}, number_attr(node, "p", 2.0))
+    return std::make_shared<GlobalLpPool>(ov::OutputVector{node.get_input(0)},
+                                          number_attr(node, "p", 2.0))
         ->outputs();
 }
 
@@ -138,8 +142,9 @@ ov::OutputVector max_unpool(const Context &node) {
     ov::OutputVector inputs{node.get_input(0), node.get_input(1)};
     if (node.get_input_size() > 2 && !is_null(node.get_input(2)))
         inputs.push_back(node.get_input(2));
-    return std::make_shared<MaxUnpool>(inputs, ints_attr(node, "kernel_shape"), ints_attr(node, "strides"),
-                                       ints_attr(node, "pads"), "default_shape")
+    return std::make_shared<MaxUnpool>(inputs, ints_attr(node, "kernel_shape"),
+                                       ints_attr(node, "strides"), ints_attr(node, "pads"),
+                                       "default_shape")
         ->outputs();
 }
 
@@ -155,7 +160,7 @@ std::shared_ptr<ov::Node> ones_for(const Context &node, const ov::Output<ov::Nod
 ov::OutputVector global_average_pool(const Context &node) {
     const auto x = node.get_input(0);
     if (conversion_policy() == Policy::kDefault)
-        return {native_global(x, false)};     // a mean: exact natively, and vectorised
+        return {native_global(x, false)};  // a mean: exact natively, and vectorised
     return std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, ones_for(node, x)})->outputs();
 }
 
@@ -163,7 +168,8 @@ ov::OutputVector global_max_pool(const Context &node) {
     const auto x = node.get_input(0);
     if (conversion_policy() == Policy::kDefault)
         return {native_global(x, true)};
-    auto pool = std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, ones_for(node, x)}, ov::element::i64);
+    auto pool =
+        std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, ones_for(node, x)}, ov::element::i64);
     return {pool->output(0)};
 }
 

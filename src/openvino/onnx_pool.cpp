@@ -20,7 +20,8 @@ struct OnnxResolved {
 OnnxResolved resolve(const ov::Node *node, const OnnxWindowAttrs &w, const ov::PartialShape &data) {
     OnnxResolved r;
     const size_t n = w.kernel_shape.size();
-    NODE_VALIDATION_CHECK(node, n >= 1 && n <= 3, "the attribute kernel_shape must have 1 to 3 entries, got ",
+    NODE_VALIDATION_CHECK(node, n >= 1 && n <= 3,
+                          "the attribute kernel_shape must have 1 to 3 entries, got ",
                           ints_text(w.kernel_shape));
     r.kernel = per_axis(node, "kernel_shape", w.kernel_shape, n, 1, 1);
     r.strides = per_axis(node, "strides", w.strides, n, 1, 1);
@@ -28,7 +29,8 @@ OnnxResolved resolve(const ov::Node *node, const OnnxWindowAttrs &w, const ov::P
     const std::vector<int64_t> pads = per_axis(node, "pads", w.pads, n, 0, 0, 2);
     r.pads_begin.assign(pads.begin(), pads.begin() + static_cast<ptrdiff_t>(n));
     r.pads_end.assign(pads.begin() + static_cast<ptrdiff_t>(n), pads.end());
-    const std::string auto_pad = choose(node, "auto_pad", w.auto_pad, {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+    const std::string auto_pad =
+        choose(node, "auto_pad", w.auto_pad, {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
     ovpool::AutoPad mode = ovpool::AutoPad::explicit_pads;
     if (auto_pad == "SAME_UPPER")
         mode = ovpool::AutoPad::same_upper;
@@ -38,20 +40,23 @@ OnnxResolved resolve(const ov::Node *node, const OnnxWindowAttrs &w, const ov::P
         mode = ovpool::AutoPad::valid;
     if (mode != ovpool::AutoPad::explicit_pads)
         for (int64_t p : pads)
-            NODE_VALIDATION_CHECK(node, p == 0, "pads=", ints_text(pads), " cannot be combined with auto_pad='",
-                                  auto_pad, "'");
+            NODE_VALIDATION_CHECK(node, p == 0, "pads=", ints_text(pads),
+                                  " cannot be combined with auto_pad='", auto_pad, "'");
     split_nc(node, data, n, "kernel_shape=" + ints_text(w.kernel_shape), "X");
-    r.geometry = fixed_geometry(node, data, r.kernel, r.strides, r.dilations, r.pads_begin, r.pads_end, mode,
-                                w.ceil_mode ? ovpool::Rounding::ceil_torch : ovpool::Rounding::floor);
+    r.geometry =
+        fixed_geometry(node, data, r.kernel, r.strides, r.dilations, r.pads_begin, r.pads_end, mode,
+                       w.ceil_mode ? ovpool::Rounding::ceil_torch : ovpool::Rounding::floor);
     return r;
 }
 
 void refuse_empty(const ov::Node *node, const OnnxResolved &r) {
     if (r.geometry.is_static)
-        NODE_VALIDATION_CHECK(node, !has_empty_window(r.geometry),
-                              "some window lies entirely in the padding (pads_begin=", ints_text(r.pads_begin),
-                              ", pads_end=", ints_text(r.pads_end), ", kernel_shape=", ints_text(r.kernel),
-                              ", dilations=", ints_text(r.dilations), "); pads must be smaller than the dilated kernel");
+        NODE_VALIDATION_CHECK(
+            node, !has_empty_window(r.geometry),
+            "some window lies entirely in the padding (pads_begin=", ints_text(r.pads_begin),
+            ", pads_end=", ints_text(r.pads_end), ", kernel_shape=", ints_text(r.kernel),
+            ", dilations=", ints_text(r.dilations),
+            "); pads must be smaller than the dilated kernel");
 }
 
 void visit_window(ov::AttributeVisitor &visitor, OnnxWindowAttrs &w) {
@@ -64,7 +69,8 @@ void visit_window(ov::AttributeVisitor &visitor, OnnxWindowAttrs &w) {
 }
 
 // The spec of a fixed-window ONNX pool on a static input, and its output shape.
-Spec onnx_spec(int32_t family, const ov::Tensor &x, const OnnxResolved &r, int32_t divisor, ov::Shape &out_shape) {
+Spec onnx_spec(int32_t family, const ov::Tensor &x, const OnnxResolved &r, int32_t divisor,
+               ov::Shape &out_shape) {
     const ov::Shape data = x.get_shape();
     Spec spec = base_spec(family, x.get_element_type(), data);
     out_shape = ov::Shape{data[0], data[1]};
@@ -77,7 +83,8 @@ Spec onnx_spec(int32_t family, const ov::Tensor &x, const OnnxResolved &r, int32
 }
 
 void check_p(const ov::Node *node, double p) {
-    NODE_VALIDATION_CHECK(node, std::isfinite(p) && p > 0, "attribute p=", p, " must be a positive finite number");
+    NODE_VALIDATION_CHECK(node, std::isfinite(p) && p > 0, "attribute p=", p,
+                          " must be a positive finite number");
 }
 
 bool float_data(const ov::Node *node) {
@@ -96,7 +103,8 @@ void OnnxWindowAttrs::materialize() {
 
 // --- OnnxAveragePool -------------------------------------------------------
 
-OnnxAveragePool::OnnxAveragePool(const ov::OutputVector &args, OnnxWindowAttrs window, bool count_include_pad)
+OnnxAveragePool::OnnxAveragePool(const ov::OutputVector &args, OnnxWindowAttrs window,
+                                 bool count_include_pad)
     : PoolOp(args), m_window(std::move(window)), m_count_include_pad(count_include_pad) {
     m_window.materialize();
     constructor_validate_and_infer_types();
@@ -120,18 +128,22 @@ void OnnxAveragePool::validate_and_infer_types() {
     set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
 }
 
-std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(const ov::OutputVector &args) const {
+std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(
+    const ov::OutputVector &args) const {
     return std::make_shared<OnnxAveragePool>(args, m_window, m_count_include_pad);
 }
 
-bool OnnxAveragePool::has_evaluate() const { return float_data(this); }
+bool OnnxAveragePool::has_evaluate() const {
+    return float_data(this);
+}
 
 bool OnnxAveragePool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     const OnnxResolved r = resolve(this, m_window, ov::PartialShape(inputs[0].get_shape()));
     if (!m_count_include_pad)
         refuse_empty(this, r);
     ov::Shape out_shape;
-    const Spec spec = onnx_spec(kAverage, inputs[0], r, m_count_include_pad ? kDeclaredPads : kTaps, out_shape);
+    const Spec spec =
+        onnx_spec(kAverage, inputs[0], r, m_count_include_pad ? kDeclaredPads : kTaps, out_shape);
     shape_output(outputs[0], out_shape);
     run(spec, inputs[0], outputs[0], nullptr);
     return true;
@@ -139,7 +151,8 @@ bool OnnxAveragePool::evaluate(ov::TensorVector &outputs, const ov::TensorVector
 
 // --- OnnxMaxPool -----------------------------------------------------------
 
-OnnxMaxPool::OnnxMaxPool(const ov::OutputVector &args, OnnxWindowAttrs window, int64_t storage_order)
+OnnxMaxPool::OnnxMaxPool(const ov::OutputVector &args, OnnxWindowAttrs window,
+                         int64_t storage_order)
     : PoolOp(args), m_window(std::move(window)), m_storage_order(storage_order) {
     m_window.materialize();
     constructor_validate_and_infer_types();
@@ -156,8 +169,8 @@ bool OnnxMaxPool::visit_attributes(ov::AttributeVisitor &visitor) {
 void OnnxMaxPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 1, "takes 1 input, got ", get_input_size());
     require_type(this, get_input_element_type(0), true, "X");
-    NODE_VALIDATION_CHECK(this, m_storage_order == 0 || m_storage_order == 1, "storage_order must be 0 or 1, got ",
-                          m_storage_order);
+    NODE_VALIDATION_CHECK(this, m_storage_order == 0 || m_storage_order == 1,
+                          "storage_order must be 0 or 1, got ", m_storage_order);
     const ov::PartialShape data = get_input_partial_shape(0);
     const OnnxResolved r = resolve(this, m_window, data);
     refuse_empty(this, r);
@@ -194,8 +207,9 @@ bool OnnxMaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &in
     spec.planes_per_index_space = std::max<int64_t>(1, spec.n * spec.c);
     spec.column_major = m_storage_order == 1;
     if (!spec.index_i64)
-        OPENVINO_ASSERT(static_cast<int64_t>(inputs[0].get_size()) <= INT32_MAX, "ovpool OnnxMaxPool: indices up to ",
-                        inputs[0].get_size() - 1, " do not fit in the int32 the plugin allocated");
+        OPENVINO_ASSERT(static_cast<int64_t>(inputs[0].get_size()) <= INT32_MAX,
+                        "ovpool OnnxMaxPool: indices up to ", inputs[0].get_size() - 1,
+                        " do not fit in the int32 the plugin allocated");
     run(spec, inputs[0], outputs[0], &outputs[1]);
     return true;
 }
@@ -229,7 +243,9 @@ std::shared_ptr<ov::Node> LpPool::clone_with_new_inputs(const ov::OutputVector &
     return std::make_shared<LpPool>(args, m_window, m_p);
 }
 
-bool LpPool::has_evaluate() const { return float_data(this); }
+bool LpPool::has_evaluate() const {
+    return float_data(this);
+}
 
 bool LpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     const OnnxResolved r = resolve(this, m_window, ov::PartialShape(inputs[0].get_shape()));
@@ -274,7 +290,9 @@ std::shared_ptr<ov::Node> GlobalLpPool::clone_with_new_inputs(const ov::OutputVe
     return std::make_shared<GlobalLpPool>(args, m_p);
 }
 
-bool GlobalLpPool::has_evaluate() const { return float_data(this); }
+bool GlobalLpPool::has_evaluate() const {
+    return float_data(this);
+}
 
 bool GlobalLpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     const ov::Shape data = inputs[0].get_shape();
@@ -282,7 +300,8 @@ bool GlobalLpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &i
     spec.p = m_p;
     ov::Shape out_shape{data[0], data[1]};
     for (int a = 0; a < spec.n_spatial; a++) {
-        OPENVINO_ASSERT(data[2 + a] >= 1, "ovpool GlobalLpPool: spatial dims must be non-empty, got ", data);
+        OPENVINO_ASSERT(data[2 + a] >= 1,
+                        "ovpool GlobalLpPool: spatial dims must be non-empty, got ", data);
         spec.axes[a].adaptive = true;
         spec.axes[a].n_in = static_cast<int64_t>(data[2 + a]);
         spec.axes[a].n_out = 1;

@@ -54,7 +54,8 @@ bool PoolOp::output_read(size_t port) const {
     return read == 1;
 }
 
-void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out, ov::Tensor *indices) const {
+void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out,
+                 ov::Tensor *indices) const {
     const auto plan = plan_for(spec);
     void *index_data = indices != nullptr ? indices->data() : nullptr;
     if (!plan->widen_input()) {
@@ -63,7 +64,8 @@ void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out, ov::Ten
     }
     // a 16-bit input whose per-thread scratch would be too large: widened to
     // float32 as a whole, computed, rounded back (the Python layer's rule)
-    const int64_t n_in = static_cast<int64_t>(x.get_size()), n_out = static_cast<int64_t>(out.get_size());
+    const int64_t n_in = static_cast<int64_t>(x.get_size()),
+                  n_out = static_cast<int64_t>(out.get_size());
     check_budget(label(), "a float32 copy of the 16-bit input and output", 4 * (n_in + n_out));
     std::vector<float> wide_in(static_cast<size_t>(n_in)), wide_out(static_cast<size_t>(n_out));
     const bool bf16 = spec.dtype == kBF16;
@@ -77,7 +79,8 @@ void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out, ov::Ten
 // ---------------------------------------------------------------------------
 
 bool is_float_type(const ov::element::Type &t) {
-    return t == ov::element::f32 || t == ov::element::f64 || t == ov::element::f16 || t == ov::element::bf16;
+    return t == ov::element::f32 || t == ov::element::f64 || t == ov::element::f16 ||
+           t == ov::element::bf16;
 }
 
 bool is_max_type(const ov::element::Type &t) {
@@ -100,11 +103,12 @@ int32_t dtype_code(const ov::element::Type &t) {
     return -1;
 }
 
-void require_type(const ov::Node *node, const ov::element::Type &t, bool max_types, const std::string &role) {
+void require_type(const ov::Node *node, const ov::element::Type &t, bool max_types,
+                  const std::string &role) {
     NODE_VALIDATION_CHECK(node, t.is_dynamic() || (max_types ? is_max_type(t) : is_float_type(t)),
                           "ovpool runs ", node->get_type_info().name, " on ",
-                          max_types ? "f16/bf16/f32/f64/i8/u8" : "f16/bf16/f32/f64", " ", role, ", not ",
-                          t.get_type_name());
+                          max_types ? "f16/bf16/f32/f64/i8/u8" : "f16/bf16/f32/f64", " ", role,
+                          ", not ", t.get_type_name());
 }
 
 std::string shape_text(const ov::PartialShape &shape) {
@@ -133,12 +137,14 @@ std::string ints_text(const std::vector<int64_t> &values) {
     return s.str();
 }
 
-std::vector<int64_t> per_axis(const ov::Node *node, const std::string &name, const std::vector<int64_t> &values,
-                              size_t n, int64_t fill, int64_t minimum, size_t per) {
+std::vector<int64_t> per_axis(const ov::Node *node, const std::string &name,
+                              const std::vector<int64_t> &values, size_t n, int64_t fill,
+                              int64_t minimum, size_t per) {
     if (values.empty())
         return std::vector<int64_t>(n * per, fill);
-    NODE_VALIDATION_CHECK(node, values.size() == n * per, "attribute ", name, "=", ints_text(values), " must have ",
-                          n * per, " entries for ", n, " spatial dims");
+    NODE_VALIDATION_CHECK(node, values.size() == n * per, "attribute ", name, "=",
+                          ints_text(values), " must have ", n * per, " entries for ", n,
+                          " spatial dims");
     for (int64_t v : values) {
         NODE_VALIDATION_CHECK(node, v >= minimum, "attribute ", name, "=", ints_text(values),
                               ": every entry must be >= ", minimum);
@@ -173,17 +179,17 @@ void fill_empty(std::vector<int64_t> &values, size_t n, int64_t fill) {
         values.assign(n, fill);
 }
 
-bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spatial, const std::string &source,
-              const std::string &role) {
+bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spatial,
+              const std::string &source, const std::string &role) {
     if (data.rank().is_dynamic())
         return false;
     const size_t rank = data.size();
     NODE_VALIDATION_CHECK(node, rank >= 3 && rank <= 5, "the ", role,
                           " input must have rank 3, 4 or 5 (N, C, 1 to 3 spatial dims), got shape ",
                           shape_text(data));
-    NODE_VALIDATION_CHECK(node, n_spatial == 0 || rank - 2 == n_spatial, source, " gives ", n_spatial,
-                          " spatial dims but the ", role, " input has shape ", shape_text(data), " (",
-                          rank - 2, " spatial dims)");
+    NODE_VALIDATION_CHECK(node, n_spatial == 0 || rank - 2 == n_spatial, source, " gives ",
+                          n_spatial, " spatial dims but the ", role, " input has shape ",
+                          shape_text(data), " (", rank - 2, " spatial dims)");
     return true;
 }
 
@@ -191,30 +197,36 @@ bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spati
 // Geometry
 // ---------------------------------------------------------------------------
 
-FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data, const std::vector<int64_t> &kernel,
-                             const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
-                             const std::vector<int64_t> &pads_begin, const std::vector<int64_t> &pads_end,
-                             ovpool::AutoPad auto_pad, ovpool::Rounding rounding) {
+FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data,
+                             const std::vector<int64_t> &kernel,
+                             const std::vector<int64_t> &strides,
+                             const std::vector<int64_t> &dilations,
+                             const std::vector<int64_t> &pads_begin,
+                             const std::vector<int64_t> &pads_end, ovpool::AutoPad auto_pad,
+                             ovpool::Rounding rounding) {
     FixedGeometry g;
     g.n = kernel.size();
     g.rank_known = data.rank().is_static();
     g.is_static = g.rank_known;
     for (size_t a = 0; a < g.n; a++) {
         const int64_t ek = (kernel[a] - 1) * dilations[a] + 1;
-        NODE_VALIDATION_CHECK(node, kernel[a] <= 4 * kMaxElements / dilations[a], "the dilated kernel (", kernel[a],
-                              " taps, dilation ", dilations[a], ") is absurdly large");
+        NODE_VALIDATION_CHECK(node, kernel[a] <= 4 * kMaxElements / dilations[a],
+                              "the dilated kernel (", kernel[a], " taps, dilation ", dilations[a],
+                              ") is absurdly large");
         if (!g.rank_known || data[2 + a].is_dynamic()) {
             g.is_static = false;
             g.out.emplace_back(ov::Dimension::dynamic());
             continue;
         }
         const int64_t n_in = data[2 + a].get_length();
-        const ovpool::AxisSize size = ovpool::axis_output_size(n_in, kernel[a], strides[a], dilations[a],
-                                                               pads_begin[a], pads_end[a], auto_pad, rounding);
-        NODE_VALIDATION_CHECK(node, size.n_out >= 1, "the window does not fit along spatial axis ", a,
-                              ": input size ", n_in, " with pads (", size.pad_begin, ", ", size.pad_end,
-                              ") is smaller than the dilated kernel ", ek, " (kernel=", ints_text(kernel),
-                              ", dilations=", ints_text(dilations), ")");
+        const ovpool::AxisSize size =
+            ovpool::axis_output_size(n_in, kernel[a], strides[a], dilations[a], pads_begin[a],
+                                     pads_end[a], auto_pad, rounding);
+        NODE_VALIDATION_CHECK(node, size.n_out >= 1, "the window does not fit along spatial axis ",
+                              a, ": input size ", n_in, " with pads (", size.pad_begin, ", ",
+                              size.pad_end, ") is smaller than the dilated kernel ", ek,
+                              " (kernel=", ints_text(kernel), ", dilations=", ints_text(dilations),
+                              ")");
         NODE_VALIDATION_CHECK(node, size.n_out <= kMaxElements, "the output size ", size.n_out,
                               " along spatial axis ", a, " is absurdly large");
         g.out.emplace_back(size.n_out);
@@ -279,12 +291,12 @@ std::vector<int64_t> tensor_ints(const ov::Tensor &tensor) {
     std::vector<int64_t> out(n);
     const auto type = tensor.get_element_type();
     const void *data = tensor.data();
-#define OVPOOL_CASE(ET, T)                                    \
-    if (type == ov::element::ET) {                            \
-        const T *p = static_cast<const T *>(data);            \
-        for (size_t i = 0; i < n; i++)                        \
-            out[i] = static_cast<int64_t>(p[i]);              \
-        return out;                                           \
+#define OVPOOL_CASE(ET, T)                         \
+    if (type == ov::element::ET) {                 \
+        const T *p = static_cast<const T *>(data); \
+        for (size_t i = 0; i < n; i++)             \
+            out[i] = static_cast<int64_t>(p[i]);   \
+        return out;                                \
     }
     OVPOOL_CASE(i64, int64_t)
     OVPOOL_CASE(i32, int32_t)

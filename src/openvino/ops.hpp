@@ -30,11 +30,11 @@ namespace ovpool_openvino {
 
 // What every ovpool op shares: the plan cache and the calls of evaluate.
 class PoolOp : public ov::op::Op {
-public:
+  public:
     PoolOp() = default;
     explicit PoolOp(const ov::OutputVector &args) : ov::op::Op(args) {}
 
-protected:
+  protected:
     // The plan of `spec`, from this node's cache. Several streams call
     // evaluate on one node at once: the cache is locked; plans are immutable.
     std::shared_ptr<const Plan> plan_for(const Spec &spec) const;
@@ -47,7 +47,7 @@ protected:
     // "ovpool MaxPool (name)" for messages.
     std::string label() const;
 
-private:
+  private:
     static constexpr size_t kCacheSize = 8;
     mutable std::mutex m_mutex;
     mutable std::vector<std::pair<Spec, std::shared_ptr<const Plan>>> m_plans;
@@ -59,7 +59,7 @@ private:
 // ---------------------------------------------------------------------------
 
 class AdaptiveAvgPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("AdaptiveAvgPool", "ovpool");
     AdaptiveAvgPool() = default;
     explicit AdaptiveAvgPool(const ov::OutputVector &args);
@@ -71,7 +71,7 @@ public:
 };
 
 class AdaptiveMaxPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("AdaptiveMaxPool", "ovpool");
     AdaptiveMaxPool() = default;
     AdaptiveMaxPool(const ov::OutputVector &args, ov::element::Type index_element_type);
@@ -81,7 +81,7 @@ public:
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     ov::element::Type m_index_element_type = ov::element::i64;
 };
 
@@ -102,7 +102,7 @@ struct OvWindowAttrs {
 };
 
 class AvgPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("AvgPool", "ovpool");
     AvgPool() = default;
     AvgPool(const ov::OutputVector &args, OvWindowAttrs window, bool exclude_pad);
@@ -112,23 +112,24 @@ public:
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     OvWindowAttrs m_window;
     bool m_exclude_pad = true;
 };
 
 class MaxPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("MaxPool", "ovpool");
     MaxPool() = default;
-    MaxPool(const ov::OutputVector &args, OvWindowAttrs window, ov::element::Type index_element_type, int64_t axis);
+    MaxPool(const ov::OutputVector &args, OvWindowAttrs window,
+            ov::element::Type index_element_type, int64_t axis);
     bool visit_attributes(ov::AttributeVisitor &visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector &args) const override;
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     OvWindowAttrs m_window;
     ov::element::Type m_index_element_type = ov::element::i64;
     int64_t m_axis = 0;
@@ -148,7 +149,7 @@ struct OnnxWindowAttrs {
 };
 
 class OnnxAveragePool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("OnnxAveragePool", "ovpool");
     OnnxAveragePool() = default;
     OnnxAveragePool(const ov::OutputVector &args, OnnxWindowAttrs window, bool count_include_pad);
@@ -158,13 +159,13 @@ public:
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     OnnxWindowAttrs m_window;
     bool m_count_include_pad = false;
 };
 
 class OnnxMaxPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("OnnxMaxPool", "ovpool");
     OnnxMaxPool() = default;
     OnnxMaxPool(const ov::OutputVector &args, OnnxWindowAttrs window, int64_t storage_order);
@@ -174,13 +175,13 @@ public:
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     OnnxWindowAttrs m_window;
     int64_t m_storage_order = 0;
 };
 
 class LpPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("LpPool", "ovpool");
     LpPool() = default;
     LpPool(const ov::OutputVector &args, OnnxWindowAttrs window, double p);
@@ -190,13 +191,13 @@ public:
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     OnnxWindowAttrs m_window;
     double m_p = 2.0;
 };
 
 class GlobalLpPool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("GlobalLpPool", "ovpool");
     GlobalLpPool() = default;
     GlobalLpPool(const ov::OutputVector &args, double p);
@@ -206,23 +207,24 @@ public:
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     double m_p = 2.0;
 };
 
 class MaxUnpool : public PoolOp {
-public:
+  public:
     OPENVINO_OP("MaxUnpool", "ovpool");
     MaxUnpool() = default;
-    MaxUnpool(const ov::OutputVector &args, std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,
-              std::vector<int64_t> pads, std::string indices_relative_to);
+    MaxUnpool(const ov::OutputVector &args, std::vector<int64_t> kernel_shape,
+              std::vector<int64_t> strides, std::vector<int64_t> pads,
+              std::string indices_relative_to);
     bool visit_attributes(ov::AttributeVisitor &visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector &args) const override;
     bool evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const override;
     bool has_evaluate() const override;
 
-private:
+  private:
     void materialize();
     std::vector<int64_t> m_kernel_shape, m_strides, m_pads;
     std::string m_indices_relative_to = "default_shape";

@@ -17,18 +17,23 @@
 
 #define OVPOOL_STR2(x) #x
 #define OVPOOL_STR(x) OVPOOL_STR2(x)
-#define OVPOOL_BUILT_AGAINST \
-    OVPOOL_STR(OPENVINO_VERSION_MAJOR) "." OVPOOL_STR(OPENVINO_VERSION_MINOR) "." OVPOOL_STR(OPENVINO_VERSION_PATCH)
+#define OVPOOL_BUILT_AGAINST           \
+    OVPOOL_STR(OPENVINO_VERSION_MAJOR) \
+    "." OVPOOL_STR(OPENVINO_VERSION_MINOR) "." OVPOOL_STR(OPENVINO_VERSION_PATCH)
 
 namespace {
 
 std::vector<ov::Extension::Ptr> all_extensions() {
     using namespace ovpool_openvino;
     std::vector<ov::Extension::Ptr> ext{
-        std::make_shared<ov::OpExtension<AdaptiveAvgPool>>(), std::make_shared<ov::OpExtension<AdaptiveMaxPool>>(),
-        std::make_shared<ov::OpExtension<AvgPool>>(),         std::make_shared<ov::OpExtension<MaxPool>>(),
-        std::make_shared<ov::OpExtension<OnnxAveragePool>>(), std::make_shared<ov::OpExtension<OnnxMaxPool>>(),
-        std::make_shared<ov::OpExtension<LpPool>>(),          std::make_shared<ov::OpExtension<GlobalLpPool>>(),
+        std::make_shared<ov::OpExtension<AdaptiveAvgPool>>(),
+        std::make_shared<ov::OpExtension<AdaptiveMaxPool>>(),
+        std::make_shared<ov::OpExtension<AvgPool>>(),
+        std::make_shared<ov::OpExtension<MaxPool>>(),
+        std::make_shared<ov::OpExtension<OnnxAveragePool>>(),
+        std::make_shared<ov::OpExtension<OnnxMaxPool>>(),
+        std::make_shared<ov::OpExtension<LpPool>>(),
+        std::make_shared<ov::OpExtension<GlobalLpPool>>(),
         std::make_shared<ov::OpExtension<MaxUnpool>>(),
     };
     for (auto &e : onnx_extensions())
@@ -49,8 +54,9 @@ std::string runtime_release() {
 // What the library is and what it was built against (for diagnostics:
 // ovpool.openvino.info(), the C++ test program).
 extern "C" OPENVINO_CORE_EXPORTS const char *ovpool_openvino_info() {
-    static const std::string info = std::string("libovpool_openvino: opset ovpool, built against OpenVINO ") +
-                                    OVPOOL_BUILT_AGAINST + ", kernels " + ovpool_openvino::isa_name();
+    static const std::string info =
+        std::string("libovpool_openvino: opset ovpool, built against OpenVINO ") +
+        OVPOOL_BUILT_AGAINST + ", kernels " + ovpool_openvino::isa_name();
     return info.c_str();
 }
 

@@ -42,18 +42,20 @@ struct OvResolved {
 OvResolved resolve(const ov::Node *node, const OvWindowAttrs &w, const ov::PartialShape &data) {
     OvResolved r;
     const size_t n = w.kernel.size();
-    NODE_VALIDATION_CHECK(node, n >= 1 && n <= 3, "the attribute kernel must have 1 to 3 entries, got ",
+    NODE_VALIDATION_CHECK(node, n >= 1 && n <= 3,
+                          "the attribute kernel must have 1 to 3 entries, got ",
                           ints_text(w.kernel));
     r.kernel = per_axis(node, "kernel", w.kernel, n, 1, 1);
     r.strides = per_axis(node, "strides", w.strides, n, 1, 1);
     r.dilations = per_axis(node, "dilations", w.dilations, n, 1, 1);
     r.pads_begin = per_axis(node, "pads_begin", w.pads_begin, n, 0, 0);
     r.pads_end = per_axis(node, "pads_end", w.pads_end, n, 0, 0);
-    r.auto_pad = choose(node, "auto_pad", w.auto_pad, {"explicit", "same_upper", "same_lower", "valid"});
+    r.auto_pad =
+        choose(node, "auto_pad", w.auto_pad, {"explicit", "same_upper", "same_lower", "valid"});
     r.rounding = choose(node, "rounding_type", w.rounding_type, {"floor", "ceil", "ceil_torch"});
     split_nc(node, data, n, "kernel=" + ints_text(w.kernel));
-    r.geometry = fixed_geometry(node, data, r.kernel, r.strides, r.dilations, r.pads_begin, r.pads_end,
-                                ov_auto_pad(r.auto_pad), ov_rounding(r.rounding));
+    r.geometry = fixed_geometry(node, data, r.kernel, r.strides, r.dilations, r.pads_begin,
+                                r.pads_end, ov_auto_pad(r.auto_pad), ov_rounding(r.rounding));
     return r;
 }
 
@@ -102,10 +104,11 @@ void AvgPool::validate_and_infer_types() {
         // OpenVINO's own rule: some window would hold no input element
         for (size_t a = 0; a < r.kernel.size(); a++) {
             const int64_t ek = (r.kernel[a] - 1) * r.dilations[a] + 1;
-            NODE_VALIDATION_CHECK(this, r.pads_begin[a] < ek && r.pads_end[a] < ek,
-                                  "with exclude-pad the dilated kernel (", ek,
-                                  ") must be larger than the pads (pads_begin=", ints_text(r.pads_begin),
-                                  ", pads_end=", ints_text(r.pads_end), "); some window would be empty");
+            NODE_VALIDATION_CHECK(
+                this, r.pads_begin[a] < ek && r.pads_end[a] < ek,
+                "with exclude-pad the dilated kernel (", ek,
+                ") must be larger than the pads (pads_begin=", ints_text(r.pads_begin),
+                ", pads_end=", ints_text(r.pads_end), "); some window would be empty");
         }
     }
     set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
@@ -144,9 +147,12 @@ bool AvgPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs
 
 // --- MaxPool ---------------------------------------------------------------
 
-MaxPool::MaxPool(const ov::OutputVector &args, OvWindowAttrs window, ov::element::Type index_element_type,
-                 int64_t axis)
-    : PoolOp(args), m_window(std::move(window)), m_index_element_type(index_element_type), m_axis(axis) {
+MaxPool::MaxPool(const ov::OutputVector &args, OvWindowAttrs window,
+                 ov::element::Type index_element_type, int64_t axis)
+    : PoolOp(args),
+      m_window(std::move(window)),
+      m_index_element_type(index_element_type),
+      m_axis(axis) {
     m_window.materialize();
     constructor_validate_and_infer_types();
 }
@@ -166,13 +172,14 @@ bool MaxPool::visit_attributes(ov::AttributeVisitor &visitor) {
 void MaxPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 1, "takes 1 input, got ", get_input_size());
     require_type(this, get_input_element_type(0), true, "data");
-    NODE_VALIDATION_CHECK(this, m_index_element_type == ov::element::i32 || m_index_element_type == ov::element::i64,
-                          "ovpool writes i32/i64 indices, not ", m_index_element_type.get_type_name());
+    NODE_VALIDATION_CHECK(
+        this, m_index_element_type == ov::element::i32 || m_index_element_type == ov::element::i64,
+        "ovpool writes i32/i64 indices, not ", m_index_element_type.get_type_name());
     const ov::PartialShape data = get_input_partial_shape(0);
     const OvResolved r = resolve(this, m_window, data);
     const int64_t rank = static_cast<int64_t>(r.kernel.size()) + 2;
-    NODE_VALIDATION_CHECK(this, m_axis >= -rank && m_axis < rank, "axis=", m_axis, " is out of range for a rank-",
-                          rank, " input");
+    NODE_VALIDATION_CHECK(this, m_axis >= -rank && m_axis < rank, "axis=", m_axis,
+                          " is out of range for a rank-", rank, " input");
     const ov::PartialShape shape = pool_shape(data, r.geometry);
     set_output_type(0, get_input_element_type(0), shape);
     set_output_type(1, m_index_element_type, shape);
@@ -229,8 +236,9 @@ bool MaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs
     }
     spec.planes_per_index_space = std::max<int64_t>(1, spec.planes_per_index_space);
     if (!spec.index_i64)
-        OPENVINO_ASSERT(plane * spec.planes_per_index_space <= INT32_MAX, "ovpool MaxPool: indices up to ",
-                        plane * spec.planes_per_index_space - 1, " do not fit in int32; use index_element_type=i64");
+        OPENVINO_ASSERT(plane * spec.planes_per_index_space <= INT32_MAX,
+                        "ovpool MaxPool: indices up to ", plane * spec.planes_per_index_space - 1,
+                        " do not fit in int32; use index_element_type=i64");
     run(spec, inputs[0], outputs[0], &outputs[1]);
     return true;
 }

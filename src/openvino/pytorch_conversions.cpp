@@ -30,8 +30,8 @@ using Context = ov::frontend::NodeContext;
 
 // A constant input as ints (None or absent: `fallback`; one value: repeated
 // for every axis).
-std::vector<int64_t> ints_input(const Context &ctx, size_t index, size_t n, std::vector<int64_t> fallback,
-                                const std::string &name) {
+std::vector<int64_t> ints_input(const Context &ctx, size_t index, size_t n,
+                                std::vector<int64_t> fallback, const std::string &name) {
     if (index >= ctx.get_input_size())
         return fallback;
     const ov::Any value = ctx.get_values_from_const_input(static_cast<int>(index));
@@ -54,7 +54,8 @@ std::vector<int64_t> ints_input(const Context &ctx, size_t index, size_t n, std:
         return fallback;
     if (out.size() == 1)
         out.assign(n, out[0]);
-    OPENVINO_ASSERT(out.size() == n, "ovpool: ", name, "=", ints_text(out), " does not have ", n, " entries");
+    OPENVINO_ASSERT(out.size() == n, "ovpool: ", name, "=", ints_text(out), " does not have ", n,
+                    " entries");
     return out;
 }
 
@@ -108,7 +109,7 @@ ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
     auto pool = std::make_shared<MaxPool>(ov::OutputVector{x}, w, ov::element::i64, 2);
     ov::OutputVector outputs = pool->outputs();
     if (conversion_policy() == Policy::kDefault && !native_shape_deviates(w))
-        outputs[0] = native_max_values(x, w);   // the indices, if read, from ovpool's op
+        outputs[0] = native_max_values(x, w);  // the indices, if read, from ovpool's op
     if (!with_indices)
         outputs.resize(1);
     return unbatch(outputs, unbatched);
@@ -116,8 +117,9 @@ ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
 
 ov::OutputVector avg_pool(size_t n, const Context &ctx) {
     if (ctx.get_input_size() > 6 && !ctx.get_values_from_const_input(6).empty())
-        OPENVINO_THROW("ovpool: avg_pool with divisor_override is not supported (OpenVINO has no such "
-                       "attribute); convert this module without ovpool's extensions");
+        OPENVINO_THROW(
+            "ovpool: avg_pool with divisor_override is not supported (OpenVINO has no such "
+            "attribute); convert this module without ovpool's extensions");
     OvWindowAttrs w;
     w.kernel = ints_input(ctx, 1, n, {}, "kernel_size");
     OPENVINO_ASSERT(!w.kernel.empty(), "ovpool: ", ctx.get_op_type(), " needs a kernel_size");
@@ -130,7 +132,8 @@ ov::OutputVector avg_pool(size_t n, const Context &ctx) {
     bool unbatched = false;
     const auto x = batched(ctx.get_input(0), n, unbatched);
     auto pool = std::make_shared<AvgPool>(ov::OutputVector{x}, w, !count_include_pad);
-    if (conversion_policy() == Policy::kDefault && !native_avg_deviates(x.get_partial_shape(), w, !count_include_pad))
+    if (conversion_policy() == Policy::kDefault &&
+        !native_avg_deviates(x.get_partial_shape(), w, !count_include_pad))
         return unbatch({native_avg_pool(x, w, !count_include_pad)}, unbatched);
     return unbatch(pool->outputs(), unbatched);
 }
@@ -149,11 +152,14 @@ ov::OutputVector adaptive_pool(size_t n, bool max_pool, const Context &ctx) {
         }
     }
     if (!sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 1; }))
-        return unbatch({native_global(x, false)}, unbatched);   // a mean: exact natively
+        return unbatch({native_global(x, false)}, unbatched);  // a mean: exact natively
     if (max_pool)
-        return unbatch(std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, size}, ov::element::i64)->outputs(),
-                       unbatched);
-    return unbatch(std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, size})->outputs(), unbatched);
+        return unbatch(
+            std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, size}, ov::element::i64)
+                ->outputs(),
+            unbatched);
+    return unbatch(std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, size})->outputs(),
+                   unbatched);
 }
 
 }  // namespace
@@ -166,13 +172,16 @@ std::vector<ov::Extension::Ptr> pytorch_extensions() {
         result.push_back(std::make_shared<ConversionExtension>(
             "aten::max_pool" + d, [n](const Context &ctx) { return max_pool(n, false, ctx); }));
         result.push_back(std::make_shared<ConversionExtension>(
-            "aten::max_pool" + d + "_with_indices", [n](const Context &ctx) { return max_pool(n, true, ctx); }));
+            "aten::max_pool" + d + "_with_indices",
+            [n](const Context &ctx) { return max_pool(n, true, ctx); }));
         result.push_back(std::make_shared<ConversionExtension>(
             "aten::avg_pool" + d, [n](const Context &ctx) { return avg_pool(n, ctx); }));
         result.push_back(std::make_shared<ConversionExtension>(
-            "aten::adaptive_avg_pool" + d, [n](const Context &ctx) { return adaptive_pool(n, false, ctx); }));
+            "aten::adaptive_avg_pool" + d,
+            [n](const Context &ctx) { return adaptive_pool(n, false, ctx); }));
         result.push_back(std::make_shared<ConversionExtension>(
-            "aten::adaptive_max_pool" + d, [n](const Context &ctx) { return adaptive_pool(n, true, ctx); }));
+            "aten::adaptive_max_pool" + d,
+            [n](const Context &ctx) { return adaptive_pool(n, true, ctx); }));
     }
     return result;
 }
