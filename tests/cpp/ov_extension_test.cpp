@@ -34,7 +34,8 @@ int main(int argc, char **argv) {
             std::cerr << "the model holds no ovpool op\n";
             return 1;
         }
-        auto compiled = core.compile_model(model, "CPU", ov::hint::inference_precision(ov::element::f32));
+        auto compiled =
+            core.compile_model(model, "CPU", ov::hint::inference_precision(ov::element::f32));
         auto request = compiled.create_infer_request();
         const auto inputs = compiled.inputs();
         if (static_cast<size_t>(argc - 4) != inputs.size()) {
@@ -43,11 +44,12 @@ int main(int argc, char **argv) {
         }
         for (size_t k = 0; k < inputs.size(); k++) {
             std::ifstream f(argv[4 + k], std::ios::binary);
-            std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            std::vector<char> bytes((std::istreambuf_iterator<char>(f)),
+                                    std::istreambuf_iterator<char>());
             ov::Tensor tensor(inputs[k].get_element_type(), inputs[k].get_shape());
             if (bytes.size() != tensor.get_byte_size()) {
-                std::cerr << "input " << k << ": " << bytes.size() << " bytes, expected " << tensor.get_byte_size()
-                          << "\n";
+                std::cerr << "input " << k << ": " << bytes.size() << " bytes, expected "
+                          << tensor.get_byte_size() << "\n";
                 return 2;
             }
             std::memcpy(tensor.data(), bytes.data(), bytes.size());
@@ -57,7 +59,8 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < compiled.outputs().size(); k++) {
             const ov::Tensor out = request.get_output_tensor(k);
             std::ofstream f(out_dir + "/out_" + std::to_string(k) + ".bin", std::ios::binary);
-            f.write(static_cast<const char *>(out.data()), static_cast<std::streamsize>(out.get_byte_size()));
+            f.write(static_cast<const char *>(out.data()),
+                    static_cast<std::streamsize>(out.get_byte_size()));
         }
         // the library describes itself through a plain C symbol
         if (void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
