@@ -87,7 +87,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         global_ "global"
         tiles
         rows
-        rows_k3
+        rows_run
         adaptive_narrow
         adaptive_wide
         depth_slices
@@ -115,7 +115,8 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
     cdef cppclass Tuning:
         int64_t units_per_thread, merged_outputs, prefetch_rows, prefetch_min_elements
         int64_t prefetch_min_plane, tile_prefetch_min_bytes, tile_ahead_bytes
-        int64_t slab_prefetch_min_elements, slice_scratch, slab_bytes, half_scratch_limit
+        int64_t slab_prefetch_min_elements, slice_scratch, run_elements, slab_bytes
+        int64_t half_scratch_limit
 
     cdef cppclass Plan:
         PoolSpec spec

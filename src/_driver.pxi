@@ -246,6 +246,8 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
             t.slab_prefetch_min_elements = value
         elif name == "slice_scratch":
             t.slice_scratch = value
+        elif name == "run_elements":
+            t.run_elements = value
         elif name == "slab_bytes":
             t.slab_bytes = value
         elif name == "half_scratch_limit":

@@ -9,6 +9,8 @@ here every path is pinned with shapes chosen to select it, in every dtype,
 with and without NaN, against PyTorch or numpy.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -595,6 +597,87 @@ def _three_wide_geometries(width):
                     yield kh, sh, ph, pw, sw
 
 
+# -- the run path: any float32 window uniform along W, runs of rows ---------
+
+_RUN_GEOMETRIES = [
+    # (kernel, strides, pads, dilations, ceil_mode)
+    ((2, 2), (1, 1), (0, 0, 0, 0), (1, 1), False),   # one span per block, one long row
+    ((4, 4), (3, 3), (0, 0, 0, 0), (1, 1), True),    # ceil: padded buffer
+    ((5, 3), (1, 2), (2, 1, 1, 0), (1, 1), False),   # pads: edge rows row by row
+    ((2, 5), (2, 1), (0, 0, 0, 0), (2, 1), False),   # H stride 2: rows one by one
+    ((3, 2), (1, 1), (1, 0, 0, 1), (2, 2), True),    # dilated both ways
+    ((7, 8), (1, 3), (0, 0, 0, 0), (1, 1), False),   # 8 taps: the span horizontal pass
+]
+
+
+def _run_inputs(h, w, nan):
+    x = RNG.standard_normal((2, 3, h, w)).astype(np.float32)
+    if nan:
+        x[0, 1, h // 2, w // 3] = np.nan   # one window row with a NaN
+        x[1, 2, h - 1, w - 1] = np.nan     # in the last block's last row
+    return x
+
+
+@pytest.mark.parametrize("h, w", [(7, 5), (40, 12), (9, 38), (23, 70)])
+@pytest.mark.parametrize("family", ["max", "avg", "avg_cip", "lp1", "lp2", "lp3"])
+def test_run_path(monkeypatch, h, w, family):
+    """float32 windows uniform along W without pooling along D take the run
+    path (runs of output rows per call, a block's vertical pass as one span
+    where its windows step by one row, narrow rows' horizontal pass over the
+    block as one row): the same bits as the row path (the same windows on a
+    prefetched input, which keeps the row path), with blocks of 64 elements
+    so that a plane takes several; NaN windows take the exact rule; against
+    torch (max by value and NaN position, averages and Lp within rounding)."""
+    monkeypatch.setitem(_core.TUNING, "run_elements", 64)
+    compared_with_rows = []
+    for nan in (False, True) if family == "max" else (False,):
+        x = _run_inputs(h, w, nan)
+        for kernel, strides, pads, dil, ceil in _RUN_GEOMETRIES:
+            if family != "max" and dil != (1, 1):
+                continue
+            if any(k > i + p0 + p1 for k, i, p0, p1 in
+                   zip(kernel, (h, w), pads[:2], pads[2:])) or kernel[1] > w:
+                continue
+            kw = dict(strides=strides, pads=pads, ceil_mode=ceil)
+            if family == "max":
+                call = functools.partial(ovpool.max_pool, kernel_shape=kernel, dilations=dil, **kw)
+            elif family.startswith("avg"):
+                call = functools.partial(ovpool.avg_pool, kernel_shape=kernel,
+                                         count_include_pad=int(family == "avg_cip"), **kw)
+            else:
+                call = functools.partial(ovpool.lp_pool, kernel_shape=kernel, p=int(family[2]),
+                                         **kw)
+            _core._cache.clear()
+            got = call(x)
+            assert [plan.path for plan in _core.cached_plans()] == ["rows_run"]
+            np.testing.assert_array_equal(call(x, num_threads=2), got)
+            message = f"{family} {kernel} {strides} {pads} {dil} ceil={ceil} nan={nan}"
+            # the row path: the same windows with the input's rows prefetched
+            with monkeypatch.context() as m:
+                m.setitem(_core.TUNING, "prefetch_min_elements", 0)
+                m.setitem(_core.TUNING, "prefetch_min_plane", 0)
+                _core._cache.clear()
+                rows = call(x)
+                if [plan.path for plan in _core.cached_plans()] == ["rows"]:  # overlapping
+                    np.testing.assert_array_equal(got, rows, err_msg=message)
+                    compared_with_rows.append(message)
+            # torch, where its padding and ceil rules are ONNX's
+            if ceil or pads[:2] != pads[2:] or family in ("avg", "lp3"):
+                continue
+            t = _t(x)
+            if family == "max":
+                want = F.max_pool2d(t, kernel, strides, pads[:2], dil).numpy()
+                np.testing.assert_array_equal(got, want, err_msg=message)
+            elif family == "avg_cip":
+                want = F.avg_pool2d(t, kernel, strides, pads[:2]).numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=message)
+            elif pads == (0, 0, 0, 0):
+                p = int(family[2])
+                want = F.lp_pool2d(t.abs() if p == 1 else t, p, kernel, strides).numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=message)
+    assert len(compared_with_rows) >= 2
+
+
 # -- 3-wide averages at W stride 1 or 2: a slice of rows per call ------------
 
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 35])
@@ -619,7 +702,7 @@ def test_average_3_wide_rows(width, count_include_pad):
             got, want, rtol=1e-6, atol=1e-7,
             err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
     # every plan so far takes the run-of-rows kernel
-    assert all(plan.path == "rows_k3" for plan in _core.cached_plans())
+    assert all(plan.path == "rows_run" for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
             attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
@@ -679,7 +762,7 @@ def test_l2_norm_3_wide_rows(width):
             want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
                                        err_msg=message)
-    assert all(plan.path == "rows_k3" and plan.prefetch == 0
+    assert all(plan.path == "rows_run" and plan.prefetch == 0
                for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
@@ -778,7 +861,7 @@ def test_max_3_wide_rows(width, nans):
         np.testing.assert_array_equal(got, by_rows, err_msg=message)
         assert got.dtype == np.float32
     # every float32 plan so far takes the run-of-rows kernel
-    assert all(plan.path == "rows_k3" and plan.prefetch == 0
+    assert all(plan.path == "rows_run" and plan.prefetch == 0
                for plan in _core.cached_plans() if plan.dtype == "float32")
     if width >= 2:
         finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's

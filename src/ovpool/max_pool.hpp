@@ -38,6 +38,66 @@ inline void max_row_from(const T *plane, const int64_t *offsets, ptrdiff_t n_row
                max_rows_exact(plane, offsets, n_rows, buf + plan.pad_w, plan.in_w));
 }
 
+// Max values of output rows oh .. oh + n - 1 of one 2D slice (float32,
+// windows uniform along W), in blocks of run_rows(plan) rows: the vertical
+// maxima of a block into `block` (rows of in_w), as one span of the block's
+// height where its windows step by one input row (row j + 1's window rows
+// are row j's one row down: the maxima of the k window rows shifted by
+// i * in_w are the block's rows), else row by row; then each row's
+// horizontal pass, in place or from the padded buffer buf, or the block's
+// as one row (block_as_row). The operations
+// of max_row_from, so the same bits. Returns the rows done: all, or the
+// start of a block with a NaN or a row without window rows, which the caller
+// takes row by row with the exact rule.
+inline int64_t max_rows_run(const float *slice, const Plan &plan, int64_t oh, int64_t n,
+                            float *out_rows, float *block, float *buf) {
+    const int64_t in_w = plan.in_w, m_max = run_rows(plan);
+    const int64_t *win_h = plan.win_h.data();
+    const bool as_row = block_as_row(plan);
+    float *row = block + m_max * in_w;
+    int64_t offsets[limits::kRunRows];
+    for (int64_t r = 0; r < n; r += m_max) {
+        const int64_t m = std::min(m_max, n - r), *wh = win_h + 3 * (oh + r);
+        const int64_t taps = wh[1];
+        bool span = taps > 0;
+        for (int64_t j = 1; j < m && span; j++)
+            span = wh[3 * j] == wh[0] + j && wh[3 * j + 1] == taps;
+        if (span) {
+            for (int64_t t = 0; t < taps; t++)
+                offsets[t] = (wh[0] + t * plan.dil_h) * in_w;
+            if (simd::vmax_rows_f32(slice, offsets, taps, block, m * in_w))
+                return r;
+        } else {
+            for (int64_t j = 0; j < m; j++) {
+                const int64_t *w = wh + 3 * j;
+                for (int64_t t = 0; t < w[1]; t++)
+                    offsets[t] = (w[0] + t * plan.dil_h) * in_w;
+                if (w[1] == 0 || simd::vmax_rows_f32(slice, offsets, w[1], block + j * in_w, in_w))
+                    return r;
+            }
+        }
+        if (as_row) {
+            const int64_t per = in_w / plan.stride_w;
+            hmax(block, row, (m - 1) * per + plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w,
+                 true);
+            for (int64_t j = 0; j < m; j++)
+                std::memcpy(out_rows + (r + j) * plan.out_w, row + j * per,
+                            static_cast<size_t>(plan.out_w) * sizeof(float));
+            continue;
+        }
+        for (int64_t j = 0; j < m; j++) {
+            const float *col = block + j * in_w;
+            if (!plan.direct_w) {
+                std::memcpy(buf + plan.pad_w, col, static_cast<size_t>(in_w) * sizeof(float));
+                col = buf;
+            }
+            hmax(col, out_rows + (r + j) * plan.out_w, plan.out_w, plan.kernel_w, plan.stride_w,
+                 plan.dil_w, true);
+        }
+    }
+    return n;
+}
+
 // Output rows (od, oh .. oh + n - 1) with a window that holds no element of
 // the input get `value` there (some OpenVINO ceil-rounded windows).
 template <class T>
@@ -57,7 +117,7 @@ inline void fill_empty_rows(const Plan &plan, T *out_rows, int64_t od, int64_t o
     }
 }
 
-// The work unit of a max path P (rows, depth_slices, rows_k3) for T.
+// The work unit of a max path P (rows, depth_slices, rows_run) for T.
 template <class T, Path P>
 void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     const T *x = static_cast<const T *>(call.x);
@@ -77,17 +137,26 @@ void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                 pool_slices<T, true>(src, buf, offsets, plan, od, oh, n);
                 for (int64_t j = 0; j < n; j++)
                     max_finish(buf + j * plan.buffer_width, out_rows + j * plan.out_w, plan, false);
-            } else if constexpr (P == Path::rows_k3 && std::is_same<T, float>::value) {
-                // the rest of this depth slice's rows in one call, up to a row
-                // with a NaN (or no window row), which takes the row path
+            } else if constexpr (P == Path::rows_run && std::is_same<T, float>::value) {
+                // the rest of this depth slice's rows in one call, up to a block
+                // with a NaN (or a row with no window row), which takes the row
+                // path row by row
                 n = std::min(left, plan.out_h - oh);
-                const int64_t done = simd::max_rows_k3_f32(
-                    src + plan.win_d[3 * od] * slice, plan.in_w, plan.win_h.data() + 3 * oh, n,
-                    out_rows, plan.out_w, buf, plan.pad_w, static_cast<int>(plan.stride_w));
+                const T *slice_src = src + plan.win_d[3 * od] * slice;
+                float *block = scratch_part<float>(scratch, plan.scratch.run);
+                const int64_t done =
+                    plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
+                            plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3
+                        ? simd::max_rows_k3_f32(slice_src, plan.in_w, plan.win_h.data() + 3 * oh, n,
+                                                out_rows, plan.out_w, buf, plan.pad_w,
+                                                static_cast<int>(plan.stride_w))
+                        : max_rows_run(slice_src, plan, oh, n, out_rows, block, buf);
                 if (done < n) {
-                    n = done + 1;
-                    const ptrdiff_t n_rows = row_offsets(plan, od, oh + done, offsets);
-                    max_row_from(src, offsets, n_rows, buf, out_rows + done * plan.out_w, plan);
+                    n = done + std::min<int64_t>(n - done, run_rows(plan));
+                    for (int64_t j = done; j < n; j++) {
+                        const ptrdiff_t n_rows = row_offsets(plan, od, oh + j, offsets);
+                        max_row_from(src, offsets, n_rows, buf, out_rows + j * plan.out_w, plan);
+                    }
                 }
             } else {
                 const ptrdiff_t n_rows = row_offsets(plan, od, oh, offsets);

@@ -267,7 +267,8 @@ enum class Path : int32_t {
     tiles = 2,            // kernel == stride <= 4, no padding, no pooling along D: runs of
                           // output rows straight from the input, PyTorch's summation order
     rows = 3,             // the separable passes, one output row at a time (the general path)
-    rows_k3 = 4,          // float32 windows 3 wide at W stride 1 or 2 over <= 3 rows: runs of rows
+    rows_run = 4,         // float32 windows uniform along W, no pooling along D: runs of rows,
+                          // their vertical passes one span where the windows step by one row
     adaptive_narrow = 5,  // float32 adaptive averages, bins under 8 taps: eight rows in lanes
     adaptive_wide = 6,    // float32 adaptive averages, bins of 8+ taps over 2+ rows: eight
                           // bins at a time, each summed in lanes over all its rows
@@ -289,8 +290,8 @@ inline const char *path_name(Path p) {
             return "tiles";
         case Path::rows:
             return "rows";
-        case Path::rows_k3:
-            return "rows_k3";
+        case Path::rows_run:
+            return "rows_run";
         case Path::adaptive_narrow:
             return "adaptive_narrow";
         case Path::adaptive_wide:
@@ -367,6 +368,9 @@ struct Tuning {
     // cost adaptive 10x30x30 -> 3x7x7 19-29% at batch 4 and 6 (inputs that
     // stay in a 32 MiB last-level cache), and saved 7-34% from 18 MB up.
     int64_t slab_prefetch_min_elements = int64_t(1) << 22;
+    // Elements of per-thread scratch for the column sums or maxima of a block
+    // of output rows on the run path: 16 KiB beside the input rows in L1.
+    int64_t run_elements = 4096;
     // Elements of per-thread scratch for the column sums of a group of output
     // rows when pooling along D slice by slice.
     int64_t slice_scratch = 8192;
@@ -390,6 +394,8 @@ constexpr int64_t kRankKeyRows = int64_t(1) << 27;
 constexpr int64_t kHalfChunk = 4096;
 // Planes a work unit of the float32/float64/8-bit global pools takes at most.
 constexpr int64_t kGlobalGroup = 64;
+// Window rows of the run path's windows at most (its row offsets).
+constexpr int64_t kRunRows = 16;
 }  // namespace limits
 
 // Per-thread scratch of a call: byte offsets of its parts in one block
@@ -398,6 +404,8 @@ struct ScratchLayout {
     int64_t bytes = 0;
     int64_t buf = -1;      // padded column buffer(s), compute type
     int64_t offsets = -1;  // row offsets, int64
+    int64_t run = -1;      // rows_run: a block of rows' column sums or maxima, then
+                           // the horizontal pass's outputs over it, float
     int64_t lanes = -1;    // adaptive_narrow's column sums, float
     int64_t slab = -1;     // depth_slab's slab, compute type
     int64_t rows = -1;     // 16-bit: widened window rows / tiles / plane, float
@@ -454,6 +462,11 @@ struct Plan {
     int64_t in_elements() const { return n_planes * in_plane(); }
     int64_t out_elements() const { return n_planes * out_plane(); }
 };
+
+// Output rows whose column sums or maxima the run path keeps at a time.
+inline int64_t run_rows(const Plan &plan) {
+    return std::max<int64_t>(1, std::min(plan.out_h, plan.tuning.run_elements / plan.in_w));
+}
 
 // The work units of one call.
 struct Schedule {
@@ -672,17 +685,17 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     // 2.8 ms against window row by window row)
     if (plan.slice_rows > 0 && (average || family == Family::max))
         return Path::depth_slices;
-    // 3-wide windows at W stride 1 or 2 over <= 3 rows: a run of rows per
-    // call (the per-row calls cost more than a 35x35 plane's arithmetic);
-    // prefetched inputs keep the row path (12% slower in runs)
+    // float32 windows uniform along W over one depth slice: a run of rows per
+    // call (the per-row calls cost more than a small plane's arithmetic: max
+    // 2x2 s1 on 16x32x38x38, 250 instructions a row of 37 outputs besides
+    // the horizontal pass), the vertical passes of rows whose windows step by
+    // one input row as one span; prefetched inputs keep the row path (a run
+    // of 3-wide windows was 12% slower on the stem at batch 16)
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
-    const bool rows_3_wide = plan.uniform_w && plan.kernel_w == 3 &&
-                             (plan.stride_w == 1 || plan.stride_w == 2) && plan.dil_w == 1 &&
-                             plan.dil_h == 1 && max_h <= 3 && min_d == 1 && max_d == 1;
-    if (f32 && rows_3_wide && plan.prefetch == 0 &&
-        (family == Family::max || average || (family == Family::lp && plan.mode == kSumLp2)))
-        return Path::rows_k3;
+    if (f32 && plan.uniform_w && max_h <= limits::kRunRows && min_d == 1 && max_d == 1 &&
+        plan.prefetch == 0 && (family == Family::max || average || family == Family::lp))
+        return Path::rows_run;
     // adaptive averages of bins under 8 taps: eight rows in lanes (8x256x30x30
     // -> 7x7 0.35 -> 0.23 ms at 2 threads); not on prefetched rows
     // (2x64x224x224 -> 100 went 1.60 -> 2.32 ms)
@@ -736,7 +749,7 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
             }
             break;
         case Path::rows:
-        case Path::rows_k3:
+        case Path::rows_run:
         case Path::adaptive_narrow:
         case Path::adaptive_wide:
         case Path::depth_slices:
@@ -753,6 +766,8 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
                 s.offsets = part(s, plan.max_rows * i64);
                 if (plan.path == Path::adaptive_narrow)
                     s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
+                if (plan.path == Path::rows_run)
+                    s.run = part(s, 2 * run_rows(plan) * plan.in_w * fl);
             }
             break;
         case Path::depth_slab:

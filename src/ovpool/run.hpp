@@ -35,8 +35,8 @@ UnitFn row_unit(const Plan &plan) {
             return is_max ? max_unit<T, Path::rows> : sum_unit<T, Path::rows>;
         case Path::depth_slices:
             return is_max ? max_unit<T, Path::depth_slices> : sum_unit<T, Path::depth_slices>;
-        case Path::rows_k3:
-            return is_max ? max_unit<T, Path::rows_k3> : sum_unit<T, Path::rows_k3>;
+        case Path::rows_run:
+            return is_max ? max_unit<T, Path::rows_run> : sum_unit<T, Path::rows_run>;
         case Path::adaptive_narrow:
             return sum_unit<T, Path::adaptive_narrow>;
         case Path::adaptive_wide:

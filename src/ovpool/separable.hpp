@@ -541,6 +541,10 @@ OVPOOL_INLINE void hmax_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t strid
 template <class T>
 inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride,
                  ptrdiff_t dilation, bool nan_free) {
+    if constexpr (std::is_same<T, float>::value)
+        if (k < 8 &&
+            simd::htaps8_f32(buf, out, n_out, stride, k, dilation, nan_free ? 1 : 2) == n_out)
+            return;
     if (dilation == 1 && k >= 8) {
         for (ptrdiff_t o = 0; o < n_out; o++)
             out[o] = span_max(buf + o * stride, k);
@@ -656,6 +660,19 @@ inline void prefetch_ahead(const char *plane, const int64_t *offsets, ptrdiff_t 
         for (ptrdiff_t b = 0; b < block_bytes; b += 64)
             prefetch_l1(start + b);
     }
+}
+
+// The run path's horizontal pass of a block of rows of column values (rows
+// of in_w) as one row: with no padding along W and in_w a multiple of the
+// stride s, output o of row j reads the block from (j * in_w / s + o) * s,
+// so one pass over the block gives row j's outputs at j * in_w / s, and the
+// outputs between them (windows across two rows) are dropped. Kernels under
+// 8 taps (each output combines its taps in order, whatever its neighbours:
+// the same bits as row by row) and rows of at most 32 outputs, whose
+// per-row calls cost more than the dropped outputs and the copies out
+// (max 2x2 s1 on 16x32x38x38: 156 instructions a row in the row's call).
+inline bool block_as_row(const Plan &plan) {
+    return plan.direct_w && plan.in_w % plan.stride_w == 0 && plan.kernel_w < 8 && plan.out_w <= 32;
 }
 
 // ---------------------------------------------------------------------------

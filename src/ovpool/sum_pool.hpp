@@ -12,6 +12,19 @@
 
 OVPOOL_BEGIN
 
+// Lp sums to norms, in place (a no-op for averages).
+template <class T>
+inline void lp_root(T *out_row, const Plan &plan, int mode, double p) {
+    if (mode == kSumLp2) {
+        for (ptrdiff_t o = 0; o < plan.out_w; o++)
+            out_row[o] = static_cast<T>(std::sqrt(static_cast<double>(out_row[o])));
+    } else if (mode == kSumLpP) {
+        const double inv_p = 1.0 / p;
+        for (ptrdiff_t o = 0; o < plan.out_w; o++)
+            out_row[o] = static_cast<T>(std::pow(static_cast<double>(out_row[o]), inv_p));
+    }
+}
+
 // Horizontal pass and divisor of one output row from its column sums col
 // (src: the same sums with the W padding before them; or, from_input, the
 // input row itself).
@@ -26,14 +39,7 @@ inline void sum_finish(const T *src, const T *col, T *out_row, const T *div_w, c
              from_input);
     else
         hsum_table(col, out_row, plan, div_w, row_div);
-    if (mode == kSumLp2) {
-        for (ptrdiff_t o = 0; o < plan.out_w; o++)
-            out_row[o] = static_cast<T>(std::sqrt(static_cast<double>(out_row[o])));
-    } else if (mode == kSumLpP) {
-        const double inv_p = 1.0 / p;
-        for (ptrdiff_t o = 0; o < plan.out_w; o++)
-            out_row[o] = static_cast<T>(std::pow(static_cast<double>(out_row[o]), inv_p));
-    }
+    lp_root(out_row, plan, mode, p);
 }
 
 // One output row from its window rows plane + offsets[r].
@@ -63,6 +69,68 @@ inline void sum_row(const T *plane, T *out_row, T *buf, int64_t *offsets, const 
         prefetch_ahead(reinterpret_cast<const char *>(plane), offsets, n_rows,
                        plan.win_h[3 * oh + 1], sizeof(T), plan);
     sum_row_from(plane, offsets, n_rows, out_row, buf, div_w, plan, od, oh, mode, p);
+}
+
+// Averages and Lp sums of output rows oh .. oh + n - 1 of depth slice od
+// (float32, windows uniform along W), in blocks of run_rows(plan) rows: the
+// column sums of a block into `block`, as one span where its windows step
+// by one input row (see max_rows_run), else row by row; then each row's
+// horizontal pass and divisor (sum_finish), in place or from the padded
+// buffer buf, or the block as one row (block_as_row). The operations of
+// sum_row_from, so the same bits.
+inline void sum_rows_run(const float *slice, const Plan &plan, int64_t od, int64_t oh, int64_t n,
+                         float *out_rows, float *block, float *buf, const float *div_w) {
+    const int64_t in_w = plan.in_w, m_max = run_rows(plan);
+    const int64_t *win_h = plan.win_h.data();
+    const int mode = plan.mode;
+    const bool as_row = block_as_row(plan);
+    float *row = block + m_max * in_w;
+    int64_t offsets[limits::kRunRows];
+    auto columns = [&](const int64_t *w, float *col, int64_t width) {
+        for (int64_t t = 0; t < w[1]; t++)
+            offsets[t] = (w[0] + t * plan.dil_h) * in_w;
+        if (mode == kSumAverage)
+            vsum(slice, offsets, w[1], col, width);
+        else
+            vsum_lp(slice, offsets, w[1], col, width, mode, plan.p);
+    };
+    for (int64_t r = 0; r < n; r += m_max) {
+        const int64_t m = std::min(m_max, n - r), *wh = win_h + 3 * (oh + r);
+        bool span = true;
+        for (int64_t j = 1; j < m && span; j++)
+            span = wh[3 * j] == wh[0] + j && wh[3 * j + 1] == wh[1];
+        if (span) {
+            columns(wh, block, m * in_w);
+        } else {
+            for (int64_t j = 0; j < m; j++)
+                columns(wh + 3 * j, block + j * in_w, in_w);
+        }
+        if (as_row) {
+            const int64_t per = in_w / plan.stride_w;
+            hsum(block, row, (m - 1) * per + plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w,
+                 static_cast<const float *>(nullptr), 1.0f, false);
+            for (int64_t j = 0; j < m; j++) {
+                float *out_row = out_rows + (r + j) * plan.out_w;
+                std::memcpy(out_row, row + j * per,
+                            static_cast<size_t>(plan.out_w) * sizeof(float));
+                if (mode == kSumAverage)
+                    divide_row(out_row, plan.out_w, div_w,
+                               static_cast<float>(plan.win_d[3 * od + 2] * wh[3 * j + 2]));
+                lp_root(out_row, plan, mode, plan.p);
+            }
+            continue;
+        }
+        for (int64_t j = 0; j < m; j++) {
+            float *col = block + j * in_w;
+            const float *src = col;
+            if (!plan.direct_w) {
+                std::memcpy(buf + plan.pad_w, col, static_cast<size_t>(in_w) * sizeof(float));
+                src = buf;
+            }
+            sum_finish(src, col, out_rows + (r + j) * plan.out_w, div_w, plan, od, oh + r + j, mode,
+                       plan.p, false);
+        }
+    }
 }
 
 // Vertical passes of output rows (od, oh .. oh + n_out_rows - 1) into the
@@ -104,7 +172,7 @@ inline void pool_slices(const T *plane, T *buf, int64_t *offsets, const Plan &pl
         }
 }
 
-// The work unit of a sum path P (rows, depth_slices, rows_k3,
+// The work unit of a sum path P (rows, depth_slices, rows_run,
 // adaptive_narrow, adaptive_wide) for element type T.
 template <class T, Path P>
 void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
@@ -131,12 +199,21 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                                buf + j * plan.buffer_width + plan.pad_w, out_rows + j * plan.out_w,
                                div_w, plan, od, oh + j, mode, p, false);
                 return n;
-            } else if constexpr (P == Path::rows_k3 && std::is_same<T, float>::value) {
-                // the rest of this depth slice's rows in one call
+            } else if constexpr (P == Path::rows_run && std::is_same<T, float>::value) {
+                // the rest of this depth slice's rows in one call; 3-wide
+                // windows over up to 3 rows keep their own kernel (stride 2's
+                // column sums in registers)
                 const int64_t n = std::min(left, plan.out_h - oh);
-                simd::sum_rows_k3_f32(src + wd[0] * slice, plan.in_w, plan.win_h.data() + 3 * oh, n,
-                                      out_rows, plan.out_w, buf, plan.pad_w, div_w, wd[2],
-                                      static_cast<int>(plan.stride_w), mode == kSumLp2);
+                const T *slice_src = src + wd[0] * slice;
+                if (plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
+                    plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3 &&
+                    (mode == kSumAverage || mode == kSumLp2))
+                    simd::sum_rows_k3_f32(slice_src, plan.in_w, plan.win_h.data() + 3 * oh, n,
+                                          out_rows, plan.out_w, buf, plan.pad_w, div_w, wd[2],
+                                          static_cast<int>(plan.stride_w), mode == kSumLp2);
+                else
+                    sum_rows_run(slice_src, plan, od, oh, n, out_rows,
+                                 scratch_part<float>(scratch, plan.scratch.run), buf, div_w);
                 return n;
             } else if constexpr (P == Path::adaptive_narrow && std::is_same<T, float>::value) {
                 // up to eight rows of this depth slice in one call (a depth window
