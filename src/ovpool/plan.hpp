@@ -369,8 +369,11 @@ struct Tuning {
     // stay in a 32 MiB last-level cache), and saved 7-34% from 18 MB up.
     int64_t slab_prefetch_min_elements = int64_t(1) << 22;
     // Elements of per-thread scratch for the column sums or maxima of a block
-    // of output rows on the run path: 16 KiB beside the input rows in L1.
-    int64_t run_elements = 4096;
+    // of output rows on the run path (0: no run path). 4 KiB: average 7x7 s1
+    // on 4x32x112x112 at 1 thread 0.87 ms with 1024, 1.02 with 4096 (the
+    // block is read back once per window row); the narrower windows measured
+    // the same from 1024 to 4096.
+    int64_t run_elements = 1024;
     // Elements of per-thread scratch for the column sums of a group of output
     // rows when pooling along D slice by slice.
     int64_t slice_scratch = 8192;
@@ -689,12 +692,21 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     // call (the per-row calls cost more than a small plane's arithmetic: max
     // 2x2 s1 on 16x32x38x38, 250 instructions a row of 37 outputs besides
     // the horizontal pass), the vertical passes of rows whose windows step by
-    // one input row as one span; prefetched inputs keep the row path (a run
-    // of 3-wide windows was 12% slower on the stem at batch 16)
+    // one input row as one span. Windows of one row keep the row path, which
+    // reads such a row in place (adaptive 1000 -> 100 in 1D, bins of 10,
+    // 1.22-1.33x slower through the run's copy), and so do windows padded
+    // along W, whose copy into the padded buffer cost more than the run saved
+    // (average 5x5 s1 p2 on 32x24x71x71: 1.5x slower), except 3 wide, which
+    // have their own kernel. Prefetched inputs keep the row path (a run of
+    // 3-wide windows was 12% slower on the stem at batch 16).
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
-    if (f32 && plan.uniform_w && max_h <= limits::kRunRows && min_d == 1 && max_d == 1 &&
-        plan.prefetch == 0 && (family == Family::max || average || family == Family::lp))
+    const bool three_wide = plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
+                            plan.dil_w == 1 && plan.dil_h == 1 && max_h <= 3;
+    if (f32 && plan.tuning.run_elements > 0 && plan.uniform_w &&
+        ((max_h >= 2 && plan.direct_w) || three_wide) && max_h <= limits::kRunRows && min_d == 1 &&
+        max_d == 1 && plan.prefetch == 0 &&
+        (family == Family::max || average || family == Family::lp))
         return Path::rows_run;
     // adaptive averages of bins under 8 taps: eight rows in lanes (8x256x30x30
     // -> 7x7 0.35 -> 0.23 ms at 2 threads); not on prefetched rows
