@@ -541,10 +541,17 @@ OVPOOL_INLINE void hmax_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t strid
 template <class T>
 inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride,
                  ptrdiff_t dilation, bool nan_free) {
-    if constexpr (std::is_same<T, float>::value)
+    // the stem's 3x3 s2 keeps its own 3-tap kernel (half the instructions of
+    // the general pass's two loads and a shuffle per tap), the rest under 8
+    // taps take the general vector pass
+    if constexpr (std::is_same<T, float>::value) {
+        if (nan_free && dilation == 1 && stride == 2 && k == 3 &&
+            simd::hmax_s2k3_f32(buf, out, n_out))
+            return;
         if (k < 8 &&
             simd::htaps8_f32(buf, out, n_out, stride, k, dilation, nan_free ? 1 : 2) == n_out)
             return;
+    }
     if (dilation == 1 && k >= 8) {
         for (ptrdiff_t o = 0; o < n_out; o++)
             out[o] = span_max(buf + o * stride, k);
