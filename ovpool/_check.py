@@ -125,20 +125,10 @@ def openvino_available():
     return True
 
 
-def run_openvino(xml_path, inputs, repeat=1):
-    """OpenVINO's native CPU result (``INFERENCE_PRECISION_HINT=f32``):
-    ``(outputs, best time in seconds)``; bf16 outputs decoded (OpenVINO's
-    ``Tensor.data`` shows them as float16). A model in ovpool's own opset
-    runs with ovpool's OpenVINO extension registered."""
+def _run_compiled(core, model, inputs, repeat):
     import openvino as ov
 
-    core = ov.Core()
-    if any(layer.version == "ovpool" for layer in ir.read_model(xml_path).layers):
-        from . import openvino as ovpool_openvino
-
-        openvino_extension()
-        ovpool_openvino.register(core)
-    compiled = core.compile_model(os.fspath(xml_path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
     best = None
     for _ in range(max(1, repeat)):
@@ -154,6 +144,21 @@ def run_openvino(xml_path, inputs, repeat=1):
         outputs.append(array)
     return outputs, best
 
+
+def run_openvino(xml_path, inputs, repeat=1):
+    """OpenVINO's native CPU result (``INFERENCE_PRECISION_HINT=f32``):
+    ``(outputs, best time in seconds)``; bf16 outputs decoded (OpenVINO's
+    ``Tensor.data`` shows them as float16). A model in ovpool's own opset
+    runs with ovpool's OpenVINO extension registered."""
+    import openvino as ov
+
+    core = ov.Core()
+    if any(layer.version == "ovpool" for layer in ir.read_model(xml_path).layers):
+        from . import openvino as ovpool_openvino
+
+        openvino_extension()
+        ovpool_openvino.register(core)
+    return _run_compiled(core, os.fspath(xml_path), inputs, repeat)
 
 def _bf16_from_bits(array):
     bits = np.ascontiguousarray(array).view(np.uint16)
@@ -325,26 +330,6 @@ def check_model(path, seed=0, use_openvino=None, repeat=3):
 # --------------------------------------------------------------------------
 # Models with layers ovpool's runtime does not run: the OpenVINO route
 # --------------------------------------------------------------------------
-
-def _run_compiled(core, model, inputs, repeat):
-    import openvino as ov
-
-    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    request = compiled.create_infer_request()
-    best = None
-    for _ in range(max(1, repeat)):
-        start = time.perf_counter()
-        result = request.infer(list(inputs))
-        elapsed = time.perf_counter() - start
-        best = elapsed if best is None else min(best, elapsed)
-    outputs = []
-    for port in compiled.outputs:
-        array = np.array(result[port], copy=True)
-        if port.get_element_type() == ov.Type.bf16:
-            array = _bf16_from_bits(array)
-        outputs.append(array)
-    return outputs, best
-
 
 _extension_state = {}
 

@@ -58,21 +58,14 @@ inline int64_t max_rows_run(const float *slice, const Plan &plan, int64_t oh, in
     int64_t offsets[limits::kRunRows];
     for (int64_t r = 0; r < n; r += m_max) {
         const int64_t m = std::min(m_max, n - r), *wh = win_h + 3 * (oh + r);
-        const int64_t taps = wh[1];
-        bool span = taps > 0;
-        for (int64_t j = 1; j < m && span; j++)
-            span = wh[3 * j] == wh[0] + j && wh[3 * j + 1] == taps;
-        if (span) {
-            for (int64_t t = 0; t < taps; t++)
-                offsets[t] = (wh[0] + t * plan.dil_h) * in_w;
+        if (block_is_span(wh, m)) {
+            const ptrdiff_t taps = slice_row_offsets(plan, 0, oh + r, offsets);
             if (simd::vmax_rows_f32(slice, offsets, taps, block, m * in_w))
                 return r;
         } else {
             for (int64_t j = 0; j < m; j++) {
-                const int64_t *w = wh + 3 * j;
-                for (int64_t t = 0; t < w[1]; t++)
-                    offsets[t] = (w[0] + t * plan.dil_h) * in_w;
-                if (w[1] == 0 || simd::vmax_rows_f32(slice, offsets, w[1], block + j * in_w, in_w))
+                const ptrdiff_t taps = slice_row_offsets(plan, 0, oh + r + j, offsets);
+                if (taps == 0 || simd::vmax_rows_f32(slice, offsets, taps, block + j * in_w, in_w))
                     return r;
             }
         }
@@ -145,8 +138,7 @@ void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                 const T *slice_src = src + plan.win_d[3 * od] * slice;
                 float *block = scratch_part<float>(scratch, plan.scratch.run);
                 const int64_t done =
-                    plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
-                            plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3
+                    run_three_wide(plan)
                         ? simd::max_rows_k3_f32(slice_src, plan.in_w, plan.win_h.data() + 3 * oh, n,
                                                 out_rows, plan.out_w, buf, plan.pad_w,
                                                 static_cast<int>(plan.stride_w))

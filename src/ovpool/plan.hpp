@@ -471,6 +471,13 @@ inline int64_t run_rows(const Plan &plan) {
     return std::max<int64_t>(1, std::min(plan.out_h, plan.tuning.run_elements / plan.in_w));
 }
 
+// Windows 3 wide at W stride 1 or 2 over at most 3 rows: the run path's own
+// kernels (simd::max_rows_k3_f32, sum_rows_k3_f32) take them, padded or not.
+inline bool run_three_wide(const Plan &plan) {
+    return plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) && plan.dil_w == 1 &&
+           plan.dil_h == 1 && plan.max_rows <= 3;
+}
+
 // The work units of one call.
 struct Schedule {
     int64_t n_units = 0;
@@ -701,8 +708,7 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     // 3-wide windows was 12% slower on the stem at batch 16).
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
-    const bool three_wide = plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
-                            plan.dil_w == 1 && plan.dil_h == 1 && max_h <= 3;
+    const bool three_wide = run_three_wide(plan);
     if (f32 && plan.tuning.run_elements > 0 && plan.uniform_w &&
         ((max_h >= 2 && plan.direct_w) || three_wide) && max_h <= limits::kRunRows && min_d == 1 &&
         max_d == 1 && plan.prefetch == 0 &&

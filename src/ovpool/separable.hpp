@@ -682,6 +682,16 @@ inline bool block_as_row(const Plan &plan) {
     return plan.direct_w && plan.in_w % plan.stride_w == 0 && plan.kernel_w < 8 && plan.out_w <= 32;
 }
 
+// The run path's test for a block of m output rows from table row wh: their
+// windows hold the same number of rows, step by one input row, and are not
+// empty, so the block's vertical pass is one span (see max_rows_run).
+inline bool block_is_span(const int64_t *wh, int64_t m) {
+    bool span = wh[1] > 0;
+    for (int64_t j = 1; j < m && span; j++)
+        span = wh[3 * j] == wh[0] + j && wh[3 * j + 1] == wh[1];
+    return span;
+}
+
 // ---------------------------------------------------------------------------
 // The work units of a row path
 // ---------------------------------------------------------------------------

@@ -86,24 +86,20 @@ inline void sum_rows_run(const float *slice, const Plan &plan, int64_t od, int64
     const bool as_row = block_as_row(plan);
     float *row = block + m_max * in_w;
     int64_t offsets[limits::kRunRows];
-    auto columns = [&](const int64_t *w, float *col, int64_t width) {
-        for (int64_t t = 0; t < w[1]; t++)
-            offsets[t] = (w[0] + t * plan.dil_h) * in_w;
+    auto columns = [&](int64_t out_row, float *col, int64_t width) {
+        const ptrdiff_t taps = slice_row_offsets(plan, 0, out_row, offsets);
         if (mode == kSumAverage)
-            vsum(slice, offsets, w[1], col, width);
+            vsum(slice, offsets, taps, col, width);
         else
-            vsum_lp(slice, offsets, w[1], col, width, mode, plan.p);
+            vsum_lp(slice, offsets, taps, col, width, mode, plan.p);
     };
     for (int64_t r = 0; r < n; r += m_max) {
         const int64_t m = std::min(m_max, n - r), *wh = win_h + 3 * (oh + r);
-        bool span = true;
-        for (int64_t j = 1; j < m && span; j++)
-            span = wh[3 * j] == wh[0] + j && wh[3 * j + 1] == wh[1];
-        if (span) {
-            columns(wh, block, m * in_w);
+        if (block_is_span(wh, m)) {
+            columns(oh + r, block, m * in_w);
         } else {
             for (int64_t j = 0; j < m; j++)
-                columns(wh + 3 * j, block + j * in_w, in_w);
+                columns(oh + r + j, block + j * in_w, in_w);
         }
         if (as_row) {
             const int64_t per = in_w / plan.stride_w;
@@ -205,9 +201,7 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                 // column sums in registers)
                 const int64_t n = std::min(left, plan.out_h - oh);
                 const T *slice_src = src + wd[0] * slice;
-                if (plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) &&
-                    plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3 &&
-                    (mode == kSumAverage || mode == kSumLp2))
+                if (run_three_wide(plan) && (mode == kSumAverage || mode == kSumLp2))
                     simd::sum_rows_k3_f32(slice_src, plan.in_w, plan.win_h.data() + 3 * oh, n,
                                           out_rows, plan.out_w, buf, plan.pad_w, div_w, wd[2],
                                           static_cast<int>(plan.stride_w), mode == kSumLp2);
