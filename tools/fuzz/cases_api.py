@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import math
 import time
-import traceback
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import oracle
-from .cases_ir import out_of_memory, same_bits
+from .cases_ir import out_of_memory, same_bits, where_raised
 
 OPS = ("adaptive_avg_pool", "adaptive_max_pool", "avg_pool", "max_pool", "lp_pool",
        "global_avg_pool", "global_max_pool", "global_lp_pool", "max_unpool",
@@ -863,9 +862,9 @@ def run_case(case):
                 return "refused-valid", f"{type(exc).__name__}: {exc}"[:500], True
         return "ovpool-error", str(exc)[:300], False
     except MemoryError as exc:
-        return "memory", "MemoryError: " + _where(exc), False
+        return "memory", "MemoryError: " + where_raised(exc), False
     except Exception as exc:  # the point: anything else is a finding
-        return "foreign", f"{type(exc).__name__}: {exc} at {_where(exc)}"[:800], False
+        return "foreign", f"{type(exc).__name__}: {exc} at {where_raised(exc)}"[:800], False
     if sem is None:
         return "ok", "", False
     if "error" in sem:
@@ -903,7 +902,7 @@ def run_case(case):
             try:
                 again = _as_tuple(_call(case, **override))
             except MemoryError as exc:
-                return "memory", f"num_threads={n}: MemoryError at {_where(exc)}", False
+                return "memory", f"num_threads={n}: MemoryError at {where_raised(exc)}", False
             except Exception as exc:  # a call that worked once fails again
                 if isinstance(exc, ovpool.OvpoolError) and out_of_memory(exc):
                     return "ovpool-error", f"num_threads={n}: {exc}"[:300], False
@@ -912,20 +911,6 @@ def run_case(case):
                 return "threads", f"num_threads={n} gives other bits than the first call", True
     return "ok", "", checked
 
-
-def _where(exc):
-    """The innermost frame, and the innermost one in ovpool if that is another."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return "?"
-
-    def show(f):
-        return f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} ({f.name})"
-
-    own = [f for f in frames if "/ovpool/" in f.filename or f.filename.endswith(".pxi")]
-    if own and own[-1] is not frames[-1]:
-        return f"{show(own[-1])} -> {show(frames[-1])}"
-    return show(frames[-1])
 
 
 def timed(case):

@@ -450,9 +450,9 @@ def run_ovpool(xml_path, seed, index, save=None):
     except ovpool.OvpoolError as exc:
         return classify_error(exc, "read")
     except MemoryError as exc:
-        return "memory", "read: MemoryError at " + _where(exc)
+        return "memory", "read: MemoryError at " + where_raised(exc)
     except Exception as exc:
-        return "foreign", f"read: {type(exc).__name__}: {exc} at {_where(exc)}"[:800]
+        return "foreign", f"read: {type(exc).__name__}: {exc} at {where_raised(exc)}"[:800]
     rng = np.random.default_rng([seed, 3, index])
     feeds = model_inputs(model, rng)
     if feeds is None:
@@ -462,9 +462,9 @@ def run_ovpool(xml_path, seed, index, save=None):
     except ovpool.OvpoolError as exc:
         return classify_error(exc, "call")
     except MemoryError as exc:
-        return "memory", "call: MemoryError at " + _where(exc)
+        return "memory", "call: MemoryError at " + where_raised(exc)
     except Exception as exc:
-        return "foreign", f"call: {type(exc).__name__}: {exc} at {_where(exc)}"[:800]
+        return "foreign", f"call: {type(exc).__name__}: {exc} at {where_raised(exc)}"[:800]
     if sum(a.nbytes for a in outputs) > MAX_COMPARED:
         return "ok", "ran (too large to compare across threads)"
     try:
@@ -473,7 +473,7 @@ def run_ovpool(xml_path, seed, index, save=None):
             if not same_bits(outputs, model(*feeds)):
                 return "threads", f"outputs at {n} threads differ from the default's"
     except MemoryError as exc:
-        return "memory", "call again: MemoryError at " + _where(exc)
+        return "memory", "call again: MemoryError at " + where_raised(exc)
     except ovpool.OvpoolError as exc:
         if out_of_memory(exc):     # the worker's address space, reported as ovpool should
             return classify_error(exc, "call again")
@@ -566,7 +566,7 @@ def _core():
     return _CORE[0]
 
 
-def _where(exc):
+def where_raised(exc):
     """The innermost frame, and the innermost one in ovpool if that is another."""
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
