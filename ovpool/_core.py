@@ -325,7 +325,7 @@ def run(plan, planes, *, op, index_dtype=np.int64, num_threads=None, out=None,
         out_indices=None):
     """Run ``plan`` on ``planes``: the values, or ``(values, indices)`` for
     the argmax family. ``out`` / ``out_indices`` are the caller's buffers."""
-    n_threads = resolve_num_threads(num_threads, plan.work_rows, plan.elements)
+    n_threads = plan.threads(resolve_num_threads(num_threads))
     shape = planes.lead + plan.out_spatial
     x = planes.planes
     result = None

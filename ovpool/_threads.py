@@ -22,8 +22,10 @@ A call's thread count is, in order:
 Every count is capped to the CPUs of 5., which is also the most a call ever
 asks the OpenMP runtime for: more threads than CPUs only slow these kernels
 down, and a count the system cannot give (``num_threads=10**6``) would make
-the OpenMP runtime abort the process. Calls on tiny arrays without
-``num_threads`` stay on one thread. The environment variables and the CPUs
+the OpenMP runtime abort the process. The count is a most: the kernel core's
+cost model (``Plan.threads``) gives a call fewer threads where its work is
+too small to share, and runs a small call on the calling thread without
+entering a parallel region. The environment variables and the CPUs
 are read at import (an ``os.environ`` lookup per call cost over a
 microsecond, and a first call made from a thread that OpenVINO pinned to one
 core would see that thread's affinity); a bad ``OVPOOL_NUM_THREADS`` is
@@ -40,11 +42,6 @@ from .errors import OvpoolTypeError, OvpoolValueError
 __all__ = ["set_num_threads", "get_num_threads", "resolve_num_threads", "available_cpus"]
 
 _process_default = None
-
-# Below this many input+output elements a parallel region costs more than it
-# saves (thread wake-up is a few microseconds).
-_MIN_ELEMENTS_PER_THREAD = 1 << 14
-
 
 def _cgroup_cpus():
     """The CPU quota of this process's cgroup (v2 ``cpu.max``, v1
@@ -138,26 +135,16 @@ def get_num_threads():
     return min(n, _cpus)
 
 
-def resolve_num_threads(num_threads, work_items=None, elements=None):
-    """Threads for one kernel call.
-
-    ``num_threads`` is the caller's argument (None: the default above).
-    ``work_items`` (the number of parallel units, e.g. output rows) caps it.
-    ``elements`` (input + output elements) keeps tiny calls on one thread,
-    but only for the default: an explicit ``num_threads`` is honoured up to
-    the available CPUs.
-    """
+def resolve_num_threads(num_threads):
+    """The most threads one kernel call may use: ``num_threads`` (the
+    caller's argument, up to the available CPUs) or, for None, the default
+    above. The kernel core's cost model (``Plan.threads``) takes it from
+    there."""
     if num_threads is None:
         n = get_num_threads()
-        if elements is not None:
-            n = min(n, max(1, elements // _MIN_ELEMENTS_PER_THREAD))
     else:
         n = min(check(num_threads, "num_threads"), _cpus)
-    if not _openmp:
-        return 1
-    if work_items is not None:
-        n = min(n, max(1, work_items))
-    return n
+    return n if _openmp else 1
 
 
 def _register_with_threadpoolctl():

@@ -18,6 +18,7 @@ driver (``src/_driver.pxi``) does.
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp cimport bool
+from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
@@ -94,6 +95,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         depth_slab
         argmax
         argmax_tiles
+        blocked
 
     const char* path_name(Path path)
 
@@ -116,7 +118,9 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         int64_t units_per_thread, merged_outputs, prefetch_rows, prefetch_min_elements
         int64_t prefetch_min_plane, tile_prefetch_min_bytes, tile_ahead_bytes
         int64_t slab_prefetch_min_elements, slice_scratch, run_elements, slab_bytes
-        int64_t half_scratch_limit
+        int64_t half_scratch_limit, blocked_bytes, blocked_units
+        bool blocked_everywhere
+        double byte_ns, tap_ns, thread_ns
 
     cdef cppclass Plan:
         PoolSpec spec
@@ -136,6 +140,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         int64_t rows_per_plane()
 
     cdef cppclass Schedule:
+        int threads
         int64_t n_units, rows_per_block, blocks_per_plane, group, chunk
 
     cdef cppclass Call:
@@ -148,7 +153,10 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
 
     Plan make_plan(const PoolSpec& spec) except +
     Plan make_plan(const PoolSpec& spec, const Tuning& tuning) except +
-    Schedule make_schedule(const Plan& plan, int n_threads)
+    Schedule make_schedule(const Plan& plan, int max_threads)
+    int threads_for(const Plan& plan, int max_threads)
+    double cost_ns(const Plan& plan)
+    string describe(const Plan& plan, const Schedule& schedule) except +
     UnitFn unit_function(const Plan& plan)
     void init_scratch(const Plan& plan, char* scratch)
     char* allocate_scratch(const Plan& plan)

@@ -141,15 +141,23 @@ cdef class Plan:
         """Bytes of scratch each thread allocates."""
         return self.plan.scratch.bytes
 
-    @property
-    def work_rows(self):
-        """Output rows over all planes (caps the useful thread count)."""
-        return self.plan.n_planes * self.plan.rows_per_plane()
+    def threads(self, int max_threads):
+        """The threads a call runs on, at most ``max_threads``: the core's
+        cost model (``plan.hpp``'s ``threads_for``) keeps a small call on the
+        calling thread."""
+        return k.threads_for(self.plan, max_threads)
 
     @property
-    def elements(self):
-        """Input plus output elements (keeps tiny calls on one thread)."""
-        return self.plan.n_planes * (self.plan.in_plane() + self.plan.out_plane())
+    def cost_ns(self):
+        """The cost model's estimate of a call on one thread, nanoseconds."""
+        return k.cost_ns(self.plan)
+
+    def explain(self, int max_threads=1):
+        """What a call will run, in words (``plan.hpp``'s ``describe``): the
+        kernel and its choices, the threads and work units of a call given
+        ``max_threads``, the scratch and the cost estimate."""
+        cdef k.Schedule schedule = k.make_schedule(self.plan, max_threads)
+        return k.describe(self.plan, schedule).decode()
 
     @property
     def geometry(self):
@@ -199,8 +207,7 @@ cdef class Plan:
         return self.plan.n_planes != self.plan.spec.n * self.plan.spec.c
 
     def __repr__(self):
-        return (f"<ovpool Plan path={self.path} geometry={self.geometry} "
-                f"scratch={self.scratch_bytes}B>")
+        return f"<ovpool Plan {self.explain().rstrip()}>"
 
 
 def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2.0,
@@ -252,6 +259,18 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
             t.slab_bytes = value
         elif name == "half_scratch_limit":
             t.half_scratch_limit = value
+        elif name == "blocked_bytes":
+            t.blocked_bytes = value
+        elif name == "blocked_units":
+            t.blocked_units = value
+        elif name == "blocked_everywhere":
+            t.blocked_everywhere = value
+        elif name == "byte_ns":
+            t.byte_ns = value
+        elif name == "tap_ns":
+            t.tap_ns = value
+        elif name == "thread_ns":
+            t.thread_ns = value
         else:
             raise ValueError(f"unknown tuning field {name!r}")
     cdef Plan plan = Plan.__new__(Plan)
@@ -264,10 +283,12 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
 # Calls
 # --------------------------------------------------------------------------
 
-cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
-                    int n_threads) noexcept nogil:
-    """Every unit of a call; 1 when a scratch block could not be allocated."""
+cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit) noexcept nogil:
+    """Every unit of a call on the threads of its schedule (one: the calling
+    thread, no parallel region); 1 when a scratch block could not be
+    allocated."""
     cdef int64_t u, n_units = call.schedule.n_units
+    cdef int n_threads = call.schedule.threads
     cdef int failed[1]        # an array element is shared, a scalar would be private
     cdef char* scratch = NULL
     cdef bint needs_scratch = plan.scratch.bytes > 0
@@ -302,7 +323,8 @@ cdef inline bint _holds(cnp.ndarray a, int64_t n_bytes) noexcept:
 def run(Plan plan not None, cnp.ndarray x not None, cnp.ndarray out not None, indices,
         int n_threads):
     """Run ``plan`` on x (its planes, the plan's compute dtype or the raw bits
-    of a 16-bit float) into out and, for max with indices, ``indices``.
+    of a 16-bit float) into out and, for max with indices, ``indices``, on
+    at most ``n_threads`` threads (as many as the cost model gives it).
 
     The Python layer has validated everything; the byte sizes are checked
     again here so that no misuse can write out of bounds.
@@ -331,7 +353,7 @@ def run(Plan plan not None, cnp.ndarray x not None, cnp.ndarray out not None, in
         call.indices = cnp.PyArray_DATA(index_array)
     call.schedule = k.make_schedule(p[0], n_threads)
     with nogil:
-        failed = _run_units(p, &call, plan.unit, n_threads)
+        failed = _run_units(p, &call, plan.unit)
     if failed:
         raise MemoryError("ovpool: cannot allocate the per-thread scratch "
                           f"({p.scratch.bytes} bytes per thread)")

@@ -5,8 +5,10 @@ stride <= 4, no padding, no depth pooling), global reductions, long window
 rows (8+ taps: lane reductions), the vectorised interior argmax, the
 vertical-first argmax of adaptive bins and narrow rows, float16 / bfloat16
 widened row by row. The other test files reach them through random cases;
-here every path is pinned with shapes chosen to select it, in every dtype,
-with and without NaN, against PyTorch or numpy.
+here every path is pinned with shapes chosen to select it (the
+channel-blocked kernel, which takes small planes and has tests of its own in
+test_blocked.py, turned off), in every dtype, with and without NaN, against
+PyTorch or numpy.
 """
 
 import functools
@@ -21,6 +23,20 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 RNG = np.random.default_rng(20261122)
+
+
+@pytest.fixture(autouse=True)
+def _paths_of_large_planes():
+    """The channel-blocked kernel off: these small shapes pin other paths."""
+    saved = _core.TUNING.get("blocked_bytes")
+    _core.TUNING["blocked_bytes"] = 0
+    _core._cache.clear()
+    yield
+    if saved is None:
+        _core.TUNING.pop("blocked_bytes", None)
+    else:
+        _core.TUNING["blocked_bytes"] = saved
+    _core._cache.clear()
 
 
 def _t(x):

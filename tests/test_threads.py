@@ -212,8 +212,8 @@ def test_threadpoolctl_limits_ovpool(user_api):
         print(len(info), info[0]["user_api"], info[0]["num_threads"])
         before = ovpool.get_num_threads()
         with threadpoolctl.threadpool_limits(limits=1, user_api={user_api!r}):
-            print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6, 10**9),
-                  resolve_num_threads(2, 10**6))
+            print(ovpool.get_num_threads(), resolve_num_threads(None),
+                  resolve_num_threads(2))
             x = np.random.default_rng(0).standard_normal((4, 16, 64, 64)).astype(np.float32)
             inside = ovpool.avg_pool(x, (3, 3))
         print(ovpool.get_num_threads() == before, before)
@@ -260,7 +260,7 @@ def test_thread_counts_are_capped_to_the_available_cpus():
     most the available CPUs, with the serial results."""
     from ovpool._threads import resolve_num_threads
     cpus = ovpool._threads.available_cpus()
-    assert resolve_num_threads(10 ** 6, 10 ** 9) == cpus
+    assert resolve_num_threads(10 ** 6) == cpus
     x = np.random.default_rng(3).standard_normal((2, 8, 40, 40)).astype(np.float32)
     np.testing.assert_array_equal(ovpool.max_pool(x, (3, 3), num_threads=10 ** 6),
                                   ovpool.max_pool(x, (3, 3), num_threads=1))
@@ -283,10 +283,10 @@ def test_set_and_get_num_threads():
         from ovpool._threads import resolve_num_threads
         print(ovpool.get_num_threads())
         ovpool.set_num_threads(1)
-        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        print(ovpool.get_num_threads(), resolve_num_threads(None))
         ovpool.set_num_threads(3)
-        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
-        print(resolve_num_threads(2, 10**6))     # the call's argument wins
+        print(ovpool.get_num_threads(), resolve_num_threads(None))
+        print(resolve_num_threads(2))     # the call's argument wins
         ovpool.set_num_threads(None)
         print(ovpool.get_num_threads())
     """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
@@ -302,7 +302,7 @@ def test_ovpool_num_threads_environment_variable_is_honoured(value):
     out = _run_python("""
         import ovpool
         from ovpool._threads import resolve_num_threads
-        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        print(ovpool.get_num_threads(), resolve_num_threads(None))
         ovpool.set_num_threads(2)               # set_num_threads wins over the env var
         print(ovpool.get_num_threads())
     """, env_updates={"OVPOOL_NUM_THREADS": value})

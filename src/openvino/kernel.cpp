@@ -20,10 +20,6 @@ std::shared_ptr<const Plan> make_plan_x86_64_v3(const Spec &spec);
 
 namespace {
 
-// Below this many input + output elements per thread a parallel region
-// costs more than it saves (ovpool._threads uses the same threshold).
-constexpr int64_t kMinElementsPerThread = int64_t(1) << 14;
-
 bool cpu_has_v3() {
 #if defined(OVPOOL_HAVE_V3) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -110,19 +106,17 @@ std::shared_ptr<const Plan> make_plan(const Spec &spec) {
 void run_plan(const Plan &plan, const void *x, void *out, void *indices, const std::string &op) {
     if (plan.empty())
         return;
-    // OpenVINO's threads: the concurrency of the TBB arena of the stream that
-    // runs this node (INFERENCE_NUM_THREADS / NUM_STREAMS decide it), never
-    // more; tiny calls stay on the calling thread
-    int64_t n_threads = std::max(1, parallel_get_max_threads());
-    n_threads = std::min(n_threads, std::max<int64_t>(1, plan.elements() / kMinElementsPerThread));
-    n_threads = std::min(n_threads, std::max<int64_t>(1, plan.work_rows()));
+    // At most OpenVINO's threads: the concurrency of the TBB arena of the
+    // stream that runs this node (INFERENCE_NUM_THREADS / NUM_STREAMS decide
+    // it); the core's cost model gives a small call one, the calling thread
+    const Units units = plan.units(std::max(1, parallel_get_max_threads()));
+    const int64_t n_threads = units.threads;
     const int64_t scratch_bytes = plan.scratch_bytes();
     if (scratch_bytes > 0)
         check_budget(op,
                      "per-thread scratch (" + std::to_string(n_threads) + " threads of " +
                          std::to_string(scratch_bytes) + " bytes)",
                      scratch_bytes * n_threads);
-    const Units units = plan.units(static_cast<int>(n_threads));
     if (n_threads == 1 || units.n_units <= 1) {
         char *scratch = allocate(scratch_bytes);
         if (scratch_bytes > 0 && scratch == nullptr)

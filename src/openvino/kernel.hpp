@@ -60,8 +60,9 @@ struct Spec {
     }
 };
 
-// A call's work units at some thread count (the core's Schedule).
+// A call's threads and work units (the core's Schedule).
 struct Units {
+    int threads = 1;
     int64_t n_units = 0, rows_per_block = 1, blocks_per_plane = 1, group = 1, chunk = 1;
 };
 
@@ -73,15 +74,18 @@ class Plan {
     virtual bool empty() const = 0;             // no unit to run
     virtual bool widen_input() const = 0;       // 16-bit input: the caller widens it to f32 first
     virtual int64_t scratch_bytes() const = 0;  // per thread, 64-byte aligned
-    virtual int64_t work_rows() const = 0;      // caps the useful thread count
-    virtual int64_t elements() const = 0;       // input + output elements
-    virtual Units units(int n_threads) const = 0;
+    // The threads and units of a call on at most max_threads threads (the
+    // core's cost model: a small call gets one, the calling thread).
+    virtual Units units(int max_threads) const = 0;
     virtual void init_scratch(char *scratch) const = 0;
     // Units [first, last) of a call on the arrays (x and out in the plan's
     // compute type, f16/bf16 as raw bits; indices of the spec's index type).
     virtual void run(const void *x, void *out, void *indices, const Units &units, int64_t first,
                      int64_t last, char *scratch) const = 0;
     virtual const char *path() const = 0;
+    // What a call on at most max_threads threads runs, in words (the core's
+    // describe).
+    virtual std::string describe(int max_threads) const = 0;
     // 16-bit floats (raw bits) <-> float32, rounded to nearest even: for a
     // plan whose input the caller widens (widen_input)
     virtual void widen(const uint16_t *src, float *dst, int64_t n, bool bf16) const = 0;

@@ -19,12 +19,15 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "simd/argmax.hpp"
+#include "simd/pack.hpp"
 
 OVPOOL_BEGIN
 
@@ -278,6 +281,7 @@ enum class Path : int32_t {
     argmax = 9,           // max with indices: edges by the tables, the interior vectorised,
                           // adaptive bins window by window or by a column fold
     argmax_tiles = 10,    // max with indices of tilings (float32): the vector argmax over runs
+    blocked = 11,         // groups of eight planes in vector lanes, every tap one vector operation
 };
 
 inline const char *path_name(Path p) {
@@ -304,6 +308,8 @@ inline const char *path_name(Path p) {
             return "argmax";
         case Path::argmax_tiles:
             return "argmax_tiles";
+        case Path::blocked:
+            return "blocked";
     }
     return "?";
 }
@@ -384,6 +390,22 @@ struct Tuning {
     // Per-thread scratch a 16-bit-float kernel may use before the input is
     // widened to float32 as a whole instead.
     int64_t half_scratch_limit = int64_t(8) << 20;
+    // Bytes of one plane group's input in lanes the blocked kernel may hold
+    // (0: no blocked path); larger planes are split into bands of rows.
+    int64_t blocked_bytes = 256 * 1024;
+    // Work units the blocked kernel splits the rows of a call into at least,
+    // when there are fewer plane groups.
+    int64_t blocked_units = 16;
+    // The blocked kernel wherever it can take a plan (the tests run every
+    // shape through it this way).
+    bool blocked_everywhere = false;
+    // The cost model (cost_ns, threads_for): nanoseconds a byte read or
+    // written and a tap combined take on one thread, and the work a thread
+    // must get for a parallel region to pay: starting one and meeting at its
+    // barrier costs a few microseconds on a 2-vCPU virtual machine.
+    double byte_ns = 0.06;
+    double tap_ns = 0.03;
+    double thread_ns = 8000;
 };
 
 // Limits of the kernels themselves.
@@ -405,19 +427,31 @@ constexpr int64_t kRunRows = 16;
 // (each part 64-byte aligned), and its size. -1: the part is not used.
 struct ScratchLayout {
     int64_t bytes = 0;
-    int64_t buf = -1;      // padded column buffer(s), compute type
-    int64_t offsets = -1;  // row offsets, int64
-    int64_t run = -1;      // rows_run: a block of rows' column sums or maxima, then
-                           // the horizontal pass's outputs over it, float
-    int64_t lanes = -1;    // adaptive_narrow's column sums, float
-    int64_t slab = -1;     // depth_slab's slab, compute type
-    int64_t rows = -1;     // 16-bit: widened window rows / tiles / plane, float
-    int64_t out_row = -1;  // 16-bit: a float output row / the global values
-    int64_t local = -1;    // 16-bit: row offsets into the widened rows, int64
-    int64_t pos = -1;      // argmax: int32 positions / int64 scratch
-    int64_t col = -1;      // argmax: column maxima then their int32 row ranks
-    int64_t state = -1;    // 16-bit argmax: the plane now widened, int64
+    int64_t buf = -1;        // padded column buffer(s), compute type
+    int64_t offsets = -1;    // row offsets, int64
+    int64_t run = -1;        // rows_run: a block of rows' column sums or maxima, then
+                             // the horizontal pass's outputs over it, float
+    int64_t lanes = -1;      // adaptive_narrow's column sums, float
+    int64_t slab = -1;       // depth_slab's slab, compute type
+    int64_t rows = -1;       // 16-bit: widened window rows / tiles / plane, float
+    int64_t out_row = -1;    // 16-bit: a float output row / the global values
+    int64_t local = -1;      // 16-bit: row offsets into the widened rows, int64
+    int64_t pos = -1;        // argmax: int32 positions / int64 scratch
+    int64_t col = -1;        // argmax: column maxima then their int32 row ranks
+    int64_t state = -1;      // 16-bit argmax: the plane now widened, int64
+    int64_t lanes_in = -1;   // blocked: a band of input in lanes, compute type
+    int64_t lanes_out = -1;  // blocked: the band's outputs in lanes
+    int64_t lanes_pos = -1;  // blocked: their positions (argmax)
+    int64_t tap_pos = -1;    // blocked: the taps' positions in lanes (argmax)
 };
+
+// The order in which the blocked kernel combines the taps of a max window
+// (values only): among equal maxima (a +0 and a -0) the last one is kept,
+// as the separable passes keep it (each column's rows, then the columns)
+// and as tilings keep it (row-major), so the sign of a zero maximum is the
+// one these passes give; columns_depth_inner: the rows of a column depth
+// slice innermost, as pooling along D first does.
+enum class MaxOrder : int32_t { row_major = 0, columns = 1, columns_depth_inner = 2 };
 
 struct Plan {
     PoolSpec spec;
@@ -457,6 +491,25 @@ struct Plan {
     int64_t index_stride_d = 0, index_stride_h = 0, index_stride_w = 1;
     bool row_major = true;
 
+    // each axis (D, H, W) as a uniform window: window o starts at o * stride -
+    // pad (in the padding when negative) and takes kernel taps
+    bool uniform[3] = {true, true, true};
+    int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
+
+    // blocked: groups of kLanes planes, bands of unit_rows output rows, each
+    // group's band of input in lanes laid out [slice][row][column][lane]
+    int64_t n_groups = 0, unit_rows = 1, bands = 1;
+    bool lanes_by_table = false;       // some axis has bins of unequal size: every output
+                                       // by the window tables, the layout unpadded
+    int64_t lane_pad[3] = {0, 0, 0};   // the layout's front padding (D, H, W)
+    int64_t lane_width = 0;            // positions per layout row
+    int64_t lane_rows = 0;             // rows per layout slice
+    int64_t lane_slices = 0;           // most slices of a band
+    std::vector<int64_t> tap_offsets;  // elements from a window's first to each tap, in the
+                                       // order the kernel combines them
+    std::vector<int64_t> tap_index;    // argmax: index-space offsets of the same taps
+    MaxOrder max_order = MaxOrder::columns;
+
     ScratchLayout scratch;
 
     int64_t in_plane() const { return in_d * in_h * in_w; }
@@ -480,10 +533,11 @@ inline bool run_three_wide(const Plan &plan) {
 
 // The work units of one call.
 struct Schedule {
+    int threads = 1;  // the call's threads (the cost model's, see threads_for)
     int64_t n_units = 0;
     int64_t rows_per_block = 1;  // output rows per unit (row paths)
     int64_t blocks_per_plane = 1;
-    int64_t group = 1;  // planes per unit (global paths)
+    int64_t group = 1;  // planes per unit (global paths), plane groups per unit (blocked)
     int64_t chunk = 1;  // units handed out at a time
 };
 
@@ -553,6 +607,12 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     plan.dil_d = axes[0].dilation;
     plan.dil_h = axes[1].dilation;
     plan.dil_w = axes[2].dilation;
+    for (int a = 0; a < 3; a++) {
+        plan.uniform[a] = axes[a].uniform;
+        plan.kernel[a] = axes[a].kernel;
+        plan.stride[a] = axes[a].stride;
+        plan.pad[a] = axes[a].pad_begin;
+    }
     plan.win_d = std::move(axes[0].table);
     plan.win_h = std::move(axes[1].table);
     plan.win_w = std::move(axes[2].table);
@@ -626,6 +686,67 @@ inline void set_geometry(Plan &plan, int64_t n_planes, Windows axes[3]) {
     plan.slab_prefetch = n_planes * in_plane >= plan.tuning.slab_prefetch_min_elements;
 }
 
+// Input a band of output rows of the blocked kernel reads (see band_of).
+struct Band {
+    int64_t d_lo = 0, d_hi = 0, h_lo = 0, h_hi = 0;
+};
+
+namespace detail {
+
+inline void widen_range(const int64_t *table, int64_t o_lo, int64_t o_hi, int64_t dil, int64_t *lo,
+                        int64_t *hi) {
+    for (int64_t o = o_lo; o < o_hi; o++) {
+        const int64_t first = table[3 * o], taps = table[3 * o + 1];
+        if (taps > 0) {
+            *lo = std::min(*lo, first);
+            *hi = std::max(*hi, first + (taps - 1) * dil + 1);
+        }
+    }
+}
+
+}  // namespace detail
+
+// The input in lanes of output rows [r0, r1) (rows counted over depth and
+// height): depth slices [d_lo, d_hi) and rows [h_lo, h_hi) of each, in the
+// padded coordinates of the uniform windows (negative or past the input:
+// padding), or clipped to the input by the tables (lanes_by_table).
+inline Band band_of(const Plan &plan, int64_t r0, int64_t r1) {
+    Band b;
+    const int64_t od0 = r0 / plan.out_h, od1 = (r1 - 1) / plan.out_h;
+    const int64_t oh0 = od0 == od1 ? r0 - od0 * plan.out_h : 0;
+    const int64_t oh1 = od0 == od1 ? r1 - 1 - od0 * plan.out_h : plan.out_h - 1;
+    if (!plan.lanes_by_table) {
+        b.d_lo = od0 * plan.stride[0] - plan.pad[0];
+        b.d_hi = od1 * plan.stride[0] - plan.pad[0] + (plan.kernel[0] - 1) * plan.dil_d + 1;
+        b.h_lo = oh0 * plan.stride[1] - plan.pad[1];
+        b.h_hi = oh1 * plan.stride[1] - plan.pad[1] + (plan.kernel[1] - 1) * plan.dil_h + 1;
+        return b;
+    }
+    int64_t d_lo = plan.in_d, d_hi = 0, h_lo = plan.in_h, h_hi = 0;
+    detail::widen_range(plan.win_d.data(), od0, od1 + 1, plan.dil_d, &d_lo, &d_hi);
+    detail::widen_range(plan.win_h.data(), oh0, oh1 + 1, plan.dil_h, &h_lo, &h_hi);
+    if (d_lo < d_hi && h_lo < h_hi) {
+        b.d_lo = d_lo;
+        b.d_hi = d_hi;
+        b.h_lo = h_lo;
+        b.h_hi = h_hi;
+    }
+    return b;
+}
+
+// The most slices, rows and positions a band of `rows` output rows holds.
+inline void band_extent(const Plan &plan, int64_t rows, int64_t *slices, int64_t *band_rows,
+                        int64_t *positions) {
+    const int64_t total = plan.rows_per_plane();
+    *slices = *band_rows = 0;
+    for (int64_t r = 0; r < total; r += rows) {
+        const Band b = band_of(plan, r, std::min(total, r + rows));
+        *slices = std::max(*slices, b.d_hi - b.d_lo);
+        *band_rows = std::max(*band_rows, b.h_hi - b.h_lo);
+    }
+    *positions = *slices * *band_rows * plan.lane_width;
+}
+
 namespace detail {
 
 // (kh, kw) when every window is a full kh x kw tile at stride (kh, kw) with
@@ -660,6 +781,146 @@ inline bool is_global(const Windows axes[3]) {
 
 // The kernel path of a plan whose geometry is set: one decision, in order.
 // (Paths a build or an element type lacks are never chosen.)
+// ---------------------------------------------------------------------------
+// The cost model: threads of a call
+// ---------------------------------------------------------------------------
+
+// An estimate of a call's time on one thread, nanoseconds, from its bytes
+// (input and output, indices too) and its taps (the elements its windows
+// combine; with indices four times, a compare and two blends each).
+inline double cost_ns(const Plan &plan) {
+    const double item = static_cast<double>(dtype_size(plan.spec.dtype));
+    const double in = static_cast<double>(plan.in_elements());
+    const double out = static_cast<double>(plan.out_elements());
+    const bool indices = plan.spec.family == Family::argmax;
+    const double index_item = indices ? (plan.spec.index_type == IndexType::i64 ? 8.0 : 4.0) : 0.0;
+    const double bytes = (in + out) * item + out * index_item;
+    const double window = static_cast<double>(std::max<int64_t>(1, detail::max_taps(plan.win_d))) *
+                          static_cast<double>(std::max<int64_t>(1, detail::max_taps(plan.win_h))) *
+                          static_cast<double>(std::max<int64_t>(1, detail::max_taps(plan.win_w)));
+    const double taps = out * window * (indices ? 4.0 : 1.0);
+    return bytes * plan.tuning.byte_ns + taps * plan.tuning.tap_ns;
+}
+
+// The threads of a call, at most max_threads: one per tuning.thread_ns of
+// estimated work, so that a small call runs on the calling thread without a
+// parallel region (every front door asks this; none has a cutoff of its own).
+inline int threads_for(const Plan &plan, int max_threads) {
+    if (max_threads <= 1 || plan.path == Path::empty)
+        return 1;
+    const double share = cost_ns(plan) / std::max(1.0, plan.tuning.thread_ns);
+    return static_cast<int>(std::max(1.0, std::min(static_cast<double>(max_threads), share)));
+}
+
+namespace detail {
+
+inline int64_t band_positions(const Plan &plan, int64_t rows) {
+    int64_t slices, band_rows, positions;
+    band_extent(plan, rows, &slices, &band_rows, &positions);
+    return positions;
+}
+
+}  // namespace detail
+
+// Output rows per work unit of the blocked kernel: all of a plane's rows
+// when the group's input in lanes fits tuning.blocked_bytes, else the most
+// that fit (0: not even one row does, or, with indices, positions would pass
+// the compute type's exact integers), then fewer when there are fewer plane
+// groups than tuning.blocked_units and work for more than one thread, so
+// that bands of rows share it. Sets the layout's padding and width first.
+inline int64_t blocked_rows(Plan &plan) {
+    const bool f64 = plan.compute == DType::f64;
+    const int64_t item = f64 ? 8 : 4;
+    const int64_t budget = plan.tuning.blocked_bytes / (simd::kLanes * item);
+    const int64_t total = plan.rows_per_plane();
+    if (budget <= 0 || total == 0 || plan.n_planes == 0 || plan.out_plane() == 0)
+        return 0;
+    if (plan.spec.family == Family::argmax &&
+        plan.in_plane() >= (f64 ? int64_t(1) << 53 : int64_t(1) << 24))
+        return 0;
+    plan.lanes_by_table = !(plan.uniform[0] && plan.uniform[1] && plan.uniform[2]);
+    for (int a = 0; a < 3; a++)
+        plan.lane_pad[a] = plan.lanes_by_table ? 0 : plan.pad[a];
+    plan.lane_width =
+        plan.lanes_by_table
+            ? plan.in_w
+            : std::max(plan.pad[2] + plan.in_w,
+                       (plan.out_w - 1) * plan.stride[2] + (plan.kernel[2] - 1) * plan.dil_w + 1);
+    int64_t rows = total;
+    while (rows > 1 && detail::band_positions(plan, rows) > budget)
+        rows = (rows + 1) / 2;
+    if (detail::band_positions(plan, rows) > budget)
+        return 0;
+    const int64_t groups = plan.n_groups;
+    if (groups < plan.tuning.blocked_units && cost_ns(plan) >= 2 * plan.tuning.thread_ns) {
+        const int64_t bands = std::min(total, (plan.tuning.blocked_units + groups - 1) / groups);
+        rows = std::min(rows, (total + bands - 1) / bands);
+    }
+    return rows;
+}
+
+// The blocked kernel's tap list: for uniform windows, the offsets (elements
+// of the layout) and index-space offsets of every tap from the window's
+// first, in the order the kernel combines them (see MaxOrder).
+inline void set_taps(Plan &plan) {
+    plan.tap_offsets.clear();
+    plan.tap_index.clear();
+    if (plan.lanes_by_table)
+        return;
+    const int64_t L = simd::kLanes;
+    const int64_t kd = plan.kernel[0], kh = plan.kernel[1], kw = plan.kernel[2];
+    const bool values = plan.spec.family == Family::max;
+    auto add = [&](int64_t td, int64_t th, int64_t t) {
+        const int64_t d = td * plan.dil_d, h = th * plan.dil_h, w = t * plan.dil_w;
+        plan.tap_offsets.push_back(((d * plan.lane_rows + h) * plan.lane_width + w) * L);
+        plan.tap_index.push_back(d * plan.index_stride_d + h * plan.index_stride_h +
+                                 w * plan.index_stride_w);
+    };
+    if (values && plan.max_order == MaxOrder::columns) {
+        for (int64_t t = 0; t < kw; t++)
+            for (int64_t td = 0; td < kd; td++)
+                for (int64_t th = 0; th < kh; th++)
+                    add(td, th, t);
+    } else if (values && plan.max_order == MaxOrder::columns_depth_inner) {
+        for (int64_t t = 0; t < kw; t++)
+            for (int64_t th = 0; th < kh; th++)
+                for (int64_t td = 0; td < kd; td++)
+                    add(td, th, t);
+    } else {
+        for (int64_t td = 0; td < kd; td++)
+            for (int64_t th = 0; th < kh; th++)
+                for (int64_t t = 0; t < kw; t++)
+                    add(td, th, t);
+    }
+}
+
+// Whether the blocked kernel takes a plan it can take: where the row paths
+// pay a fixed cost per output row (rows of few outputs, small planes), or
+// lose their vector blocks (rows of under 8 outputs), and for indices
+// everywhere but the vector argmax's shapes (3-tap windows at stride 1 or 2
+// and tilings of 16+ outputs a row). Paired at 1 thread against those paths
+// (float32, inputs of 0.2-24 MB): 7x7 and 8x8 planes 0.17-0.33x, 13x13 and
+// 14x14 0.28-0.69x, max 4x4 s3 on 19x14 0.24x, with indices 0.22-0.41x;
+// slower on 28x28 tilings (2.0x), 35x35 3x3 s1 (1.9x), 1D rows of 100
+// (1.9x), and 28x19 3x3 s2 p1 (1.3x): large planes are the row paths'.
+inline bool prefer_blocked(const Plan &plan) {
+    if (plan.tuning.blocked_everywhere)
+        return true;
+    const int64_t slice = plan.in_h * plan.in_w;
+    if (plan.spec.family == Family::argmax) {
+        const bool vector_argmax =
+            plan.out_w >= 16 && plan.uniform_w && plan.dil_w == 1 &&
+            ((plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2)) ||
+             plan.tile_kw > 0);
+        return slice <= 1024 || !vector_argmax;
+    }
+    if (plan.tile_kw > 0)
+        return slice <= 64;
+    if (plan.out_w < 8)
+        return slice <= 1024;
+    return slice <= 256 && plan.in_w <= 32;
+}
+
 inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     const Family family = plan.spec.family;
     const DType t = plan.compute;
@@ -672,6 +933,8 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
     // one vector loop: 32x2048x7x7 0.249 -> 0.208 ms at 1 thread)
     if (global && family != Family::argmax)
         return Path::global;
+    if (plan.unit_rows > 0 && prefer_blocked(plan))
+        return Path::blocked;
     if (family == Family::argmax) {
         // tiles with indices: the vector argmax over runs of rows (adaptive
         // max 28->7 with indices 0.88x, paired, against one call per row)
@@ -795,6 +1058,18 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
             if (kAvx2 && plan.narrow_rows)
                 s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
             break;
+        case Path::blocked: {
+            const int64_t c = plan.compute == DType::f64 ? 8 : 4, L = simd::kLanes;
+            const bool indices = plan.spec.family == Family::argmax;
+            s.lanes_in = part(s, plan.lane_slices * plan.lane_rows * plan.lane_width * L * c);
+            s.lanes_out = part(s, plan.unit_rows * plan.out_w * L * c);
+            if (indices)
+                s.lanes_pos = part(s, plan.unit_rows * plan.out_w * L * c);
+            if (indices)
+                s.tap_pos = part(
+                    s, std::max<int64_t>(1, static_cast<int64_t>(plan.tap_index.size())) * L * c);
+            break;
+        }
         case Path::argmax:
         case Path::argmax_tiles: {
             const int64_t compute_item = half ? fl : item;
@@ -880,7 +1155,21 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
     // per-thread scratch, unless that scratch would be too large: then the
     // caller widens the whole input to float32 first
     plan.compute = spec.dtype;
-    if (is_half(spec.dtype)) {
+    if (tiling)
+        plan.max_order = MaxOrder::row_major;
+    else if (detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
+             !is_half(spec.dtype))
+        plan.max_order = MaxOrder::columns_depth_inner;
+    plan.n_groups = (plan.n_planes + simd::kLanes - 1) / simd::kLanes;
+    plan.unit_rows = global && spec.family != Family::argmax ? 0 : blocked_rows(plan);
+    plan.bands =
+        plan.unit_rows > 0 ? (plan.rows_per_plane() + plan.unit_rows - 1) / plan.unit_rows : 1;
+    if (plan.unit_rows > 0) {
+        int64_t positions;
+        band_extent(plan, plan.unit_rows, &plan.lane_slices, &plan.lane_rows, &positions);
+        set_taps(plan);
+    }
+    if (is_half(spec.dtype) && !(plan.unit_rows > 0 && prefer_blocked(plan))) {
         const int64_t scratch =
             4 * (spec.family == Family::argmax ? plan.in_plane() : plan.max_rows * plan.in_w);
         if (scratch > plan.tuning.half_scratch_limit) {
@@ -953,13 +1242,15 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
     return plan;
 }
 
-// The work units of a call at n_threads: blocks of output rows of one plane
-// (whole planes when there are enough of them, so that every thread gets
-// kUnitsPerThread units), depth slices for the slab, groups of planes for
-// the global pools.
-inline Schedule make_schedule(const Plan &plan, int n_threads) {
+// The work units of a call on threads_for(plan, max_threads) threads:
+// contiguous runs of plane groups (blocked), blocks of output rows of one
+// plane (whole planes when there are enough of them, so that every thread
+// gets units_per_thread units), depth slices for the slab, groups of planes
+// for the global pools.
+inline Schedule make_schedule(const Plan &plan, int max_threads) {
     Schedule s;
-    const int64_t threads = std::max(1, n_threads);
+    s.threads = threads_for(plan, max_threads);
+    const int64_t threads = s.threads;
     const int64_t rows_per_plane = plan.rows_per_plane();
     switch (plan.path) {
         case Path::empty:
@@ -982,6 +1273,15 @@ inline Schedule make_schedule(const Plan &plan, int n_threads) {
         case Path::depth_slab:
             s.n_units = plan.n_planes * plan.out_d;
             break;
+        case Path::blocked: {
+            // runs of whole groups, so that each thread gets units_per_thread
+            // (one thread: one run)
+            const int64_t want = threads == 1 ? 1 : plan.tuning.units_per_thread * threads;
+            const int64_t runs = std::max<int64_t>(1, std::min(plan.n_groups, want / plan.bands));
+            s.group = (plan.n_groups + runs - 1) / runs;
+            s.n_units = (plan.n_groups + s.group - 1) / s.group * plan.bands;
+            break;
+        }
         default: {
             const int64_t work = plan.n_planes * rows_per_plane;
             int64_t rows =
@@ -1001,6 +1301,129 @@ inline Schedule make_schedule(const Plan &plan, int n_threads) {
     // never changes its result.
     s.chunk = std::max<int64_t>(1, s.n_units / (16 * threads));
     return s;
+}
+
+namespace detail {
+
+inline std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+inline std::string format(const char *fmt, ...) {
+    char text[512];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(text, sizeof(text), fmt, args);
+    va_end(args);
+    return text;
+}
+
+inline const char *family_name(Family f) {
+    switch (f) {
+        case Family::average:
+            return "average";
+        case Family::lp:
+            return "lp";
+        case Family::max:
+            return "max";
+        case Family::argmax:
+            return "max with indices";
+    }
+    return "?";
+}
+
+inline const char *dtype_name(DType t) {
+    static const char *const names[] = {"float32",  "float64", "float16",
+                                        "bfloat16", "int8",    "uint8"};
+    return names[static_cast<int>(t)];
+}
+
+inline const char *order_name(MaxOrder o) {
+    switch (o) {
+        case MaxOrder::row_major:
+            return "row-major";
+        case MaxOrder::columns:
+            return "columns first";
+        case MaxOrder::columns_depth_inner:
+            return "columns first, depth innermost";
+    }
+    return "?";
+}
+
+}  // namespace detail
+
+// What a call of `plan` on schedule `s` will run, in words: the kernel and
+// its choices (group size, unit size, layout, edge and interior outputs,
+// prefetches), the threads and units, the scratch and the cost estimate.
+inline std::string describe(const Plan &plan, const Schedule &s) {
+    using detail::format;
+    std::string text =
+        format("path %s: %s %s, %lld planes of %lldx%lldx%lld -> %lldx%lldx%lld (D x H x W)\n",
+               path_name(plan.path), detail::dtype_name(plan.spec.dtype),
+               detail::family_name(plan.spec.family), static_cast<long long>(plan.n_planes),
+               static_cast<long long>(plan.in_d), static_cast<long long>(plan.in_h),
+               static_cast<long long>(plan.in_w), static_cast<long long>(plan.out_d),
+               static_cast<long long>(plan.out_h), static_cast<long long>(plan.out_w));
+    switch (plan.path) {
+        case Path::blocked:
+            text += format(
+                "  groups of %d planes in vector lanes (%lld groups), units of %lld groups x "
+                "%lld output rows (%lld band%s a plane)\n",
+                simd::kLanes, static_cast<long long>(plan.n_groups),
+                static_cast<long long>(s.group), static_cast<long long>(plan.unit_rows),
+                static_cast<long long>(plan.bands), plan.bands == 1 ? "" : "s");
+            if (plan.lanes_by_table)
+                text += format(
+                    "  layout %lldx%lldx%lld unpadded; every output by its window "
+                    "tables (bins of unequal size)\n",
+                    static_cast<long long>(plan.lane_slices),
+                    static_cast<long long>(plan.lane_rows),
+                    static_cast<long long>(plan.lane_width));
+            else
+                text += format(
+                    "  layout %lldx%lldx%lld padded by %lld,%lld,%lld (the identity); every "
+                    "window %zu taps, %s; outputs %d at a time; a -inf maximum redone by the "
+                    "tables\n",
+                    static_cast<long long>(plan.lane_slices),
+                    static_cast<long long>(plan.lane_rows), static_cast<long long>(plan.lane_width),
+                    static_cast<long long>(plan.lane_pad[0]),
+                    static_cast<long long>(plan.lane_pad[1]),
+                    static_cast<long long>(plan.lane_pad[2]), plan.tap_offsets.size(),
+                    plan.spec.family == Family::max ? detail::order_name(plan.max_order)
+                                                    : "row-major",
+                    plan.spec.family == Family::argmax ? 4 : 8);
+            break;
+        case Path::global:
+            text += format("  %lld planes a unit, each one reduction\n",
+                           static_cast<long long>(s.group));
+            break;
+        case Path::tiles:
+            text += format(
+                "  tiles %lldx%lld straight from the input, runs of rows; %s%s\n",
+                static_cast<long long>(plan.tile_kh), static_cast<long long>(plan.tile_kw),
+                plan.n_planes != plan.spec.n * plan.spec.c ? "groups of planes as one tall plane"
+                                                           : "plane by plane",
+                plan.tile_ahead > 0 ? ", prefetching ahead" : "");
+            break;
+        case Path::depth_slab:
+            text +=
+                format("  a slab of input rows %lld..%lld pooled along D first%s\n",
+                       static_cast<long long>(plan.slab_lo), static_cast<long long>(plan.slab_hi),
+                       plan.slab_prefetch ? ", the next slab prefetched" : "");
+            break;
+        default:
+            text += format(
+                "  units of %lld output rows; W windows: %s, outputs %lld..%lld with every tap "
+                "inside, the rest by the table; %s\n",
+                static_cast<long long>(s.rows_per_block),
+                plan.uniform_w ? "uniform (a padded column buffer)" : "bins by the table",
+                static_cast<long long>(plan.interior_lo), static_cast<long long>(plan.interior_hi),
+                plan.prefetch > 0 ? "rows prefetched ahead" : "no prefetch");
+    }
+    text += format(
+        "  %d thread%s, %lld units handed out %lld at a time; %lld bytes of scratch "
+        "a thread; about %.0f us on one thread\n",
+        s.threads, s.threads == 1 ? "" : "s", static_cast<long long>(s.n_units),
+        static_cast<long long>(s.chunk), static_cast<long long>(plan.scratch.bytes),
+        cost_ns(plan) / 1000.0);
+    return text;
 }
 
 OVPOOL_END

@@ -21,6 +21,7 @@
 #include "depth_pool.hpp"
 #include "global_pool.hpp"
 #include "half_pool.hpp"
+#include "kernels/blocked.hpp"
 #include "tile_pool.hpp"
 
 OVPOOL_BEGIN
@@ -125,12 +126,47 @@ void init_buffers(const Plan &plan, char *scratch) {
             is_max ? max_identity<T>() : T(0));
 }
 
+template <class C, simd::Elem E>
+UnitFn blocked_unit(const Plan &plan) {
+    switch (plan.spec.family) {
+        case Family::max:
+            return blocked::unit<C, E, Family::max, int64_t>;
+        case Family::argmax:
+            return plan.spec.index_type == IndexType::i64
+                       ? blocked::unit<C, E, Family::argmax, int64_t>
+                       : blocked::unit<C, E, Family::argmax, int32_t>;
+        default:
+            if constexpr (E == simd::Elem::i8 || E == simd::Elem::u8)
+                return nullptr;
+            else
+                return plan.spec.family == Family::average
+                           ? blocked::unit<C, E, Family::average, int64_t>
+                           : blocked::unit<C, E, Family::lp, int64_t>;
+    }
+}
+
 }  // namespace detail
 
 // The unit function of a plan (nullptr for an empty plan).
 inline UnitFn unit_function(const Plan &plan) {
     if (plan.path == Path::empty)
         return nullptr;
+    if (plan.path == Path::blocked) {
+        switch (plan.compute) {
+            case DType::f32:
+                return detail::blocked_unit<float, simd::Elem::f32>(plan);
+            case DType::f64:
+                return detail::blocked_unit<double, simd::Elem::f64>(plan);
+            case DType::f16:
+                return detail::blocked_unit<float, simd::Elem::f16>(plan);
+            case DType::bf16:
+                return detail::blocked_unit<float, simd::Elem::bf16>(plan);
+            case DType::i8:
+                return detail::blocked_unit<float, simd::Elem::i8>(plan);
+            case DType::u8:
+                return detail::blocked_unit<float, simd::Elem::u8>(plan);
+        }
+    }
     switch (plan.compute) {
         case DType::f32:
             return detail::row_unit<float>(plan);

@@ -1,0 +1,547 @@
+// The channel-blocked kernel (Path::blocked): planes in the lanes of a vector.
+//
+// A work unit takes a run of plane groups (eight consecutive planes a group)
+// and a band of output rows. For each group it transposes the input the
+// band's windows read into per-thread scratch laid out [slice][row][column]
+// [lane] (simd::planes_to_lanes, widening 16-bit floats and 8-bit integers
+// to float on the way), pools there with every tap one vector operation
+// across the eight planes, and transposes the band's outputs (and indices)
+// back. A group of fewer than eight planes repeats its first plane in the
+// spare lanes, whose results are never stored.
+//
+// Where every axis has uniform windows (any fixed window: kernel, stride,
+// dilation, padding, either rounding; adaptive bins of equal size) the
+// layout carries the padding, filled with the identity (-inf for maxima, 0
+// for sums), as ONNX Runtime's MLAS pads its row buffer: every window is
+// then the same list of taps (Plan::tap_offsets) from its first element,
+// and outputs go eight at a time, across rows, with no bounds to test. An
+// output whose maximum comes out -inf (a window of padding only, or of -inf
+// values, which the padding could not be told from) is redone by its window
+// tables. Adaptive bins of unequal size take every output by the tables, in
+// an unpadded layout.
+//
+// Each output combines its taps in one order, lane by lane, with the same
+// operations in every build:
+// * max values: maxps (the running value is kept only when greater), over
+//   the taps in Plan::max_order, so among equal maxima (a +0 and a -0) the
+//   one the separable passes and tilings kept before is kept; a NaN
+//   anywhere in the window gives the canonical NaN (a group whose input holds
+//   no NaN, the usual case, runs without the NaN flag);
+// * max with indices: row-major, the first maximum (a strict ">"); a NaN
+//   always wins and the last NaN is kept; the value is the element the index
+//   names;
+// * sums: row-major (depth, row, column), the first tap, then each next one
+//   added, as PyTorch sums a window (padding adds +0, which changes nothing
+//   but the sign of a zero sum); averages divide by div_d * div_h (an
+//   integer, rounded once) times div_w; Lp sums |x|^p, taken as the input
+//   is transposed, then the root.
+#pragma once
+
+#include "../call.hpp"
+#include "../simd/pack.hpp"
+
+OVPOOL_BEGIN
+namespace blocked {
+
+constexpr int64_t L = simd::kLanes;
+
+// ---------------------------------------------------------------------------
+// The operations of each family on eight lanes
+// ---------------------------------------------------------------------------
+
+enum class Op : int { max, max_nan, sum, argmax, argmax_nan };
+
+constexpr bool has_positions(Op o) {
+    return o == Op::argmax || o == Op::argmax_nan;
+}
+
+constexpr bool is_max(Op o) {
+    return o != Op::sum;
+}
+
+// A running window: the value and, by op, the NaN flag (max_nan) or the
+// position of the value relative to the window's first element (argmax).
+template <class C, Op O>
+struct Acc {
+    simd::Pack<C> v, aux;
+};
+
+template <class C, Op O>
+OVPOOL_INLINE void start(Acc<C, O> &a, const C *p, const simd::Pack<C> *tap_pos) {
+    a.v = simd::load(p);
+    if constexpr (O == Op::max_nan)
+        a.aux = simd::unord(a.v);
+    else if constexpr (has_positions(O))
+        a.aux = *tap_pos;
+}
+
+template <class C, Op O>
+OVPOOL_INLINE void step(Acc<C, O> &a, const C *p, const simd::Pack<C> *tap_pos) {
+    const simd::Pack<C> x = simd::load(p);
+    if constexpr (O == Op::max) {
+        a.v = simd::vmax(a.v, x);
+    } else if constexpr (O == Op::max_nan) {
+        a.v = simd::vmax(a.v, x);
+        a.aux = simd::or_(a.aux, simd::unord(x));
+    } else if constexpr (O == Op::sum) {
+        a.v = simd::add(a.v, x);
+    } else {
+        simd::Pack<C> take = simd::gt(x, a.v);
+        if constexpr (O == Op::argmax_nan)
+            take = simd::or_(take, simd::unord(x));
+        a.v = simd::blend(take, x, a.v);
+        a.aux = simd::blend(take, *tap_pos, a.aux);
+    }
+}
+
+// N windows from their first elements p[j] over the plan's tap list
+// (offsets[t] elements on, tap_pos[t] the index-space offsets in lanes).
+template <class C, Op O, int N>
+OVPOOL_INLINE void gather(const C *const p[N], const int64_t *offsets, int64_t n_taps,
+                          const simd::Pack<C> *tap_pos, Acc<C, O> a[N]) {
+    for (int j = 0; j < N; j++)
+        start(a[j], p[j] + offsets[0], tap_pos);
+    for (int64_t t = 1; t < n_taps; t++) {
+        const int64_t off = offsets[t];
+        for (int j = 0; j < N; j++)
+            step(a[j], p[j] + off, tap_pos + t);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Finishing an output
+// ---------------------------------------------------------------------------
+
+template <class C>
+struct Finish {
+    int mode;             // kSumAverage, kSumLp1, kSumLp2, kSumLpP
+    double inv_p;         // Lp: 1 / p
+    simd::Pack<C> empty;  // max: an empty window's value
+    simd::Pack<C> nan;    // max: the canonical NaN
+};
+
+// An output from its window into out (and pos): div, the average's divisor;
+// at, the index-space position of the window's first element.
+template <class C, Op O>
+OVPOOL_INLINE void finish(const Acc<C, O> &a, C div, C at, const Finish<C> &f, C *out, C *pos) {
+    if constexpr (O == Op::max) {
+        simd::store(out, a.v);
+    } else if constexpr (O == Op::max_nan) {
+        simd::store(out, simd::blend(a.aux, f.nan, a.v));
+    } else if constexpr (O == Op::sum) {
+        if (f.mode == kSumAverage) {
+            simd::store(out, simd::div(a.v, simd::set1(div)));
+        } else if (f.mode == kSumLp2) {
+            simd::store(out, simd::sqrt(a.v));
+        } else if (f.mode == kSumLp1) {
+            simd::store(out, a.v);
+        } else {
+            alignas(64) C lanes[L];
+            simd::store(lanes, a.v);
+            for (int l = 0; l < L; l++)
+                out[l] = static_cast<C>(std::pow(static_cast<double>(lanes[l]), f.inv_p));
+        }
+    } else {
+        simd::store(out, a.v);
+        simd::store(pos, simd::add(a.aux, simd::set1(at)));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Outputs by their window tables
+// ---------------------------------------------------------------------------
+
+// The band of input in lanes of the current unit and group.
+template <class C>
+struct Lanes {
+    const C *in;
+    Band band;
+};
+
+// Output (od, oh, ow) by its window tables: each window row, each tap, in
+// the order of the tap list (max values: Plan::max_order; else row-major);
+// an empty window gives the empty value (and position -1: the caller's
+// index base).
+template <class C, Op O>
+OVPOOL_NOINLINE void by_table(const Plan &plan, const Lanes<C> &lanes, int64_t od, int64_t oh,
+                              int64_t ow, const Finish<C> &f, C *out, C *pos) {
+    const int64_t *wd = plan.win_d.data() + 3 * od, *wh = plan.win_h.data() + 3 * oh;
+    const int64_t *ww = plan.win_w.data() + 3 * ow;
+    const int64_t nd = wd[1], nh = wh[1], nw = ww[1];
+    const C div =
+        static_cast<C>(static_cast<C>(wd[2] * wh[2]) *
+                       (std::is_same<C, double>::value ? plan.div_w_f64[ow] : plan.div_w_f32[ow]));
+    if (nd == 0 || nh == 0 || nw == 0) {
+        if constexpr (O == Op::sum) {
+            Acc<C, O> a;
+            a.v = simd::set1(C(0));
+            finish(a, div, C(0), f, out, pos);
+        } else {
+            simd::store(out, f.empty);
+            if constexpr (has_positions(O))
+                simd::store(pos, simd::set1(C(-1)));
+        }
+        return;
+    }
+    const Band &b = lanes.band;
+    const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
+    auto at = [&](int64_t td, int64_t th, int64_t t) -> const C * {
+        const int64_t id = wd[0] + td * plan.dil_d, ih = wh[0] + th * plan.dil_h;
+        const int64_t iw = ww[0] + t * plan.dil_w;
+        return lanes.in + (id - b.d_lo) * slice_len + (ih - b.h_lo) * row_len +
+               (iw + plan.lane_pad[2]) * L;
+    };
+    simd::Pack<C> tap;
+    auto position = [&](int64_t td, int64_t th, int64_t t) -> const simd::Pack<C> * {
+        if constexpr (has_positions(O)) {
+            const int64_t id = wd[0] + td * plan.dil_d, ih = wh[0] + th * plan.dil_h;
+            const int64_t iw = ww[0] + t * plan.dil_w;
+            tap = simd::set1(static_cast<C>(id * plan.index_stride_d + ih * plan.index_stride_h +
+                                            iw * plan.index_stride_w));
+        }
+        return &tap;
+    };
+    Acc<C, O> a;
+    start(a, at(0, 0, 0), position(0, 0, 0));
+    const bool values = O == Op::max || O == Op::max_nan;
+    const MaxOrder order = values ? plan.max_order : MaxOrder::row_major;
+    // the first tap again: max and sums are unchanged by it (x > x is false)
+    // only if skipped, so each order starts after (0, 0, 0)
+    if (order == MaxOrder::row_major) {
+        for (int64_t td = 0; td < nd; td++)
+            for (int64_t th = 0; th < nh; th++)
+                for (int64_t t = (td == 0 && th == 0) ? 1 : 0; t < nw; t++)
+                    step(a, at(td, th, t), position(td, th, t));
+    } else if (order == MaxOrder::columns) {
+        for (int64_t t = 0; t < nw; t++)
+            for (int64_t td = 0; td < nd; td++)
+                for (int64_t th = (t == 0 && td == 0) ? 1 : 0; th < nh; th++)
+                    step(a, at(td, th, t), position(td, th, t));
+    } else {
+        for (int64_t t = 0; t < nw; t++)
+            for (int64_t th = 0; th < nh; th++)
+                for (int64_t td = (t == 0 && th == 0) ? 1 : 0; td < nd; td++)
+                    step(a, at(td, th, t), position(td, th, t));
+    }
+    finish(a, div, C(0), f, out, pos);
+}
+
+// ---------------------------------------------------------------------------
+// A band of outputs
+// ---------------------------------------------------------------------------
+
+// Outputs [r0, r1) x [0, out_w) of one group. Uniform windows: eight (four
+// with indices) at a time by the tap list; a maximum of -inf is redone by
+// the tables. Otherwise each by the tables.
+template <class C, Op O>
+inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64_t r1,
+                      const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos) {
+    const int64_t out_w = plan.out_w, out_h = plan.out_h;
+    if (plan.lanes_by_table) {
+        for (int64_t row = r0; row < r1; row++) {
+            const int64_t od = row / out_h, oh = row - od * out_h;
+            for (int64_t ow = 0; ow < out_w; ow++) {
+                const int64_t at = ((row - r0) * out_w + ow) * L;
+                by_table<C, O>(plan, lanes, od, oh, ow, f, out + at, pos + at);
+            }
+        }
+        return;
+    }
+    constexpr int N = has_positions(O) ? 4 : 8;
+    const Band &b = lanes.band;
+    const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
+    const int64_t sw = plan.stride[2], step_w = sw * L;
+    const int64_t *offsets = plan.tap_offsets.data();
+    const int64_t n_taps = static_cast<int64_t>(plan.tap_offsets.size());
+    const C *div_w = nullptr;
+    if constexpr (std::is_same<C, double>::value)
+        div_w = plan.div_w_f64.data();
+    else
+        div_w = plan.div_w_f32.data();
+    // a batch: the windows' first elements, where their outputs go, their
+    // divisors (averages) or first elements' positions (argmax), and their
+    // rows and columns (for a redo by the tables)
+    const C *p[N];
+    int64_t o_at[N], o_row[N], o_col[N];
+    C o_div[N], o_first[N];
+    auto flush = [&](int count) {
+        Acc<C, O> a[N];
+        if (count == N) {
+            gather<C, O, N>(p, offsets, n_taps, tap_pos, a);
+        } else {
+            for (int j = 0; j < count; j++)
+                gather<C, O, 1>(p + j, offsets, n_taps, tap_pos, a + j);
+        }
+        for (int j = 0; j < count; j++) {
+            if constexpr (is_max(O)) {
+                // -inf: padding only, or -inf values; the tables tell them apart
+                if (simd::any(simd::eq(a[j].v, simd::set1(-std::numeric_limits<C>::infinity())))) {
+                    const int64_t od = o_row[j] / out_h, oh = o_row[j] - od * out_h;
+                    by_table<C, O>(plan, lanes, od, oh, o_col[j], f, out + o_at[j], pos + o_at[j]);
+                    continue;
+                }
+            }
+            finish(a[j], o_div[j], o_first[j], f, out + o_at[j], pos + o_at[j]);
+        }
+    };
+    int n = 0;
+    auto add = [&](const C *first, int64_t at, int64_t row, int64_t ow, C div, C index) {
+        p[n] = first;
+        o_at[n] = at;
+        o_row[n] = row;
+        o_col[n] = ow;
+        o_div[n] = div;
+        o_first[n] = index;
+        if (++n == N) {
+            flush(N);
+            n = 0;
+        }
+    };
+    const C index_step = static_cast<C>(sw * plan.index_stride_w);
+    for (int64_t row = r0; row < r1; row++) {
+        const int64_t od = row / out_h, oh = row - od * out_h;
+        const int64_t id0 = od * plan.stride[0] - plan.pad[0];
+        const int64_t ih0 = oh * plan.stride[1] - plan.pad[1];
+        const C *base = lanes.in + (id0 - b.d_lo) * slice_len + (ih0 - b.h_lo) * row_len;
+        const int64_t out_row = (row - r0) * out_w * L;
+        C row_div = 0, row_first = 0;
+        if constexpr (O == Op::sum)
+            row_div = static_cast<C>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2]);
+        if constexpr (has_positions(O))
+            row_first = static_cast<C>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h -
+                                       plan.pad[2] * plan.index_stride_w);
+        int64_t ow = 0;
+        // whole batches of this row at once; the rest joins a batch across rows
+        for (; ow + N <= out_w; ow += N) {
+            const C *q[N];
+            for (int j = 0; j < N; j++)
+                q[j] = base + (ow + j) * step_w;
+            Acc<C, O> a[N];
+            gather<C, O, N>(q, offsets, n_taps, tap_pos, a);
+            for (int j = 0; j < N; j++) {
+                const int64_t at = out_row + (ow + j) * L;
+                if constexpr (is_max(O)) {
+                    if (simd::any(
+                            simd::eq(a[j].v, simd::set1(-std::numeric_limits<C>::infinity())))) {
+                        by_table<C, O>(plan, lanes, od, oh, ow + j, f, out + at, pos + at);
+                        continue;
+                    }
+                }
+                C div = 0, first = 0;
+                if constexpr (O == Op::sum)
+                    div = static_cast<C>(row_div * div_w[ow + j]);
+                if constexpr (has_positions(O))
+                    first = row_first + static_cast<C>(ow + j) * index_step;
+                finish(a[j], div, first, f, out + at, pos + at);
+            }
+        }
+        for (; ow < out_w; ow++) {
+            C div = 0, first = 0;
+            if constexpr (O == Op::sum)
+                div = static_cast<C>(row_div * div_w[ow]);
+            if constexpr (has_positions(O))
+                first = row_first + static_cast<C>(ow) * index_step;
+            add(base + ow * step_w, out_row + ow * L, row, ow, div, first);
+        }
+    }
+    if (n > 0)
+        flush(n);
+}
+
+// ---------------------------------------------------------------------------
+// The unit
+// ---------------------------------------------------------------------------
+
+template <class C, simd::Elem E>
+OVPOOL_INLINE bool to_lanes(const void *const src[8], ptrdiff_t n, C *dst, bool check,
+                            const char *next, ptrdiff_t next_bytes) {
+    if constexpr (std::is_same<C, double>::value)
+        return check ? simd::planes_to_lanes_f64<true>(src, n, dst)
+                     : simd::planes_to_lanes_f64<false>(src, n, dst);
+    else
+        return check ? simd::planes_to_lanes<E, true>(src, n, dst, next, next_bytes)
+                     : simd::planes_to_lanes<E, false>(src, n, dst, next, next_bytes);
+}
+
+template <class C, simd::Elem E>
+OVPOOL_INLINE void to_planes(const C *src, ptrdiff_t n, void *const dst[8], int count) {
+    if constexpr (std::is_same<C, double>::value)
+        simd::lanes_to_planes_f64(src, n, dst, count);
+    else
+        simd::lanes_to_planes<E>(src, n, dst, count);
+}
+
+template <class C>
+OVPOOL_INLINE void fill(C *p, int64_t positions, simd::Pack<C> value) {
+    for (int64_t i = 0; i < positions; i++)
+        simd::store(p + i * L, value);
+}
+
+// |x|^p of every value of a band in lanes (Lp), in place.
+template <class C>
+inline void lp_transform(C *v, int64_t n, int mode, double p) {
+    if (mode == kSumLp2) {
+        for (int64_t i = 0; i < n; i++)
+            simd::store(v + i * L, simd::mul(simd::load(v + i * L), simd::load(v + i * L)));
+    } else if (mode == kSumLp1) {
+        for (int64_t i = 0; i < n; i++)
+            simd::store(v + i * L, simd::abs(simd::load(v + i * L)));
+    } else {
+        for (int64_t i = 0; i < n * L; i++)
+            v[i] = static_cast<C>(std::pow(std::fabs(static_cast<double>(v[i])), p));
+    }
+}
+
+// The band of group q0's planes (count of them) in lanes: the input the
+// band reads transposed in, the padding around it the identity; prefetched
+// meanwhile: next_bytes from next. Returns true when a NaN was met (with
+// check).
+template <class C, simd::Elem E>
+inline bool band_to_lanes(const Plan &plan, const Band &b, const char *x, int64_t q0, int count,
+                          C *in, simd::Pack<C> identity, bool check, const char *next,
+                          ptrdiff_t next_bytes) {
+    const size_t esize = simd::elem_size(E);
+    const int64_t in_w = plan.in_w, width = plan.lane_width, pw = plan.lane_pad[2];
+    const int64_t row_len = width * L, slice_len = plan.lane_rows * row_len;
+    const int64_t rows = b.h_hi - b.h_lo;
+    const int64_t h0 = std::max<int64_t>(b.h_lo, 0), h1 = std::min(b.h_hi, plan.in_h);
+    bool nan = false;
+    const void *src[8];
+    for (int64_t id = b.d_lo; id < b.d_hi; id++) {
+        C *slice = in + (id - b.d_lo) * slice_len;
+        if (id < 0 || id >= plan.in_d || h0 >= h1) {
+            fill(slice, rows * width, identity);
+            continue;
+        }
+        // the slice's rows [h0, h1) are contiguous in each plane: one span,
+        // transposed where its first row goes, then spread to the padded rows
+        const int64_t offset = (id * plan.in_h + h0) * in_w;
+        for (int l = 0; l < 8; l++)
+            src[l] = x + ((q0 + (l < count ? l : 0)) * plan.in_plane() + offset) *
+                             static_cast<int64_t>(esize);
+        C *first = slice + (h0 - b.h_lo) * row_len;
+        nan |= to_lanes<C, E>(src, (h1 - h0) * in_w, first, check, next, next_bytes);
+        next_bytes = 0;
+        if (width != in_w) {
+            for (int64_t r = h1 - h0 - 1; r >= 0; r--) {
+                C *dst = first + r * row_len;
+                std::memmove(dst + pw * L, first + r * in_w * L,
+                             static_cast<size_t>(in_w * L) * sizeof(C));
+                fill(dst, pw, identity);
+                fill(dst + (pw + in_w) * L, width - pw - in_w, identity);
+            }
+        }
+        fill(slice, (h0 - b.h_lo) * width, identity);
+        fill(slice + (h1 - b.h_lo) * row_len, (b.h_hi - h1) * width, identity);
+    }
+    return nan;
+}
+
+// Index lanes to the caller's indices: index base of the plane plus the
+// position (an empty window's -1: the base), reduced by index_modulo.
+template <class C, class I>
+inline void store_indices(const Plan &plan, const C *pos, int64_t n, I *const dst[8], int count,
+                          const int64_t base[8]) {
+    const int64_t modulo = plan.spec.index_modulo;
+    for (int l = 0; l < count; l++) {
+        I *d = dst[l];
+        const int64_t b = base[l];
+        for (int64_t i = 0; i < n; i++) {
+            const C p = pos[i * L + l];
+            int64_t index = b + (p < 0 ? 0 : static_cast<int64_t>(p));
+            if (modulo > 0)
+                index %= modulo;
+            d[i] = static_cast<I>(index);
+        }
+    }
+}
+
+// The work unit: groups [g0, g1) x output rows [r0, r1) (Schedule::group,
+// Plan::unit_rows). C: the compute type (float, or double for float64); E:
+// the element type of the arrays; I: the index type (argmax).
+template <class C, simd::Elem E, Family F, class I>
+void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
+    const int64_t rows = plan.rows_per_plane();
+    const int64_t band = u % plan.bands, run = u / plan.bands;
+    const int64_t r0 = band * plan.unit_rows, r1 = std::min(rows, r0 + plan.unit_rows);
+    const int64_t g0 = run * call.schedule.group;
+    const int64_t g1 = std::min(plan.n_groups, g0 + call.schedule.group);
+    const size_t esize = simd::elem_size(E);
+    const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
+    Lanes<C> lanes{scratch_part<C>(scratch, plan.scratch.lanes_in), band_of(plan, r0, r1)};
+    C *in = scratch_part<C>(scratch, plan.scratch.lanes_in);
+    C *out = scratch_part<C>(scratch, plan.scratch.lanes_out);
+    C *pos = scratch_part<C>(scratch, plan.scratch.lanes_pos);
+    simd::Pack<C> *tap_pos = scratch_part<simd::Pack<C>>(scratch, plan.scratch.tap_pos);
+    if constexpr (F == Family::argmax)
+        for (size_t t = 0; t < plan.tap_index.size(); t++)
+            tap_pos[t] = simd::set1(static_cast<C>(plan.tap_index[t]));
+    Finish<C> f;
+    f.mode = plan.mode;
+    f.inv_p = 1.0 / plan.p;
+    // an empty window: with indices the element type's lowest value (16-bit
+    // floats: float32's, rounded), without them OpenVINO's lowest float32
+    if constexpr (E == simd::Elem::i8)
+        f.empty = simd::set1(static_cast<C>(std::numeric_limits<int8_t>::lowest()));
+    else if constexpr (E == simd::Elem::u8)
+        f.empty = simd::set1(static_cast<C>(0));
+    else if constexpr (F == Family::argmax && E == simd::Elem::f64)
+        f.empty = simd::set1(static_cast<C>(std::numeric_limits<double>::lowest()));
+    else
+        f.empty = simd::set1(static_cast<C>(std::numeric_limits<float>::lowest()));
+    f.nan = simd::set1(static_cast<C>(NAN));
+    constexpr bool maxima = F == Family::max || F == Family::argmax;
+    const simd::Pack<C> identity = simd::set1(maxima ? -std::numeric_limits<C>::infinity() : C(0));
+    const bool check = maxima && E != simd::Elem::i8 && E != simd::Elem::u8;
+    const char *x = static_cast<const char *>(call.x);
+    char *y = static_cast<char *>(call.out);
+    I *index = static_cast<I *>(call.indices);
+    const int64_t n_out = (r1 - r0) * plan.out_w;
+    for (int64_t g = g0; g < g1; g++) {
+        const int64_t q0 = g * L;
+        const int count = static_cast<int>(std::min<int64_t>(L, plan.n_planes - q0));
+        // whole planes: the next group's input is one span, prefetched while
+        // this group's is transposed (not past the unit's last group)
+        const bool whole = plan.bands == 1 && g + 1 < g1;
+        const char *next = x + (q0 + L) * in_plane * static_cast<int64_t>(esize);
+        const ptrdiff_t next_bytes = whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) *
+                                                 in_plane * static_cast<int64_t>(esize)
+                                           : 0;
+        const bool nan = band_to_lanes<C, E>(plan, lanes.band, x, q0, count, in, identity, check,
+                                             next, next_bytes);
+        if constexpr (F == Family::lp)
+            lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
+                         plan.p);
+        if constexpr (F == Family::max) {
+            if (nan)
+                pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+            else
+                pool_band<C, Op::max>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+        } else if constexpr (F == Family::argmax) {
+            if (nan)
+                pool_band<C, Op::argmax_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+            else
+                pool_band<C, Op::argmax>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+        } else {
+            pool_band<C, Op::sum>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+        }
+        void *dst[8];
+        for (int l = 0; l < 8; l++)
+            dst[l] = y + ((q0 + (l < count ? l : 0)) * out_plane + r0 * plan.out_w) *
+                             static_cast<int64_t>(esize);
+        to_planes<C, E>(out, n_out, dst, count);
+        if constexpr (F == Family::argmax) {
+            I *idst[8];
+            int64_t base[8];
+            for (int l = 0; l < 8; l++) {
+                const int64_t q = q0 + (l < count ? l : 0);
+                idst[l] = index + q * out_plane + r0 * plan.out_w;
+                base[l] = (q % plan.spec.planes_per_index_space) * in_plane;
+            }
+            store_indices(plan, pos, n_out, idst, count, base);
+        }
+    }
+}
+
+}  // namespace blocked
+OVPOOL_END

@@ -1,0 +1,257 @@
+"""The channel-blocked kernel (``Path.blocked``) against independent references.
+
+The blocked kernel takes groups of eight planes into the lanes of a vector
+and serves every family, window and rank from the window tables. Here every
+shape is sent through it (``TUNING["blocked_everywhere"]``): random fixed
+windows (kernels, strides, dilations, pads, both roundings) in 1D, 2D and
+3D, adaptive bins of equal and unequal size, groups of fewer than eight
+planes, bands of rows (a small ``blocked_bytes``), against PyTorch's pooling
+(values and indices), ONNX's reference and numpy; max values and indices the
+same bits as the other paths, with ties of +0 and -0, NaN and -inf.
+"""
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import _core
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+RNG = np.random.default_rng(20270127)
+
+
+@pytest.fixture
+def blocked(monkeypatch):
+    """Every call through the blocked kernel (and the plans rebuilt)."""
+    monkeypatch.setitem(_core.TUNING, "blocked_everywhere", True)
+    _core._cache.clear()
+    yield
+    _core._cache.clear()
+
+
+def _with(tuning, call):
+    """call() with _core.TUNING updated by ``tuning`` (plans rebuilt)."""
+    saved = dict(_core.TUNING)
+    _core.TUNING.update(tuning)
+    _core._cache.clear()
+    try:
+        return call()
+    finally:
+        _core.TUNING.clear()
+        _core.TUNING.update(saved)
+        _core._cache.clear()
+
+
+def _paths():
+    return {plan.path for plan in _core.cached_plans()}
+
+
+def _t(x):
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+def _data(shape, dtype=np.float32, style="normal"):
+    x = RNG.standard_normal(shape)
+    if style == "ties":  # many equal values, +0 and -0 among them
+        x = np.round(x * 2) / 2
+    elif style == "specials":
+        flat = x.reshape(-1)
+        flat[RNG.integers(0, flat.size, max(1, flat.size // 5))] = -np.inf
+        flat[RNG.integers(0, flat.size, max(1, flat.size // 97))] = np.nan
+    return x.astype(dtype)
+
+
+def _window(rank):
+    """(kernel, strides, pads, dilations, ceil) of a random fixed window."""
+    kernel = [int(v) for v in RNG.integers(1, 6, rank)]
+    strides = [int(v) for v in RNG.integers(1, 4, rank)]
+    dilations = [int(v) if RNG.random() < 0.3 else 1 for v in RNG.integers(1, 3, rank)]
+    pads = [int(RNG.integers(0, k // 2 + 1)) for k in kernel]
+    return kernel, strides, pads, dilations, bool(RNG.random() < 0.4)
+
+
+def _shape(rank, planes, kernel, dilations):
+    sizes = [int((k - 1) * d + 1 + RNG.integers(0, 12 if rank < 3 else 5))
+             for k, d in zip(kernel, dilations)]
+    return (1, planes, *sizes)
+
+
+CASES = [(rank, planes, seed) for rank in (1, 2, 3) for planes in (3, 8, 21) for seed in range(4)]
+
+
+@pytest.mark.parametrize("rank, planes, seed", CASES)
+def test_max_values_and_indices_against_torch(blocked, rank, planes, seed):
+    kernel, strides, pads, dilations, ceil = _window(rank)
+    x = _data(_shape(rank, planes, kernel, dilations))
+    values, indices = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
+                                      dilations=dilations, ceil_mode=ceil, return_indices=True)
+    assert _paths() == {"blocked"}
+    fn = getattr(F, f"max_pool{rank}d")
+    want, want_idx = fn(_t(x), kernel, strides, pads, dilations, ceil_mode=ceil,
+                        return_indices=True)
+    np.testing.assert_array_equal(values, want.numpy())
+    plane = int(np.prod(x.shape[2:]))
+    flat = want_idx.numpy() + (np.arange(planes) * plane).reshape(1, planes, *([1] * rank))
+    np.testing.assert_array_equal(indices, flat)   # ONNX: flat over the whole tensor
+    np.testing.assert_array_equal(ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
+                                                  dilations=dilations, ceil_mode=ceil), values)
+
+
+@pytest.mark.parametrize("rank, planes, seed", CASES)
+def test_averages_against_torch(blocked, rank, planes, seed):
+    kernel, strides, pads, _, ceil = _window(rank)
+    x = _data(_shape(rank, planes, kernel, [1] * rank))
+    fn = getattr(F, f"avg_pool{rank}d")
+    for cip in (False, True):
+        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil,
+                              count_include_pad=cip)
+        want = fn(_t(x), kernel, strides, pads, ceil_mode=ceil, count_include_pad=cip)
+        np.testing.assert_allclose(got, want.numpy(), rtol=2e-6, atol=1e-6)
+    assert _paths() == {"blocked"}
+
+
+@pytest.mark.parametrize("rank", (1, 2, 3))
+@pytest.mark.parametrize("p", (1, 2, 3))
+def test_lp_norms_against_onnx_reference(blocked, rank, p):
+    from references import onnx_pool_attrs, onnx_reference
+    kernel, strides, pads, _, _ = _window(rank)
+    x = _data(_shape(rank, 11, kernel, [1] * rank))
+    got = ovpool.lp_pool(x, kernel, strides=strides, pads=pads * 2, p=p)
+    attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads * 2)
+    attrs["p"] = p
+    (want,) = onnx_reference("LpPool", [x], attrs, opset=18)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+    assert _paths() == {"blocked"}
+
+
+def test_dilated_averages_against_onnx_reference(blocked):
+    from references import onnx_pool_attrs, onnx_reference
+    for rank in (1, 2, 3):
+        kernel, strides, pads, dilations, ceil = _window(rank)
+        dilations = [2] * rank
+        x = _data(_shape(rank, 5, kernel, dilations))
+        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2, dilations=dilations,
+                              ceil_mode=ceil, count_include_pad=True)
+        attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads * 2, dilations=dilations,
+                                ceil_mode=int(ceil), count_include_pad=1)
+        (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape, size", [((2, 5, 28, 28), 7), ((1, 9, 14, 17), (9, 12)),
+                                         ((3, 4, 30), 7), ((1, 3, 6, 10, 13), (4, 3, 5)),
+                                         ((1, 10, 7, 9), (7, 2))])
+def test_adaptive_bins_against_torch(blocked, shape, size):
+    x = _data(shape)
+    rank = len(shape) - 2
+    got = ovpool.adaptive_avg_pool(x, size)
+    want = getattr(F, f"adaptive_avg_pool{rank}d")(_t(x), size)
+    np.testing.assert_allclose(got, want.numpy(), rtol=2e-6, atol=1e-6)
+    values, indices = ovpool.adaptive_max_pool(x, size)
+    want, want_idx = getattr(F, f"adaptive_max_pool{rank}d")(_t(x), size, return_indices=True)
+    np.testing.assert_array_equal(values, want.numpy())
+    np.testing.assert_array_equal(indices, want_idx.numpy())
+    assert _paths() == {"blocked"}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, "bfloat16", np.int8,
+                                   np.uint8])
+@pytest.mark.parametrize("style", ["ties", "specials"])
+def test_max_bits_as_the_other_paths(dtype, style):
+    """Max values and indices: the same bits through the blocked kernel as
+    through the other paths (a NaN gives the canonical NaN, -inf and empty
+    windows come out alike), but for the sign of a zero maximum where a +0
+    and a -0 tie in a window of 4+ rows (over depth and height): the
+    separable passes combine such
+    rows three at a time, keeping the first group's zero, which the blocked
+    kernel does not copy (docs/reference/semantics.md)."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    kinds = np.dtype(dtype).kind
+    for rank in (1, 2, 3):
+        for _ in range(4):
+            kernel, strides, pads, dilations, ceil = _window(rank)
+            shape = _shape(rank, 13, kernel, dilations)
+            if kinds in "iu":
+                info = np.iinfo(dtype)
+                x = RNG.integers(info.min, int(info.max) + 1, shape).astype(dtype) // 16
+            else:
+                x = _data(shape, dtype, style)
+
+            def call(x=x, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+                     ceil=ceil):
+                return (ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
+                                        dilations=dilations, ceil_mode=ceil),
+                        *ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
+                                         dilations=dilations, ceil_mode=ceil,
+                                         return_indices=True))
+            new = _with({"blocked_everywhere": True}, call)
+            old = _with({"blocked_bytes": 0}, call)
+            for a, b in zip(new, old):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                same = a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")
+                if a.dtype.kind not in "iu":
+                    same |= (a == 0) & (b == 0) & (int(np.prod(kernel[:-1])) > 3)
+                assert same.all(), (rank, kernel, strides, pads, dilations, ceil)
+
+
+def test_ov_index_spaces_and_storage_order(blocked):
+    """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) and
+    ONNX's storage_order=1, against the other paths."""
+    x = _data((2, 5, 9, 11), style="ties")
+
+    def calls():
+        out = [ovpool.max_pool(x, (3, 2), strides=(2, 1), pads=(1, 0, 1, 1),
+                               return_indices=True, storage_order=1)[1]]
+        for axis in range(4):
+            out.append(ovpool.ov_ops.max_pool(x, (3, 3), (2, 2), (1, 1), (1, 1),
+                                              rounding_type="ceil", axis=axis)[1])
+        return out
+    new = calls()
+    assert _paths() == {"blocked"}
+    old = _with({"blocked_bytes": 0}, calls)
+    for a, b in zip(new, old):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bands_of_rows_and_threads_give_the_same_bits(threads):
+    """Large planes split into bands of rows (a small blocked_bytes) and any
+    thread count: the same bits as whole planes on one thread."""
+    x = _data((1, 11, 37, 29), style="ties")
+
+    def calls(n):
+        return (ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1,) * 4, num_threads=n),
+                ovpool.avg_pool(x, (4, 3), strides=(1, 2), pads=(2, 1, 1, 1), num_threads=n),
+                *ovpool.max_pool(x, (2, 4), strides=(3, 1), return_indices=True,
+                                 num_threads=n))
+    whole = _with({"blocked_everywhere": True}, lambda: calls(1))
+    banded = _with({"blocked_everywhere": True, "blocked_bytes": 2048, "blocked_units": 64,
+                    "thread_ns": 1}, lambda: calls(threads))
+    for a, b in zip(whole, banded):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def test_plans_explain_what_runs():
+    _core._cache.clear()
+    ovpool.max_pool(_data((4, 64, 7, 7)), (4, 4), strides=(2, 2))
+    (plan,) = _core.cached_plans()
+    text = plan.explain(2)
+    assert plan.path == "blocked" and text.startswith("path blocked: float32 max")
+    assert "groups of 8 planes" in text and "16 taps" in text
+    assert repr(plan).startswith("<ovpool Plan path blocked")
+
+
+def test_small_calls_run_on_the_calling_thread():
+    """The core's cost model: a small call gets one thread whatever the
+    caller allows; a large one gets more."""
+    _core._cache.clear()
+    ovpool.avg_pool(_data((1, 2, 8, 8)), (2, 2))
+    ovpool.avg_pool(_data((8, 64, 64, 64)), (2, 2))
+    small, large = sorted(_core.cached_plans(), key=lambda p: p.cost_ns)
+    assert small.threads(8) == 1
+    assert "1 thread," in small.explain(8)
+    assert large.threads(2) == 2 and large.threads(1) == 1
