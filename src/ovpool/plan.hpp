@@ -895,25 +895,41 @@ inline void set_taps(Plan &plan) {
 }
 
 // Whether the blocked kernel takes a plan it can take: where the row paths
-// pay a fixed cost per output row (rows of few outputs, small planes), or
-// lose their vector blocks (rows of under 8 outputs), and for indices
-// everywhere but the vector argmax's shapes (3-tap windows at stride 1 or 2
-// and tilings of 16+ outputs a row). Paired at 1 thread against those paths
-// (float32, inputs of 0.2-24 MB): 7x7 and 8x8 planes 0.17-0.33x, 13x13 and
-// 14x14 0.28-0.69x, max 4x4 s3 on 19x14 0.24x, with indices 0.22-0.41x;
-// slower on 28x28 tilings (2.0x), 35x35 3x3 s1 (1.9x), 1D rows of 100
-// (1.9x), and 28x19 3x3 s2 p1 (1.3x): large planes are the row paths'.
+// pay a fixed cost per output row (small planes, short 1D rows) or lose
+// their vector blocks (rows of under 8 outputs), and for indices wherever
+// the vector argmax does not apply (3-tap windows at stride 1 or 2 and
+// tilings, adaptive bins folded column by column), given a group's eight
+// lanes to fill. Measured at 1 thread against the other paths, paired
+// (sweep seed 2, float32): 7x7 and 8x8 planes 0.19-0.51x, 13x13 and 14x14
+// 0.26-0.81x, max 4x4 s3 on 19x14 0.20x, indices 0.12-0.79x (up to 75x75
+// planes at strides 3 or dilated); slower on 28x28 tilings (2.0x, 1.6x with
+// indices), 1D rows of 512 to 3 bins (3.6x), 1D indices on rows of 256
+// (1.4x), averages of bins of unequal size (1.1-2.6x, each output by the
+// tables), indices of 50->7 bins (1.35x), indices on 3 planes (1.75x).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
     const int64_t slice = plan.in_h * plan.in_w;
+    const bool by_table = !(plan.uniform[0] && plan.uniform[1] && plan.uniform[2]);
+    const bool one_row = plan.in_h == 1 && plan.in_d == 1;
     if (plan.spec.family == Family::argmax) {
-        const bool vector_argmax =
-            plan.out_w >= 16 && plan.uniform_w && plan.dil_w == 1 &&
-            ((plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2)) ||
-             plan.tile_kw > 0);
-        return slice <= 1024 || !vector_argmax;
+        // the argmax path's vector kernels: 3-tap windows at stride 1 or 2,
+        // tilings, adaptive bins column by column (float32)
+        const bool three_wide = plan.out_w >= 16 && plan.uniform_w && plan.dil_w == 1 &&
+                                plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2);
+        const bool f32 = plan.compute == DType::f32;
+        const bool tiles =
+            f32 && plan.tile_kw > 0 && simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
+        const bool bins = f32 && !plan.uniform_w && plan.dil_w == 1 &&
+                          simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
+        if (three_wide || tiles || bins || plan.n_planes < simd::kLanes)
+            return false;
+        return !one_row || plan.in_w <= 64;
     }
+    if (by_table || plan.n_planes < 4)
+        return false;
+    if (one_row)
+        return plan.in_w <= 64;
     if (plan.tile_kw > 0)
         return slice <= 64;
     if (plan.out_w < 8)
