@@ -264,6 +264,16 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
 # Calls
 # --------------------------------------------------------------------------
 
+# Per-thread scratch of a call on one thread, when it fits: on the stack
+# (a small call would spend more on aligned_alloc and free than on pooling).
+cdef extern from *:
+    """
+    struct alignas(64) OvpoolStackScratch { char bytes[16384]; };
+    """
+    cppclass StackScratch "OvpoolStackScratch":
+        char bytes[16384]
+
+
 cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
                     int n_threads) noexcept nogil:
     """Every unit of a call; 1 when a scratch block could not be allocated."""
@@ -271,15 +281,20 @@ cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
     cdef int failed[1]        # an array element is shared, a scalar would be private
     cdef char* scratch = NULL
     cdef bint needs_scratch = plan.scratch.bytes > 0
+    cdef StackScratch stack
     failed[0] = 0
     if n_threads <= 1 or n_units <= 1:
-        scratch = k.allocate_scratch(plan[0])
-        if needs_scratch and scratch == NULL:
-            return 1
+        if plan.scratch.bytes <= <int64_t>sizeof(stack.bytes):
+            scratch = stack.bytes
+        else:
+            scratch = k.allocate_scratch(plan[0])
+            if needs_scratch and scratch == NULL:
+                return 1
         k.init_scratch(plan[0], scratch)
         for u in range(n_units):
             unit(plan[0], call[0], u, scratch)
-        k.free_scratch(scratch)
+        if scratch != stack.bytes:
+            k.free_scratch(scratch)
         return 0
     with parallel(num_threads=n_threads):
         scratch = k.allocate_scratch(plan[0])
