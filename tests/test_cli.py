@@ -132,12 +132,54 @@ def test_info(capsys):
     assert rc == 0
     assert "IR v11" in out and "max_indices" in out and "f16" in out
     assert "ovpool's runtime runs every layer" in out
-    rc, out, _ = ovpool(capsys, "info", os.path.join(EXAMPLES, "cnn_openvino_route.xml"))
+    assert "layer types: Result x5, Parameter x2, AdaptiveMaxPool, AvgPool, Const, MaxPool" in out
+    assert "\nlayers:" not in out           # the summary only, without --layers
+    path = os.path.join(EXAMPLES, "cnn_openvino_route.xml")
+    rc, out, _ = ovpool(capsys, "info", path)
+    assert rc == 0
+    assert "conv1" not in out
+    assert "runs 9 of the 13 layers; 4 need OpenVINO (Convolution x2, ReLU x2)" in out
+    assert "ovpool.openvino.read_model" in out
+    assert f"every layer: `ovpool info --layers {path}`" in out
+    pools = out[out.index("pool layers: 2 (AdaptiveAvgPool-opset8, MaxPool-opset14)"):]
+    pool1 = pools[pools.index(" pool1 "):pools.index(" gap ")]
+    assert "f32[1,8,32,32] -> f32[1,8,16,16] i64[1,8,16,16]" in pool1
+    assert "kernel=2,2" in pool1 and "strides=2,2" in pool1 and "rounding_type=floor" in pool1
+    assert "output_size=2,2" in pools[pools.index(" gap "):]
+    rc, out, _ = ovpool(capsys, "info", "--layers", path)
     assert rc == 0
     conv = [line for line in out.splitlines() if "conv1" in line][0]
     assert "Convolution" in conv and "OpenVINO" in conv
-    assert "need OpenVINO (Convolution-opset1, ReLU-opset1)" in out
-    assert "ovpool.openvino.read_model" in out
+
+
+def test_info_says_what_the_default_policy_does_with_each_pool(capsys):
+    """Each pool layer's line carries the reason patch_plan gives for it, on
+    the model as OpenVINO reads it."""
+    ov = pytest.importorskip("openvino")
+    import ovpool.openvino as ovp
+
+    path = os.path.join(EXAMPLES, "chain.xml")
+    plan = ovp.patch_plan(ov.Core().read_model(path))
+    rc, out, _ = ovpool(capsys, "info", path)
+    assert rc == 0
+    moved = sum(d.move for d in plan)
+    assert moved == 2 and len(plan) == 4
+    assert f"default policy moves {moved} of the {len(plan)} native ones" in out
+    lines = out.splitlines()
+    for d in plan:
+        at = next(k for k, line in enumerate(lines) if f" {d.name}  {d.kind}" in line)
+        assert lines[at + 2].strip() == f"default policy: {d.reason}"
+
+
+def test_info_without_openvino(monkeypatch, capsys):
+    from ovpool import _check
+
+    monkeypatch.setattr(_check, "openvino_available", lambda: False)
+    rc, out, _ = ovpool(capsys, "info", os.path.join(EXAMPLES, "chain.xml"))
+    assert rc == 0
+    assert "default policy does: unknown (OpenVINO is not installed)" in out
+    assert "default policy: " not in out
+    assert "kernel=3,3" in out
 
 
 def test_info_of_a_malformed_file(tmp_path, capsys):
@@ -178,7 +220,8 @@ def test_run_with_given_inputs(tmp_path, capsys, rng):
 def test_run_errors(tmp_path, capsys):
     dynamic = os.path.join(EXAMPLES, "dynamic_shape.xml")
     rc, _, err = ovpool(capsys, "run", dynamic)
-    assert rc == 1 and "--input x=FILE.npy" in one_line_error(err)
+    message = one_line_error(err)
+    assert rc == 1 and "--input x=FILE.npy" in message and "--shape x=1,3,8,8" in message
     np.save(tmp_path / "x.npy", np.zeros((1, 3, 4, 4), np.float32))
     rc, _, err = ovpool(capsys, "run", dynamic, "--input", f"x={tmp_path / 'x.npy'}")
     assert rc == 1 and "must have shape" in one_line_error(err)
@@ -186,16 +229,38 @@ def test_run_errors(tmp_path, capsys):
     assert rc == 1 and "no input 'y'" in one_line_error(err)
     rc, _, err = ovpool(capsys, "run", dynamic, "--input", f"x={tmp_path / 'missing.npy'}")
     assert rc == 1 and "cannot load" in one_line_error(err)
+    np.savez(tmp_path / "x.npz", x=np.zeros((1, 3, 8, 8), np.float32))
+    rc, _, err = ovpool(capsys, "run", dynamic, "--input", f"x={tmp_path / 'x.npz'}")
+    assert rc == 1 and "not a .npy file" in one_line_error(err)
+    rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=1,3,4,4")
+    assert rc == 1 and "must have shape f32[?,3,8..32,8..32], got [1, 3, 4, 4]" in one_line_error(err)
+    rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=1,3,8,8", "--input",
+                        f"x={tmp_path / 'x.npy'}")
+    assert rc == 1 and "given twice" in one_line_error(err)
+    rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=100000,3,100000,100000")
+    message = one_line_error(err)
+    assert rc == 1 and "memory budget" in message and "'x'" in message
+
+
+def test_run_without_openvino_lists_the_layers_it_cannot_run(monkeypatch, capsys):
+    from ovpool import _check
+
+    monkeypatch.setattr(_check, "openvino_available", lambda: False)
     rc, _, err = ovpool(capsys, "run", os.path.join(EXAMPLES, "cnn_openvino_route.xml"))
     assert rc == 1 and "Traceback" not in err
     lines = err.strip().splitlines()
     assert lines[0].startswith("ovpool: error: ") and "cannot run 4 layers" in lines[0]
     assert lines[1].strip().startswith("Convolution opset1 'conv1' (id 3")
+    assert lines[-1].strip() == "(`ovpool run` does this itself once OpenVINO is installed)"
 
 
-def test_run_lists_unsupported_layers_one_per_line_capped(tmp_path, capsys):
-    """A network ovpool's runtime does not run: one line per layer (the first
-    10), a count of the others, and the OpenVINO call that runs it."""
+def test_run_lists_unsupported_layers_one_per_line_capped(tmp_path, monkeypatch, capsys):
+    """A network ovpool's runtime does not run, without OpenVINO: one line per
+    layer (the first 10), a count of the others, and the OpenVINO call that
+    runs it."""
+    from ovpool import _check
+
+    monkeypatch.setattr(_check, "openvino_available", lambda: False)
     builder = IR()
     previous = builder.parameter((1, 3, 8, 8), name="x")
     for k in range(13):
@@ -210,9 +275,9 @@ def test_run_lists_unsupported_layers_one_per_line_capped(tmp_path, capsys):
     assert "cannot run 13 layers of this model (ReLU-opset1 x13):" in lines[0]
     listed = [line.strip().split("'")[1] for line in lines if "ReLU opset1 'relu" in line]
     assert listed == [f"relu{k}" for k in range(10)]
-    assert lines[11].strip() == f"... and 3 more (`ovpool info {path}` lists every layer)"
-    assert lines[-1].strip() == f"model = ovpool.openvino.read_model(core, {str(path)!r})"
-    assert len(lines) == 15
+    assert lines[11].strip() == f"... and 3 more (`ovpool info --layers {path}` lists every layer)"
+    assert lines[-2].strip() == f"model = ovpool.openvino.read_model(core, {str(path)!r})"
+    assert len(lines) == 16
 
 
 def test_the_suggested_openvino_call_has_the_real_signature():
