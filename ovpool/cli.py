@@ -2,24 +2,37 @@
 
 IR commands:
 
-* ``ovpool info MODEL.xml``: inputs, outputs and layers of an OpenVINO IR
-  model, and which layers ovpool's runtime runs.
-* ``ovpool run MODEL.xml [--input NAME=FILE.npy ...] [--seed S] [--output DIR]``:
-  run it on ovpool's runtime, print output shapes and timing, save .npy files.
-* ``ovpool check PATH...``: run models (or every .xml under folders) on
-  ovpool's runtime and compare with OpenVINO's native CPU result when
-  OpenVINO is installed, else with the outputs recorded next to the model
-  (``MODEL.npz``). One row per model; exit status 1 on any mismatch or error.
-  A model with layers ovpool's runtime does not run (Convolution, ...) is
-  checked through OpenVINO instead: its pool layers on ovpool's ops (the
-  extension library) against native OpenVINO, those where native OpenVINO
-  deviates from the specification left native. Without OpenVINO it is
-  reported as ``openvino-route`` and is not a failure.
+* ``ovpool info MODEL.xml [--layers]``: a summary of an OpenVINO IR model
+  (inputs, outputs, layers counted by type, which ones ovpool's runtime runs)
+  and its pool layers with their attributes and what
+  ``ovpool.openvino.read_model``'s default policy does with each and why;
+  every layer with ``--layers``.
+* ``ovpool run MODEL.xml [--input NAME=FILE.npy] [--shape NAME=DIMS] [--seed S]
+  [--output DIR] [--policy default|all]``: run it, print the input and output
+  shapes and the time, save the outputs as .npy files. A model of pool
+  layers runs on ovpool's runtime; a model with other layers (a network) runs
+  through OpenVINO's CPU plugin with its pool layers on ovpool's extension
+  where ``--policy`` says, and the command says which moved and why.
+* ``ovpool check PATH... [--input ...] [--shape ...]``: run models (or every
+  .xml under folders) on ovpool's runtime and compare with OpenVINO's native
+  CPU result when OpenVINO is installed, else with the outputs recorded next
+  to the model (``MODEL.npz``). One row per model; exit status 1 on any
+  mismatch or error. A model with layers ovpool's runtime does not run
+  (Convolution, ...) is checked through OpenVINO instead: its pool layers on
+  ovpool's ops (the extension library) against native OpenVINO, those where
+  native OpenVINO deviates from the specification left native. Without
+  OpenVINO it is reported as ``openvino-route`` and is not a failure.
+
+``run`` and ``check`` take any input as a file (``--input NAME=FILE.npy``) or
+as seeded random data of a shape (``--shape NAME=1,3,224,224``); the other
+inputs are seeded random data of their static shape, and a dynamic input
+given neither way is an error naming both options.
 
 Bad usage exits with status 2 and a one-line message; an expected error
 (:class:`~ovpool.OvpoolError`, e.g. a malformed IR) prints one line (or, for
-a model with layers ovpool's runtime does not run, one line per layer, the
-first 10), no traceback, and exits with status 1.
+a network that ``run`` cannot take through OpenVINO because OpenVINO is not
+installed, one line per layer ovpool's runtime does not run, the first 10), no
+traceback, and exits with status 1.
 """
 
 from __future__ import annotations
@@ -176,20 +189,17 @@ def _print_layers(model):
               f"{where:8s} {' '.join(r['outputs'])}{note}{unused}")
 
 
-def _named_values(specs, option, parse):
-    """``{NAME: parse(VALUE)}`` of repeated ``--option NAME=VALUE``."""
+def _named_values(specs, option, form, parse):
+    """``{NAME: parse(NAME, VALUE)}`` of a repeated ``option NAME=VALUE``."""
     values = {}
     for spec in specs or []:
         name, sep, value = spec.partition("=")
         if not sep or not name or not value:
-            raise _UsageError(f"{option} takes {_FORMS[option]}, got {spec!r}")
+            raise _UsageError(f"{option} takes {form}, got {spec!r}")
         if name in values:
             raise _UsageError(f"{option} {name}=... is given twice")
-        values[name] = parse(name, value)
-    return values
-
-
-_FORMS = {"--input": "NAME=FILE.npy", "--shape": "NAME=DIMS, e.g. x=1,3,224,224"}
+        values[name] = value
+    return {name: parse(name, value) for name, value in values.items()}  # usage errors first
 
 
 def _load(name, path):
@@ -216,8 +226,8 @@ def _dims(name, text):
 
 def _given_inputs(args):
     """``(given arrays, shapes)`` of --input and --shape."""
-    return (_named_values(args.input, "--input", _load),
-            _named_values(args.shape, "--shape", _dims))
+    return (_named_values(args.input, "--input", "NAME=FILE.npy", _load),
+            _named_values(args.shape, "--shape", "NAME=DIMS, e.g. x=1,3,224,224", _dims))
 
 
 def _safe_name(name):
@@ -229,8 +239,9 @@ def _run(args):
     extension for a model with other layers."""
     from . import _check, ir
 
+    given, shapes = _given_inputs(args)
     model = ir.read_model(args.model)
-    inputs = _check.random_inputs(model, args.seed, *_given_inputs(args))
+    inputs = _check.random_inputs(model, args.seed, given, shapes)
     if model.runs_on_ovpool:
         outputs, seconds = _check.time_ovpool(model, inputs, repeat=args.repeat)
         route = f"on ovpool's runtime, {get_num_threads()} threads"
