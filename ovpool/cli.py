@@ -241,12 +241,16 @@ def _run(args):
 
     given, shapes = _given_inputs(args)
     model = ir.read_model(args.model)
+    if not model.runs_on_ovpool and not _check.openvino_available():
+        lines = ir._unsupported_report(model.unsupported_layers, model.path)
+        raise ir._error(model.path, model.unsupported_layers[0].line, "\n".join(
+            lines + ["(`ovpool run` does this itself once OpenVINO is installed)"]))
     inputs = _check.random_inputs(model, args.seed, given, shapes)
     if model.runs_on_ovpool:
         outputs, seconds = _check.time_ovpool(model, inputs, repeat=args.repeat)
         route = f"on ovpool's runtime, {get_num_threads()} threads"
     else:
-        outputs, seconds = _run_through_openvino(model, inputs, args, _check, ir)
+        outputs, seconds = _run_through_openvino(model, inputs, args, _check)
         route = "through OpenVINO (CPU plugin, f32) with ovpool's extension"
     for info, array in zip(model.inputs, inputs):
         print(f"input  {info.name:24s} {array.dtype!s:8s} {list(array.shape)}")
@@ -269,13 +273,9 @@ def _run(args):
     return 0
 
 
-def _run_through_openvino(model, inputs, args, _check, ir):
+def _run_through_openvino(model, inputs, args, _check):
     """The OpenVINO route of ``ovpool run``: says which pool layers move."""
     others = _counts(f"{layer.type}-{layer.version}" for layer in model.unsupported_layers)
-    if not _check.openvino_available():
-        lines = ir._unsupported_report(model.unsupported_layers, model.path)
-        raise ir._error(model.path, model.unsupported_layers[0].line, "\n".join(
-            lines + ["(`ovpool run` does this itself once OpenVINO is installed)"]))
     ready, why = _check.openvino_extension()
     if not ready:
         raise OvpoolError(f"{model.path}: ovpool's runtime does not run {others}, and ovpool's "

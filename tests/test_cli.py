@@ -471,6 +471,25 @@ def test_info_on_a_converted_network(converted, capsys):
     assert "output_size=3,3" in out
 
 
+def test_a_converted_network_without_openvino(converted, monkeypatch, capsys):
+    """As where OpenVINO is not installed: run lists the layers its runtime
+    does not run (before asking for the dynamic input), check reports the
+    network as needing the OpenVINO route, info lists the pools without the
+    policy's decisions."""
+    from ovpool import _check
+
+    monkeypatch.setattr(_check, "openvino_available", lambda: False)
+    path, _ = converted
+    rc, _, err = ovpool(capsys, "run", str(path))
+    lines = err.strip().splitlines()
+    assert rc == 1 and "cannot run 6 layers of this model (Add-opset1 x2, Convolution-opset1 " \
+                       "x2, ReLU-opset1 x2)" in lines[0]
+    rc, out, _ = ovpool(capsys, "check", str(path))
+    assert rc == 0 and check_row(out, path)[1] == "openvino-route"
+    rc, out, _ = ovpool(capsys, "info", str(path))
+    assert rc == 0 and "unknown (OpenVINO is not installed)" in out and "output_size=3,3" in out
+
+
 def test_policy_choices_are_the_libraries():
     pytest.importorskip("openvino")
     import ovpool.openvino as ovp
