@@ -114,9 +114,10 @@ def random_inputs(model, seed=0, given=None, shapes=None):
             raise OvpoolError(f"{model.path}: input {info.name!r} has element type "
                               f"{info.element_type}, which numpy cannot hold")
         shape = tuple(shape)
-        check_budget("ovpool", f"the random input {info.name!r}",
+        model._check_input(info, np.broadcast_to(np.zeros((), info.dtype), shape))  # no data yet
+        check_budget(model.path, f"the random input {info.name!r}",
                      math.prod(shape) * np.dtype(info.dtype).itemsize, shape, info.dtype)
-        arrays.append(model._check_input(info, _random(rng, shape, info.dtype)))
+        arrays.append(_random(rng, shape, info.dtype))
     return arrays
 
 

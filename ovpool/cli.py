@@ -128,10 +128,10 @@ def _info(args):
               f"({_counts(layer.type for layer in others)}): `ovpool run` and `ovpool check` "
               "take the model through OpenVINO with ovpool's extension (in Python: "
               "ovpool.openvino.read_model)")
-    unused = sum(not row["used"] for row in model.describe())
-    if unused:
-        print(f"{unused} layer(s) not used by any output")
-    _print_pools(model, _check)
+    used = {row["id"] for row in model.describe() if row["used"]}
+    if len(used) < len(model.layers):
+        print(f"{len(model.layers) - len(used)} layer(s) not used by any output")
+    _print_pools(model, used, _check)
     if args.layers:
         _print_layers(model)
     else:
@@ -139,7 +139,7 @@ def _info(args):
     return 0
 
 
-def _print_pools(model, _check):
+def _print_pools(model, used, _check):
     pools = [layer for layer in model.layers if _check.is_pool(layer)]
     if not pools:
         print("pool layers: none")
@@ -157,13 +157,15 @@ def _print_pools(model, _check):
         head += f"; what ovpool.openvino.read_model's default policy does: unknown ({why_not})"
     print(head)
     for layer in pools:
-        ins = [str(model._by_id[src].output_types[k]) for src, k in layer.sources[:1]]
+        ins = [_type_of(model, source) for source in layer.sources[:1]]
         outs = [str(t) for t in layer.output_types]
-        unused = "" if layer.id in model._plan else "  (not used by any output)"
+        unused = "" if layer.id in used else "  (not used by any output)"
         print(f"  {layer.id:>4} {layer.name}  {layer.type}-{layer.version}  "
               f"{' '.join(ins)} -> {' '.join(outs)}{unused}")
         attrs = [f"{k}={''.join(v.split())}" for k, v in layer.raw_attributes.items()]
         for k in layer.entry.value_inputs if layer.entry is not None else ():
+            # an adaptive pool's output size: an input, shown when it is a constant
+            # (the reader has read it already, to infer the shapes)
             value = model._const_value(layer.sources[k]) if k < len(layer.sources) else None
             if value is not None:
                 attrs.append(f"{layer.entry.inputs[k]}={','.join(map(str, value.reshape(-1)))}")
@@ -175,6 +177,13 @@ def _print_pools(model, _check):
             print(f"         default policy: {by_name[layer.name].pop(0).reason}")
         if not layer.runs_on_ovpool:
             print(f"         ovpool's runtime: {layer.reason}")
+
+
+def _type_of(model, source):
+    """The type of output ``source`` ((layer id, output index)) as info prints it."""
+    layer_id, index = source
+    types = model._by_id[layer_id].output_types
+    return str(types[index]) if index < len(types) else "?"
 
 
 def _print_layers(model):

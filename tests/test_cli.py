@@ -239,8 +239,21 @@ def test_run_errors(tmp_path, capsys):
                         f"x={tmp_path / 'x.npy'}")
     assert rc == 1 and "given twice" in one_line_error(err)
     rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=100000,3,100000,100000")
+    assert rc == 1 and "got [100000, 3, 100000, 100000]" in one_line_error(err)  # made no data
+
+
+def test_a_random_input_is_checked_against_the_memory_budget(capsys):
+    from ovpool import set_memory_budget
+
+    previous = set_memory_budget(1 << 20)
+    try:
+        rc, _, err = ovpool(capsys, "run", os.path.join(EXAMPLES, "dynamic_shape.xml"),
+                            "--shape", "x=100,3,32,32")
+    finally:
+        set_memory_budget(previous)
     message = one_line_error(err)
-    assert rc == 1 and "memory budget" in message and "'x'" in message
+    assert rc == 1 and "the random input 'x' of shape (100, 3, 32, 32)" in message
+    assert "1228800 bytes" in message and "memory budget of 1048576 bytes" in message
 
 
 def test_run_without_openvino_lists_the_layers_it_cannot_run(monkeypatch, capsys):
