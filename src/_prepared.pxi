@@ -347,19 +347,11 @@ cdef class Pool:
     array and runs. One pool may be called from several threads at once:
     it is never modified, and each call has its own outputs and scratch.
 
-    Parameters
-    ----------
-    x : ndarray
-        Called as ``pool(x, *, out=None, out_indices=None)``: ``x`` of the
-        shape and dtype the pool was prepared for (a strided or non-native
-        array is copied first, as the functions do).
-    out, out_indices : ndarray, optional
-        Buffers for the outputs, as the op's function takes them.
-
-    Returns
-    -------
-    ndarray or (ndarray, ndarray)
-        What the op's function returns: the values, or ``(values, indices)``.
+    Call it as ``pool(x, *, out=None, out_indices=None)`` with ``x`` of the
+    shape and dtype it was prepared for (a strided or non-native array is
+    copied first, as the functions do) and, optionally, buffers for the
+    outputs as the op's function takes them; it returns what the op's
+    function returns: the values, or ``(values, indices)``.
 
     Attributes
     ----------
