@@ -46,7 +46,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _spec, _threads
+from . import _core, _threads
 from ._core import ARGMAX, AVERAGE, LP, MAX
 from ._isa import kernels as _kernels
 from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
@@ -55,6 +55,7 @@ from .shapes import (
     ROUNDING_CEIL_TORCH,
     ROUNDING_FLOOR,
     auto_pad_code,
+    index_code,
     ints,
     lower,
 )
@@ -415,12 +416,7 @@ def adaptive_lowering(dims: Sequence[int | None], code: int, family: int,
     return lower(ONNX, family, code, tuple(dims), adaptive=True,
                  output_size=ints(output_size, "output_size", n,
                                   required=family != LP and output_size is not None),
-                 index_type=_index_code(index_dtype), p=p)
-
-
-def _index_code(index_dtype: Any) -> int:
-    return _spec.INDEX_I32 if index_dtype is not None and index_dtype == np.int32 \
-        else _spec.INDEX_I64
+                 index_type=index_code(index_dtype), p=p)
 
 
 def _adaptive(op: str, inp: _core.Input, output_size: Ints | None, family: int, *,

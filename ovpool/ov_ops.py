@@ -31,7 +31,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _spec
+from . import _core
 from . import ops as _ops
 from ._core import ARGMAX, AVERAGE, MAX
 from .errors import OvpoolTypeError
@@ -43,7 +43,7 @@ from .ops import (
     front_door,
     index_dtype_of,
 )
-from .shapes import OPENVINO, auto_pad_code, ints, lower, rounding_code
+from .shapes import OPENVINO, auto_pad_code, index_code, ints, lower, rounding_code
 
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
 
@@ -65,9 +65,7 @@ def ov_lowering(op: str, dims: Sequence[int | None], code: int, family: int, ker
         strides=ints(strides, "strides", n), pads_begin=ints(pads_begin, "pads_begin", n),
         pads_end=ints(pads_end, "pads_end", n), dilations=ints(dilations, "dilations", n),
         auto_pad=auto_pad_code(auto_pad), rounding=rounding_code(rounding_type),
-        count_pads=not exclude_pad, axis=int(axis),
-        index_type=_spec.INDEX_I32 if index_dtype is not None and index_dtype == np.int32
-        else _spec.INDEX_I64)
+        count_pads=not exclude_pad, axis=int(axis), index_type=index_code(index_dtype))
 
 
 def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,

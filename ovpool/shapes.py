@@ -39,6 +39,7 @@ __all__ = [
     "ONNX",
     "OPENVINO",
     "ints",
+    "index_code",
     "auto_pad_code",
     "rounding_code",
     "lower",
@@ -59,6 +60,13 @@ OPENVINO = _kernels.SEMANTICS_OPENVINO
 # auto_pad and rounding codes of spec.hpp
 ROUNDING_FLOOR = _spec.ROUNDING_CODES["floor"]
 ROUNDING_CEIL_TORCH = _spec.ROUNDING_CODES["ceil_torch"]
+
+
+def index_code(index_dtype):
+    """spec.hpp's IndexType of an index dtype (int64 when None)."""
+    if index_dtype is not None and np.dtype(index_dtype) == np.int32:
+        return _spec.INDEX_I32
+    return _spec.INDEX_I64
 
 
 def _as_int(value, name):
