@@ -78,8 +78,8 @@ def test_openvino_semantics_pool(x):
 
 def test_a_call_checks_its_array(x):
     pool = ovpool.prepare(ovpool.max_pool, x.shape, x.dtype, 2)
-    with pytest.raises(ovpool.OvpoolValueError, match=r"max_pool: this pool was prepared for x "
-                                                      r"of shape \(2, 5, 9, 11\) and dtype float32"):
+    prepared_for = r"max_pool: this pool was prepared for x of shape \(2, 5, 9, 11\) and dtype"
+    with pytest.raises(ovpool.OvpoolValueError, match=prepared_for):
         pool(x[:1])
     with pytest.raises(ovpool.OvpoolValueError, match="prepared for"):
         pool(x.astype(np.float64))
