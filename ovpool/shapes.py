@@ -119,7 +119,8 @@ def normalize_int_list(value, name, n_spatial, *, minimum, default=None,
         return (default,) * length
     if isinstance(value, np.ndarray):
         if value.ndim > 1:
-            raise OvpoolValueError(f"{name} must be an int or a 1-D sequence, got shape {value.shape}")
+            raise OvpoolValueError(
+                f"{name} must be an int or a 1-D sequence, got shape {value.shape}")
         value = value.tolist()
     if isinstance(value, (str, bytes)):
         raise OvpoolTypeError(f"{name} must be an int or a sequence of ints, got {value!r}")
@@ -154,7 +155,8 @@ def normalize_auto_pad(auto_pad, name="auto_pad"):
     key = auto_pad.strip().lower()
     if key not in _AUTO_PAD_ALIASES:
         raise OvpoolValueError(
-            f"{name} must be one of NOTSET/explicit, SAME_UPPER, SAME_LOWER, VALID; got {auto_pad!r}")
+            f"{name} must be one of NOTSET/explicit, SAME_UPPER, SAME_LOWER, VALID; "
+            f"got {auto_pad!r}")
     return _AUTO_PAD_ALIASES[key]
 
 
