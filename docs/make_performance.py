@@ -167,7 +167,9 @@ def _ahead(ahead: int, total: int) -> str:
 def headline_summary(rows: list[dict], report: dict) -> str:
     s = summary(rows)
     commit = report["machine"]["ovpool"]["commit"]
-    return (f"**Named cases** (commit `{commit}`): ovpool / fastest peer, geometric mean "
+    return (f"**Named cases** (commit `{commit}`, {_cpu(report['machine'])}, "
+            f"{report['options']['threads'][0]} threads for every system{_load_text(report)}): "
+            "ovpool / fastest peer, geometric mean "
             f"**{s['geomean']:.2f}** over all {s['cases']} cases of the benchmark "
             f"({s['geomean_issue']:.2f} over the {s['issue_cases']} above); ahead of the "
             f"fastest peer on {_ahead(s['ahead'], s['with_peer'])}, {s['at_most_target']} at "
@@ -179,8 +181,11 @@ def sweep_headline(stem: str = README_SWEEP) -> str:
     w = sweep_summary(stem)
     worst = w["worst"]
     peer = dict(PEERS).get(worst["best_peer"], worst["best_peer"])
-    return (f"**Random sweep** (seed {w['seed']}, {w['configurations']} pool configurations "
-            f"drawn the way networks use them, none tuned on; commit `{w['commit']}`): "
+    report = w["report"]
+    return (f"**Random sweep** (seed {w['seed']}: {w['configurations']} pool configurations "
+            f"drawn the way networks use them, none tuned on; commit `{w['commit']}`, "
+            f"{_cpu(report['machine'])}, {report['options']['threads'][0]} threads"
+            f"{_load_text(report)}): "
             f"geometric mean **{w['geomean']:.2f}**, 10th / 50th / 90th percentile "
             f"{w['quantiles']}; ahead of the fastest peer on "
             f"{_ahead(w['configurations'] - len(w['slower']), w['configurations'])}; worst "
@@ -198,9 +203,25 @@ def readme_claim() -> str:
             f"the [benchmark](#performance) (geometric mean of ovpool's time over theirs "
             f"{s['geomean']:.2f}) and on {w['configurations'] - len(w['slower'])} of "
             f"{w['configurations']} random pool configurations (geometric mean "
-            f"{w['geomean']:.2f}, worst {float(w['worst']['ovpool_over_best_peer']):.1f}x); "
+            f"{w['geomean']:.2f}; the worst at {float(w['worst']['ovpool_over_best_peer']):.1f}x "
+            "the peer's time); "
             f"within {s['max_roofline']:.1f}x of the time it takes to read the input and "
             "write the output once on every named case.")
+
+
+def other_load(report: dict) -> float | None:
+    """Median share of the CPUs that other processes used while the cases ran
+    (the benchmark records it per case and per process), or None."""
+    noise = report.get("noise") or {}
+    runs = noise.get("per_run") or [noise]
+    loads = [v for run in runs for v in (run.get("other_load_per_case") or {}).values()
+             if v is not None]
+    return sorted(loads)[len(loads) // 2] if loads else None
+
+
+def _load_text(report: dict) -> str:
+    load = other_load(report)
+    return "" if load is None else f"; other processes' median share of the CPUs: {load:.0%}"
 
 
 def _cpu(machine: dict) -> str:
@@ -222,7 +243,8 @@ def machine_text(report: dict) -> str:
         f"- software: Python {m['python']}, numpy {v['numpy']}, torch {v['torch']}, "
         f"ONNX Runtime {v['onnxruntime']}, OpenVINO {v['openvino']}, Cython {v['Cython']}; "
         f"ovpool {m['ovpool']['version']} at commit `{m['ovpool']['commit']}`",
-        f"- run: {report['created'][:10]}, seed {report['options']['seed']}",
+        f"- run: {report['created'][:10]}, seed {report['options']['seed']}"
+        + _load_text(report),
     ])
 
 
@@ -322,7 +344,7 @@ def sweep_section() -> str:
             f"### Seed {seed} ({role})",
             "",
             f"{len(rows)} configurations, {report['created'][:10]}, {_cpu(report['machine'])}, "
-            f"{report['options']['threads'][0]} threads{at}.",
+            f"{report['options']['threads'][0]} threads{at}{_load_text(report)}.",
             "",
             f"- ovpool / fastest peer: geometric mean **{w['geomean']:.2f}**; "
             f"10th / 50th / 90th percentile {w['quantiles']}.",
@@ -435,9 +457,7 @@ as `{MAIN_RUN}.*`, its JSON as `{MAIN_RUN}.json.gz` (`gzip -9n`), and run
 def readme_block() -> str:
     rows = load_rows()
     report = load_run(MAIN_RUN)
-    paragraphs = [headline_summary(rows, report), sweep_headline(),
-                  f"{_cpu(report['machine'])}, {report['options']['threads'][0]} threads for "
-                  "every system."]
+    paragraphs = [headline_summary(rows, report), sweep_headline()]
     text = "\n\n".join(textwrap.fill(p, width=78) for p in paragraphs)
     return "\n".join([BEGIN, "", headline_table(rows), "", text, "", END])
 
