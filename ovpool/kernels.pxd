@@ -18,52 +18,11 @@ driver (``src/_driver.pxi``) does.
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp cimport bool
+from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
-    # --- window arithmetic --------------------------------------------------
-    cdef enum class AutoPad(int32_t):
-        explicit_pads
-        same_upper
-        same_lower
-        valid
-
-    cdef enum class Rounding(int32_t):
-        floor
-        ceil
-        ceil_torch
-
-    cdef enum class Divisor(int32_t):
-        taps
-        declared_pads
-        ov_include
-        ov_exclude
-
-    cdef cppclass AxisSize:
-        int64_t n_out, pad_begin, pad_end
-
-    AxisSize axis_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t dilation,
-                              int64_t pad_begin, int64_t pad_end, AutoPad auto_pad,
-                              Rounding rounding)
-    int64_t adaptive_start(int64_t i, int64_t n_in, int64_t n_out)
-    int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out)
-    int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride,
-                               int64_t pad_begin, int64_t pad_end)
-
-    cdef cppclass AxisSpec:
-        int64_t n_in, n_out
-        bool adaptive
-        int64_t kernel, stride, dilation, pad_begin, pad_end
-        Divisor divisor
-
-    cdef cppclass Windows:
-        int64_t n_in, n_out, kernel, stride, dilation, pad_begin
-        bool uniform
-        vector[int64_t] table
-
-    Windows axis_windows(const AxisSpec& axis) except +
-
-    # --- plans --------------------------------------------------------------
+cdef extern from "ovpool/spec.hpp" namespace "ovpool" nogil:
+    # --- the vocabulary (spec.hpp): a pool call, its limits and rules -------
     cdef enum class Family(int32_t):
         average
         lp
@@ -82,6 +41,87 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         i32
         i64
 
+    cdef enum class AutoPad(int32_t):
+        explicit_pads
+        same_upper
+        same_lower
+        valid
+
+    cdef enum class Rounding(int32_t):
+        floor
+        ceil
+        ceil_torch
+
+    cdef enum class Divisor(int32_t):
+        taps
+        declared_pads
+        ov_include
+        ov_exclude
+
+    cdef cppclass AxisSpec:
+        int64_t n_in, n_out
+        bool adaptive
+        int64_t kernel, stride, dilation, pad_begin, pad_end
+        Divisor divisor
+
+    cdef cppclass PoolSpec:
+        Family family
+        DType dtype
+        int64_t n, c
+        int n_spatial
+        AxisSpec axes[3]
+        double p
+        IndexType index_type
+        int64_t planes_per_index_space
+        bool column_major
+        int64_t index_modulo
+
+    cdef enum class Isa(int32_t):
+        baseline
+        x86_64_v3
+
+    cdef cppclass IsaChoice:
+        Isa isa
+        string error
+
+    const char* kBudgetSpelling
+
+    size_t dtype_size(DType t)
+    int64_t window_table_bytes(int n_spatial, const int64_t* out_spatial)
+    int64_t usable_memory()
+    int64_t default_budget(int64_t usable)
+    int64_t parse_budget(const char* text, int64_t usable)
+    bool cpu_has_x86_64_v3()
+    IsaChoice choose_isa(const char* env, bool have_v3, bool cpu_v3)
+    const char* isa_name(Isa isa)
+
+
+cdef extern from "ovpool/spec.hpp" namespace "ovpool::limits" nogil:
+    const int64_t kMaxElements
+    const int64_t kMaxDilatedKernel
+
+
+cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
+    # --- window arithmetic --------------------------------------------------
+    cdef cppclass AxisSize:
+        int64_t n_out, pad_begin, pad_end
+
+    AxisSize axis_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t dilation,
+                              int64_t pad_begin, int64_t pad_end, AutoPad auto_pad,
+                              Rounding rounding)
+    int64_t adaptive_start(int64_t i, int64_t n_in, int64_t n_out)
+    int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out)
+    int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride,
+                               int64_t pad_begin, int64_t pad_end)
+
+    cdef cppclass Windows:
+        int64_t n_in, n_out, kernel, stride, dilation, pad_begin
+        bool uniform
+        vector[int64_t] table
+
+    Windows axis_windows(const AxisSpec& axis) except +
+
+    # --- plans --------------------------------------------------------------
     cdef enum class Path(int32_t):
         empty
         global_ "global"
@@ -96,18 +136,6 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         argmax_tiles
 
     const char* path_name(Path path)
-
-    cdef cppclass PoolSpec:
-        Family family
-        DType dtype
-        int64_t n, c
-        int n_spatial
-        AxisSpec axes[3]
-        double p
-        IndexType index_type
-        int64_t planes_per_index_space
-        bool column_major
-        int64_t index_modulo
 
     cdef cppclass ScratchLayout:
         int64_t bytes

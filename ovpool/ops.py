@@ -71,6 +71,7 @@ Ints = int | Sequence[int]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = [
+    "prepare",
     "adaptive_avg_pool",
     "adaptive_max_pool",
     "avg_pool",
@@ -123,6 +124,124 @@ def op_errors(op: str, per_axis: str | None = None) -> Callable[[_F], _F]:
         wrapper = cast(Callable[..., Any], namespace[function.__name__])
         return cast(_F, functools.wraps(function)(wrapper))
     return decorate
+
+
+# --------------------------------------------------------------------------
+# front doors and prepared pools
+# --------------------------------------------------------------------------
+
+# the compiled per-call path: (door, x, attributes, num_threads, out, out_indices)
+_call = _kernels.call
+
+# public function -> (its FrontDoor, the names of its attributes)
+_DOORS: dict[Callable[..., Any], tuple[Any, tuple[str, ...]]] = {}
+_PER_CALL = ("x", "num_threads", "out", "out_indices")
+
+
+def front_door(op: str, builder: Callable[..., Any], function: Callable[..., Any],
+               per_axis: str | None = None, allow_int8: bool = False) -> Any:
+    """The :class:`~ovpool._core.FrontDoor` of a public ``function``: its
+    pools come from ``builder(shape, dtype, *attributes)``, the attributes
+    being the function's parameters but x, num_threads, out and out_indices,
+    in order. Its errors are explained as :func:`op_errors` explains them."""
+    names = tuple(name for name in inspect.signature(function).parameters
+                  if name not in _PER_CALL)
+    built = tuple(inspect.signature(builder).parameters)[2:2 + len(names)]
+    if built != names:
+        raise TypeError(f"front_door: {builder.__name__} takes {built}, {op} passes {names}")
+
+    def explain(exc: OvpoolError, x: object, args: tuple) -> None:
+        arguments = dict(zip(names, args))
+        arguments["x"] = x
+        _explain(exc, op, per_axis, arguments)
+
+    door = _core.FrontDoor(op, builder, explain, allow_int8)
+    _DOORS[function] = (door, names)
+    return door
+
+
+class _Shape:
+    """Stands in for x in the messages of :func:`prepare` (only its shape counts)."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+
+
+def prepare(op: Callable[..., Any], shape: Sequence[int], dtype: npt.DTypeLike, *args: Any,
+            num_threads: int | None = None, **kwargs: Any) -> Any:
+    """Prepare a pool for repeated calls on inputs of one shape and dtype.
+
+    Everything a call of ``op`` decides from its arguments (their checks, the
+    output shape, the kernel's plan, the memory it needs) is decided once
+    here; calling the returned :class:`~ovpool.Pool` with an array then only
+    checks the array and runs.
+
+    Parameters
+    ----------
+    op : callable
+        A pooling function of :mod:`ovpool` or :mod:`ovpool.ov_ops`, e.g.
+        :func:`ovpool.max_pool` (not :func:`ovpool.max_unpool`).
+    shape : sequence of int
+        The input's shape ``(N, C, D1[, D2[, D3]])``.
+    dtype : dtype-like
+        The input's dtype.
+    *args, **kwargs
+        The arguments of ``op`` after ``x``, as ``op`` takes them (but
+        ``out`` and ``out_indices``, which go to each call).
+    num_threads : int, optional
+        Threads of every call of the pool (default: as the functions choose
+        them, per call).
+
+    Returns
+    -------
+    Pool
+        Call it as ``pool(x, out=None, out_indices=None)``; it returns what
+        ``op`` returns. Its ``out_shape``, ``dtype``, ``index_dtype`` and
+        ``plan`` describe it. One pool may be called from several threads
+        at once.
+
+    Raises
+    ------
+    OvpoolTypeError, OvpoolValueError
+        As ``op`` raises them for these arguments, and when ``op`` is not a
+        pooling function of ovpool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ovpool
+    >>> pool = ovpool.prepare(ovpool.max_pool, (1, 1, 4, 4), np.float32, (2, 2), strides=2)
+    >>> pool.out_shape
+    (1, 1, 2, 2)
+    >>> pool(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+    array([[[[ 5.,  7.],
+             [13., 15.]]]], dtype=float32)
+    """
+    entry = _DOORS.get(op)
+    if entry is None:
+        raise OvpoolTypeError(f"prepare: op must be a pooling function of ovpool or "
+                              f"ovpool.ov_ops, got {op!r}")
+    door, names = entry
+    for name in ("out", "out_indices", "x"):
+        if name in kwargs:
+            raise OvpoolTypeError(f"prepare: {name} is an argument of each call of the pool, "
+                                  "not of prepare")
+    try:
+        bound = inspect.signature(op).bind(None, *args, **kwargs)
+    except TypeError as exc:
+        raise OvpoolTypeError(f"prepare: {door.op}: {exc}") from None
+    bound.apply_defaults()
+    values = tuple(bound.arguments[name] for name in names)
+    try:
+        if num_threads is not None:
+            num_threads = _threads.check(num_threads, f"{door.op}: num_threads")
+        pool = door.builder(shape, dtype, *values)
+    except OvpoolError as exc:
+        door.explain(exc, _Shape(tuple(shape) if isinstance(shape, (tuple, list)) else ()),
+                     values)
+        raise
+    pool._set_num_threads(num_threads)
+    return pool
 
 
 def _explain(exc: OvpoolError, op: str, per_axis: str | None, arguments: dict) -> None:
@@ -240,7 +359,7 @@ def _refuse_empty_windows(geometry: PoolGeometry, op: str) -> None:
 # adaptive pools (OpenVINO AdaptiveAvgPool-8 / AdaptiveMaxPool-8, torch)
 # --------------------------------------------------------------------------
 
-@op_errors("adaptive_avg_pool", "output_size")
+
 def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int | None = None,
                       out: np.ndarray | None = None) -> np.ndarray:
     """Adaptive average pooling (OpenVINO AdaptiveAvgPool-8, torch ``adaptive_avg_poolNd``).
@@ -305,30 +424,35 @@ def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int |
     array([[[[ 2.5,  4.5],
              [10.5, 12.5]]]], dtype=float32)
     """
+    return _call(_ADAPTIVE_AVG_POOL, x, (output_size,), num_threads, out, None)
+
+
+def _build_adaptive_avg_pool(shape, dtype, output_size):
     op = "adaptive_avg_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size),
-                        lambda: adaptive_plan(op, planes, output_size, AVERAGE, out=out))
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+    return _adaptive(op, _core.input_of(shape, dtype, op), output_size, AVERAGE)
 
 
-def adaptive_plan(op: str, planes: _core.Planes, output_size: Ints, family: int,
-                  **options: Any) -> Any:
-    """The kernel core's plan of an adaptive pool of ``planes`` (also of the
-    global pools: output size 1)."""
-    spatial = planes.spatial
+_ADAPTIVE_AVG_POOL = front_door("adaptive_avg_pool", _build_adaptive_avg_pool, adaptive_avg_pool,
+                                "output_size")
+
+
+def _adaptive(op: str, inp: _core.Input, output_size: Ints, family: int, *,
+              index_dtype: Any = None, p: float = 2.0) -> Any:
+    """The pool of an adaptive pool of ``inp`` (also of the global pools:
+    output size 1)."""
+    spatial = inp.spatial
     for n_in in spatial:
         if n_in < 1:
             raise OvpoolValueError(
                 f"{op}: every spatial dim of x must be non-empty, got size 0 in spatial "
                 f"shape {tuple(spatial)}")
     out_spatial = adaptive_output_spatial(spatial, output_size)
-    return _core.make_plan(op, planes, family, adaptive_axes(spatial, out_spatial), **options)
+    plan = _core.make_plan(op, inp, family, adaptive_axes(spatial, out_spatial), p=p,
+                           index_dtype=np.int64 if index_dtype is None else index_dtype)
+    return _core.pool(op, inp, plan, index_dtype)
 
 
-@op_errors("adaptive_max_pool", "output_size")
+
 def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
                       index_dtype: npt.DTypeLike = np.int64, num_threads: int | None = None,
                       out: np.ndarray | None = None,
@@ -398,18 +522,20 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
     >>> indices
     array([[[2, 4, 5]]])
     """
+    return _call(_ADAPTIVE_MAX_POOL, x, (output_size, index_dtype), num_threads, out, out_indices)
+
+
+def _build_adaptive_max_pool(shape, dtype, output_size, index_dtype, index_name="index_dtype"):
     op = "adaptive_max_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    index_dtype = index_dtype_of(index_dtype, op)
-    planes = _core.prepare(x, op, allow_int8=True)
-    _check_index_space(planes.spatial, 1, index_dtype, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size,
-                         index_dtype.char),
-                        lambda: adaptive_plan(op, planes, output_size, ARGMAX, out=out,
-                                              index_dtype=index_dtype))
-    return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
-                     out=out, out_indices=out_indices)
+    index_dtype = index_dtype_of(index_dtype, op, index_name)
+    inp = _core.input_of(shape, dtype, op, allow_int8=True)
+    _check_index_space(inp.spatial, 1, index_dtype, op)
+    return _adaptive(op, inp, output_size, ARGMAX, index_dtype=index_dtype)
+
+
+_ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
+                                "output_size", allow_int8=True)
+
 
 
 def _check_index_space(spatial, planes_per_index_space, index_dtype, op):
@@ -425,7 +551,7 @@ def _check_index_space(spatial, planes_per_index_space, index_dtype, op):
 # ONNX fixed-window pools
 # --------------------------------------------------------------------------
 
-@op_errors("avg_pool", "kernel_shape")
+
 def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = None,
              pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
              ceil_mode: bool | int = False, count_include_pad: bool | int = False,
@@ -503,23 +629,24 @@ def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
     array([[[[ 6. ,  7.5],
              [12. , 13.5]]]], dtype=float32)
     """
+    return _call(_AVG_POOL, x, (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                                 count_include_pad), num_threads, out, None)
+
+
+def _build_avg_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                    count_include_pad):
     op = "avg_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op)
+    inp = _core.input_of(shape, dtype, op)
+    geometry = onnx_geometry(inp.spatial, kernel_shape, strides, pads, dilations, auto_pad,
+                             ceil_mode, op)
+    include = _bool(count_include_pad, "count_include_pad", op)
+    if not include:
+        _refuse_empty_windows(geometry, op)
+    divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
+    return _core.pool(op, inp, _core.make_plan(op, inp, AVERAGE, fixed_axes(geometry, divisor)))
 
-    def build():
-        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
-                                 auto_pad, ceil_mode, op)
-        include = _bool(count_include_pad, "count_include_pad", op)
-        if not include:
-            _refuse_empty_windows(geometry, op)
-        divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
-        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor), out=out)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
-                         strides, pads, dilations, auto_pad, ceil_mode, count_include_pad), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+_AVG_POOL = front_door("avg_pool", _build_avg_pool, avg_pool, "kernel_shape")
 
 
 @overload
@@ -542,7 +669,7 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = ...
              return_indices: bool = ..., num_threads: int | None = ...,
              out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...
              ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
-@op_errors("max_pool", "kernel_shape")
+
 def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = None,
              pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
              ceil_mode: bool | int = False, storage_order: int = 0, return_indices: bool = False,
@@ -636,33 +763,33 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
     array([[[[ 6, 16],
              [ 8, 18]]]])
     """
+    return _call(_MAX_POOL, x, (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                                 storage_order, return_indices), num_threads, out, out_indices)
+
+
+def _build_max_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                    storage_order, return_indices):
     op = "max_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op, allow_int8=True)
+    inp = _core.input_of(shape, dtype, op, allow_int8=True)
     if isinstance(storage_order, (bool, np.bool_)) or not isinstance(
             storage_order, numbers.Integral) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
-
-    def build():
-        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
-                                 auto_pad, ceil_mode, op)
-        _refuse_empty_windows(geometry, op)
-        if not return_indices:
-            return _core.make_plan(op, planes, MAX, fixed_axes(geometry), out=out)
-        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), out=out,
-                               planes_per_index_space=planes.lead[0] * planes.lead[1],
-                               column_major=storage_order == 1)
-
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
-                         strides, pads, dilations, auto_pad, ceil_mode, return_indices,
-                         storage_order), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out,
-                     out_indices=out_indices)
+    geometry = onnx_geometry(inp.spatial, kernel_shape, strides, pads, dilations, auto_pad,
+                             ceil_mode, op)
+    _refuse_empty_windows(geometry, op)
+    if not return_indices:
+        return _core.pool(op, inp, _core.make_plan(op, inp, MAX, fixed_axes(geometry)))
+    plan = _core.make_plan(op, inp, ARGMAX, fixed_axes(geometry),
+                           planes_per_index_space=inp.lead[0] * inp.lead[1],
+                           column_major=storage_order == 1)
+    return _core.pool(op, inp, plan, np.int64)
 
 
-@op_errors("lp_pool", "kernel_shape")
+_MAX_POOL = front_door("max_pool", _build_max_pool, max_pool, "kernel_shape", allow_int8=True)
+
+
+
 def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints | None = None,
             pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
             ceil_mode: bool | int = False, num_threads: int | None = None,
@@ -734,27 +861,27 @@ def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints
     >>> ovpool.lp_pool(x, 2, strides=2, p=1)
     array([[[ 7., 14.]]], dtype=float32)
     """
+    return _call(_LP_POOL, x, (kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode),
+                 num_threads, out, None)
+
+
+def _build_lp_pool(shape, dtype, kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode):
     op = "lp_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
     p = _p_value(p, op)
-    planes = _core.prepare(x, op)
+    inp = _core.input_of(shape, dtype, op)
+    geometry = onnx_geometry(inp.spatial, kernel_shape, strides, pads, dilations, auto_pad,
+                             ceil_mode, op)
+    return _core.pool(op, inp, _core.make_plan(op, inp, LP, fixed_axes(geometry), p=p))
 
-    def build():
-        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
-                                 auto_pad, ceil_mode, op)
-        return _core.make_plan(op, planes, LP, fixed_axes(geometry), out=out, p=p)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
-                         strides, pads, dilations, auto_pad, ceil_mode, p), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+_LP_POOL = front_door("lp_pool", _build_lp_pool, lp_pool, "kernel_shape")
 
 
 # --------------------------------------------------------------------------
 # global pools
 # --------------------------------------------------------------------------
 
-@op_errors("global_avg_pool")
+
 def global_avg_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
                     out: np.ndarray | None = None) -> np.ndarray:
     """The mean of each ``(n, c)`` plane (ONNX GlobalAveragePool).
@@ -806,11 +933,10 @@ def global_avg_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
     >>> y.ravel()
     array([1.5, 5.5], dtype=float32)
     """
-    planes = _core.prepare(x, "global_avg_pool")
-    return _global(planes, "global_avg_pool", num_threads, out, mode="avg")
+    return _call(_GLOBAL_AVG_POOL, x, (), num_threads, out, None)
 
 
-@op_errors("global_max_pool")
+
 def global_max_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
                     out: np.ndarray | None = None) -> np.ndarray:
     """The maximum of each ``(n, c)`` plane (ONNX GlobalMaxPool); NaN propagates.
@@ -855,11 +981,10 @@ def global_max_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
     >>> ovpool.global_max_pool(x).ravel()
     array([ 7., nan], dtype=float32)
     """
-    planes = _core.prepare(x, "global_max_pool", allow_int8=True)
-    return _global(planes, "global_max_pool", num_threads, out, mode="max")
+    return _call(_GLOBAL_MAX_POOL, x, (), num_threads, out, None)
 
 
-@op_errors("global_lp_pool")
+
 def global_lp_pool(x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = None,
                    out: np.ndarray | None = None) -> np.ndarray:
     """The Lp norm of each ``(n, c)`` plane (ONNX GlobalLpPool): ``(sum of |x|**p) ** (1/p)``.
@@ -905,17 +1030,30 @@ def global_lp_pool(x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = 
     >>> ovpool.global_lp_pool(x).ravel()
     array([ 5., 10.], dtype=float32)
     """
-    p = _p_value(p, "global_lp_pool")
-    planes = _core.prepare(x, "global_lp_pool")
-    return _global(planes, "global_lp_pool", num_threads, out, mode="lp", p=p)
+    return _call(_GLOBAL_LP_POOL, x, (p,), num_threads, out, None)
 
 
-def _global(planes: _core.Planes, op: str, num_threads: int | None, out: np.ndarray | None,
-            mode: str, p: float | None = None) -> np.ndarray:
-    family = {"avg": AVERAGE, "max": MAX, "lp": LP}[mode]
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, p),
-                        lambda: adaptive_plan(op, planes, 1, family, p=2.0 if p is None else p))
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+def _build_global_pool(op, family, shape, dtype, p=2.0):
+    inp = _core.input_of(shape, dtype, op, allow_int8=family == MAX)
+    return _adaptive(op, inp, 1, family, p=p)
+
+
+def _build_global_avg_pool(shape, dtype):
+    return _build_global_pool("global_avg_pool", AVERAGE, shape, dtype)
+
+
+def _build_global_max_pool(shape, dtype):
+    return _build_global_pool("global_max_pool", MAX, shape, dtype)
+
+
+def _build_global_lp_pool(shape, dtype, p):
+    return _build_global_pool("global_lp_pool", LP, shape, dtype, _p_value(p, "global_lp_pool"))
+
+
+_GLOBAL_AVG_POOL = front_door("global_avg_pool", _build_global_avg_pool, global_avg_pool)
+_GLOBAL_MAX_POOL = front_door("global_max_pool", _build_global_max_pool, global_max_pool,
+                              allow_int8=True)
+_GLOBAL_LP_POOL = front_door("global_lp_pool", _build_global_lp_pool, global_lp_pool)
 
 
 # --------------------------------------------------------------------------
@@ -995,17 +1133,19 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
              [ 0., 14.,  0., 16.]]]], dtype=float32)
     """
     op = "max_unpool"
-    planes = _core.prepare(x, op, allow_int8=True).widened()  # 16-bit floats scatter as float32
-    n = planes.n_spatial
+    array = _core.coerce(x, op, allow_int8=True)
+    inp = _core.input_of(array.shape, array.dtype, op, allow_int8=True)
+    data = array.astype(np.float32) if inp.half else array  # 16-bit floats scatter as float32
+    n = inp.n_spatial
     try:
         index_array = np.asarray(indices)
     except (TypeError, ValueError) as exc:
         raise OvpoolTypeError(f"{op}: indices is not an integer array: {exc}") from None
     if index_array.dtype.kind not in "iu":
         raise OvpoolTypeError(f"{op}: indices must be integers, got dtype {index_array.dtype}")
-    if index_array.shape != planes.lead + planes.spatial:
+    if index_array.shape != inp.lead + inp.spatial:
         raise OvpoolValueError(
-            f"{op}: indices must have the shape of x {planes.lead + planes.spatial}, "
+            f"{op}: indices must have the shape of x {inp.lead + inp.spatial}, "
             f"got {index_array.shape}")
     if not isinstance(indices_relative_to, str) or \
             indices_relative_to not in ("default_shape", "output_shape"):
@@ -1015,22 +1155,22 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
     kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
     strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
     begins, ends = split_onnx_pads(pads, n)
-    default_shape = planes.lead + max_unpool_output_spatial(planes.spatial, kernel, strides,
+    default_shape = inp.lead + max_unpool_output_spatial(inp.spatial, kernel, strides,
                                                             begins, ends)
     if output_shape is None:
         full_shape = default_shape
     else:
         full_shape = normalize_int_list(output_shape, "output_shape", n, minimum=1,
                                         length=n + 2)
-        if full_shape[:2] != planes.lead:
+        if full_shape[:2] != inp.lead:
             raise OvpoolValueError(
-                f"{op}: output_shape {list(full_shape)} must keep N and C of x {planes.lead}")
+                f"{op}: output_shape {list(full_shape)} must keep N and C of x {inp.lead}")
         if any(o < d for o, d in zip(full_shape, default_shape)):
             raise OvpoolValueError(
                 f"{op}: output_shape {list(full_shape)} is smaller than the default "
                 f"shape {list(default_shape)}")
     # the output's bytes before any work that grows with them
-    _core.check_output_budget(op, planes, full_shape[2:], out)
+    _core.check_output_budget(op, inp, full_shape[2:], out)
     index_shape = default_shape if indices_relative_to == "default_shape" else full_shape
     index_space = math.prod(index_shape)   # (Python ints: np.prod wraps past 2**63)
     # (uint64 indices above 2**63 wrap to negative here and are caught below)
@@ -1047,11 +1187,11 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
         flat_indices = np.ravel_multi_index(np.unravel_index(flat_indices, index_shape),
                                             full_shape).astype(np.int64, copy=False)
     # out is zeroed before the scatter reads the indices: it must not share them
-    result = _core.allocate(full_shape, planes.planes.dtype, out, op, "out", planes.planes,
-                             planes.result_dtype, (("indices", flat_indices),))
+    result = _core.allocate(full_shape, data.dtype, out, op, "out", data,
+                             inp.dtype, (("indices", flat_indices),))
     flat = result.reshape(-1)
     flat[...] = 0
-    bad = _kernels.max_unpool(planes.planes.reshape(-1), flat_indices, flat)
+    bad = _kernels.max_unpool(data.reshape(-1), flat_indices, flat)
     if bad >= 0:  # unreachable after the check above; the kernel never writes out of range
         raise OvpoolValueError(f"{op}: index {int(flat_indices[bad])} is out of range")
-    return _core.finish(result, planes.result_dtype, out)
+    return _core.finish(result, inp.dtype, out)

@@ -31,19 +31,19 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from . import ops as _ops
 from ._core import ARGMAX, AVERAGE, MAX
 from .errors import OvpoolTypeError, OvpoolValueError
 from .ops import (
     Ints,
     _bool,
+    _call,
     _check_index_space,
     adaptive_avg_pool,
     check_dilated_kernel,
-    check_num_threads,
+    front_door,
     index_dtype_of,
-    op_errors,
 )
-from .ops import adaptive_max_pool as _adaptive_max_pool
 from .shapes import (
     DIVISOR_OV_EXCLUDE,
     DIVISOR_OV_INCLUDE,
@@ -106,7 +106,7 @@ def ov_geometry(spatial: Sequence[int | None], kernel: Ints, strides: Ints | Non
     return pool_geometry(spatial, kernel, strides, dilations, begins, ends, mode, rounding, op=op)
 
 
-@op_errors("AvgPool", "kernel")
+
 def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
              pads_begin: Ints | None = None, pads_end: Ints | None = None, *,
              exclude_pad: bool = True, rounding_type: str = "floor",
@@ -180,31 +180,31 @@ def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> ov_ops.avg_pool(x, 3, 1, 1, 1, exclude_pad=False)
     array([[[0.6666667, 1.       , 1.       , 0.6666667]]], dtype=float32)
     """
+    return _call(_AVG_POOL, x, (kernel, strides, pads_begin, pads_end, exclude_pad, rounding_type,
+                                 auto_pad, dilations), num_threads, out, None)
+
+
+def _build_avg_pool(shape, dtype, kernel, strides, pads_begin, pads_end, exclude_pad,
+                    rounding_type, auto_pad, dilations):
     op = "AvgPool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op)
+    inp = _core.input_of(shape, dtype, op)
+    geometry = ov_geometry(inp.spatial, kernel, strides, pads_begin, pads_end, dilations,
+                           auto_pad, rounding_type, op)
+    exclude = _bool(exclude_pad, "exclude_pad", op)
+    check_avg_pool_pads(geometry, exclude, auto_pad, op)
+    # OpenVINO counts pads only when some pad is non-zero (its reference:
+    # pads_in_avg = !exclude_pad && any pad != 0); with all pads 0 a ceil
+    # window past the input is then 0/0 = NaN, as in OpenVINO. Counting
+    # pads, a rounding_type=ceil window may start beyond the declared pads:
+    # its sum is 0 and OpenVINO returns 0, so its divisor stays non-zero;
+    # excluding them, an empty window is divided as OpenVINO divides it
+    # (spec.hpp's Divisor::ov_exclude).
+    include = not exclude and any(geometry.pads_begin + geometry.pads_end)
+    divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
+    return _core.pool(op, inp, _core.make_plan(op, inp, AVERAGE, fixed_axes(geometry, divisor)))
 
-    def build():
-        geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                               auto_pad, rounding_type, op)
-        exclude = _bool(exclude_pad, "exclude_pad", op)
-        check_avg_pool_pads(geometry, exclude, auto_pad, op)
-        # OpenVINO counts pads only when some pad is non-zero (its reference:
-        # pads_in_avg = !exclude_pad && any pad != 0); with all pads 0 a ceil
-        # window past the input is then 0/0 = NaN, as in OpenVINO. Counting
-        # pads, a rounding_type=ceil window may start beyond the declared pads:
-        # its sum is 0 and OpenVINO returns 0, so its divisor stays non-zero;
-        # excluding them, an empty window is divided as OpenVINO divides it
-        # (plan.hpp's Divisor::ov_exclude).
-        include = not exclude and any(geometry.pads_begin + geometry.pads_end)
-        divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
-        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor), out=out)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
-                         strides, pads_begin, pads_end, exclude_pad, rounding_type, auto_pad,
-                         dilations), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+_AVG_POOL = front_door("AvgPool", _build_avg_pool, avg_pool, "kernel")
 
 
 def check_avg_pool_pads(geometry: PoolGeometry, exclude_pad: bool, auto_pad: str,
@@ -273,7 +273,7 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = ...,
              return_indices: bool = ..., num_threads: int | None = ...,
              out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...
              ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
-@op_errors("MaxPool", "kernel")
+
 def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
              pads_begin: Ints | None = None, pads_end: Ints | None = None, *,
              dilations: Ints | None = None, rounding_type: str = "floor",
@@ -365,21 +365,26 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> ov_ops.max_pool(x, 2, 2, 0, 1, rounding_type="ceil_torch", return_indices=False)
     array([[[2., 4.]]], dtype=float32)
     """
+    return _call(_MAX_POOL, x, (kernel, strides, pads_begin, pads_end, dilations, rounding_type,
+                                 auto_pad, axis, index_element_type, return_indices),
+                 num_threads, out, out_indices)
+
+
+def _build_max_pool(shape, dtype, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
+                    auto_pad, axis, index_element_type, return_indices):
     op = "MaxPool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op, allow_int8=True)
+    inp = _core.input_of(shape, dtype, op, allow_int8=True)
     return_indices = _bool(return_indices, "return_indices", op)
     index_dtype = planes_per_space = index_modulo = None
     if return_indices:
         index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
-        rank = 2 + planes.n_spatial
+        rank = 2 + inp.n_spatial
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
             raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
         if not -rank <= axis < rank:
             raise OvpoolValueError(f"{op}: axis must be in [{-rank}, {rank - 1}], got {axis}")
         axis = int(axis) % rank
-        n, c = planes.lead
+        n, c = inp.lead
         index_modulo = 0
         if axis == 0:
             planes_per_space = n * c
@@ -388,25 +393,18 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
         else:
             planes_per_space = 1
             if axis > 2:
-                index_modulo = int(np.prod(planes.spatial[axis - 2:], dtype=np.int64))
-        _check_index_space(planes.spatial, planes_per_space, index_dtype, op)
+                index_modulo = int(np.prod(inp.spatial[axis - 2:], dtype=np.int64))
+        _check_index_space(inp.spatial, planes_per_space, index_dtype, op)
+    geometry = ov_geometry(inp.spatial, kernel, strides, pads_begin, pads_end, dilations,
+                           auto_pad, rounding_type, op)
+    if not return_indices:
+        return _core.pool(op, inp, _core.make_plan(op, inp, MAX, fixed_axes(geometry)))
+    plan = _core.make_plan(op, inp, ARGMAX, fixed_axes(geometry), index_dtype=index_dtype,
+                           planes_per_index_space=planes_per_space, index_modulo=index_modulo)
+    return _core.pool(op, inp, plan, index_dtype)
 
-    def build():
-        geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                               auto_pad, rounding_type, op)
-        if not return_indices:
-            return _core.make_plan(op, planes, MAX, fixed_axes(geometry), out=out)
-        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), out=out,
-                               index_dtype=index_dtype,
-                               planes_per_index_space=planes_per_space,
-                               index_modulo=index_modulo)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
-                         strides, pads_begin, pads_end, dilations, rounding_type, auto_pad,
-                         index_dtype and index_dtype.char, planes_per_space, index_modulo),
-                        build)
-    return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
-                     out=out, out_indices=out_indices)
+_MAX_POOL = front_door("MaxPool", _build_max_pool, max_pool, "kernel", allow_int8=True)
 
 
 def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
@@ -448,6 +446,15 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
     >>> ov_ops.adaptive_max_pool(x, 3, index_element_type="i32")[1]
     array([[[2, 4, 5]]], dtype=int32)
     """
-    return _adaptive_max_pool(x, output_size, index_dtype=index_element_type,
-                              num_threads=num_threads, out=out, out_indices=out_indices)
+    return _call(_ADAPTIVE_MAX_POOL, x, (output_size, index_element_type), num_threads, out,
+                 out_indices)
+
+
+def _build_adaptive_max_pool(shape, dtype, output_size, index_element_type):
+    return _ops._build_adaptive_max_pool(shape, dtype, output_size, index_element_type,
+                                         "index_element_type")
+
+
+_ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
+                                "output_size", allow_int8=True)
 

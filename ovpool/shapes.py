@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _spec
 from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 
@@ -73,18 +74,17 @@ __all__ = [
 AUTO_PADS = ("explicit", "same_upper", "same_lower", "valid")
 ROUNDINGS = ("floor", "ceil", "ceil_torch")
 
-# Upper bound on the number of elements of any array ovpool agrees to create
-# (2**40 elements, already 4 TiB of float32): guards the window tables and the
-# integer arithmetic against absurd sizes before anything is allocated.
-MAX_ELEMENTS = 1 << 40
+# The most elements of any array, and the largest size of any axis, kernel,
+# pad or output size (spec.hpp's limits::kMaxElements, 2**40).
+MAX_ELEMENTS = _spec.MAX_ELEMENTS
 
-# Codes of plan.hpp's AutoPad, Rounding and Divisor.
-_AUTO_PAD_CODES = {"explicit": 0, "same_upper": 1, "same_lower": 2, "valid": 3}
-_ROUNDING_CODES = {"floor": 0, "ceil": 1, "ceil_torch": 2}
-DIVISOR_TAPS = 0           # taps inside the input (count_include_pad=0)
-DIVISOR_DECLARED_PADS = 1  # taps inside input + declared pads (count_include_pad=1)
-DIVISOR_OV_INCLUDE = 2     # OpenVINO AvgPool counting pads (at least 1)
-DIVISOR_OV_EXCLUDE = 3     # OpenVINO exclude-pad (n_in - start past the end)
+# Codes of spec.hpp's AutoPad, Rounding and Divisor.
+_AUTO_PAD_CODES = _spec.AUTO_PAD_CODES
+_ROUNDING_CODES = _spec.ROUNDING_CODES
+DIVISOR_TAPS = _spec.DIVISOR_TAPS                    # count_include_pad=0
+DIVISOR_DECLARED_PADS = _spec.DIVISOR_DECLARED_PADS  # count_include_pad=1
+DIVISOR_OV_INCLUDE = _spec.DIVISOR_OV_INCLUDE        # OpenVINO AvgPool counting pads
+DIVISOR_OV_EXCLUDE = _spec.DIVISOR_OV_EXCLUDE        # OpenVINO exclude-pad
 
 _AUTO_PAD_ALIASES = {
     "notset": "explicit",
@@ -186,7 +186,7 @@ def axis_output_size(n_in, kernel, stride, dilation, pad_begin, pad_end,
     padding and ``(None, None, None)`` for same_*. ``n_out`` may be <= 0: the
     caller decides whether that is an error.
     """
-    if (kernel - 1) * dilation + 1 > 4 * MAX_ELEMENTS:
+    if (kernel - 1) * dilation + 1 > _spec.MAX_DILATED_KERNEL:
         raise OvpoolValueError(
             f"the dilated kernel ({kernel} taps, dilation {dilation}) is absurdly large")
     if n_in is None:

@@ -364,3 +364,6 @@ def max_unpool(cnp.ndarray x not None, cnp.ndarray indices not None, cnp.ndarray
     if bad == -2:
         raise TypeError(f"ovpool: max_unpool of dtype {x.dtype}")
     return bad
+
+
+include "_prepared.pxi"

@@ -25,22 +25,13 @@
 #include <vector>
 
 #include "simd/argmax.hpp"
+#include "spec.hpp"
 
 OVPOOL_BEGIN
 
 // ---------------------------------------------------------------------------
 // Output sizes
 // ---------------------------------------------------------------------------
-
-enum class AutoPad : int32_t { explicit_pads = 0, same_upper = 1, same_lower = 2, valid = 3 };
-
-// floor: (n_in + pads - ek) / s + 1. ceil: the same rounded up; a last
-// window that starts in the right padding is kept (OpenVINO's "ceil").
-// ceil_torch: rounded up, but a window that would start in the right
-// padding is dropped (PyTorch's ceil_mode, ONNX ceil_mode=1, OpenVINO's
-// "ceil_torch"). n_in=5, k=2, s=2, pads 1+1: windows start at -1, 1, 3, 5;
-// ceil keeps 4, ceil_torch 3.
-enum class Rounding : int32_t { floor = 0, ceil = 1, ceil_torch = 2 };
 
 struct AxisSize {
     int64_t n_out;  // may be <= 0: the window does not fit (the caller decides)
@@ -111,27 +102,6 @@ inline int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride, 
 // ---------------------------------------------------------------------------
 // Window tables
 // ---------------------------------------------------------------------------
-
-// The divisor factor an axis contributes to an average.
-enum class Divisor : int32_t {
-    taps = 0,           // taps inside the input (count_include_pad=0)
-    declared_pads = 1,  // taps inside [-pad_begin, n_in + pad_end): positions added by
-                        // ceil rounding never count (PyTorch, ONNX Runtime, ONNX's reference)
-    ov_include = 2,     // OpenVINO AvgPool counting pads: declared_pads, at least 1 (a
-                        // rounding_type=ceil window past the pads sums 0 and gives 0)
-    ov_exclude = 3,     // OpenVINO exclude-pad: taps; an empty window that starts at or past
-                        // the end divides by n_in - start (0/0 = NaN, then 0/negative = -0)
-};
-
-// One axis of a pool as a front door describes it: a fixed window (kernel,
-// stride, dilation, pads already resolved by axis_output_size) or adaptive
-// bins (adaptive set: only n_in and n_out count).
-struct AxisSpec {
-    int64_t n_in = 1, n_out = 1;
-    bool adaptive = false;
-    int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
-    Divisor divisor = Divisor::taps;
-};
 
 // The windows of one axis as the kernels take them. When uniform, output o
 // also reads the padded positions o * stride + t * dilation (t < kernel) of
@@ -226,38 +196,6 @@ inline Windows axis_windows(const AxisSpec &a) {
 // The plan
 // ---------------------------------------------------------------------------
 
-enum class Family : int32_t {
-    average = 0,  // sum / divisor
-    lp = 1,       // (sum |x|^p)^(1/p), padding contributes zeros
-    max = 2,      // maximum values (NaN propagates)
-    argmax = 3,   // maximum values and their flat indices
-};
-
-// Element types of a call. f16 and bf16 are computed in float32 and rounded
-// back to nearest even; i8 and u8 for the max families only.
-enum class DType : int32_t { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, i8 = 4, u8 = 5 };
-
-inline size_t dtype_size(DType t) {
-    switch (t) {
-        case DType::f64:
-            return 8;
-        case DType::f16:
-        case DType::bf16:
-            return 2;
-        case DType::i8:
-        case DType::u8:
-            return 1;
-        default:
-            return 4;
-    }
-}
-
-inline bool is_half(DType t) {
-    return t == DType::f16 || t == DType::bf16;
-}
-
-enum class IndexType : int32_t { i32 = 0, i64 = 1 };
-
 // The kernel path of a call, chosen by choose_path. Each exists because the
 // benchmark showed it faster than the general path on the shapes it takes,
 // with the same bits (see the family headers for the measurements).
@@ -307,26 +245,6 @@ inline const char *path_name(Path p) {
     }
     return "?";
 }
-
-// A pool call as a front door has validated it.
-struct PoolSpec {
-    Family family = Family::average;
-    DType dtype = DType::f32;
-    int64_t n = 1, c = 1;  // leading dims: the planes are their product
-    int n_spatial = 2;     // 1, 2 or 3
-    AxisSpec axes[3];      // the first n_spatial are used
-    double p = 2.0;        // Lp
-    // argmax: index element type, and how indices count. Plane q numbers its
-    // elements from (q % planes_per_index_space) * plane size: 1 gives indices
-    // within each (n, c) plane (AdaptiveMaxPool, PyTorch, OpenVINO axis 2),
-    // n * c over the whole tensor (ONNX, OpenVINO axis 0), c OpenVINO's axis 1.
-    // column_major: ONNX storage_order=1. index_modulo > 0 reduces each index
-    // (OpenVINO MaxPool-8 with an axis inside the spatial dims).
-    IndexType index_type = IndexType::i64;
-    int64_t planes_per_index_space = 1;
-    bool column_major = false;
-    int64_t index_modulo = 0;
-};
 
 // How an Lp or average sum is transformed and finished.
 enum SumMode : int { kSumAverage = 0, kSumLp1 = 1, kSumLp2 = 2, kSumLpP = 3 };
@@ -385,21 +303,6 @@ struct Tuning {
     // widened to float32 as a whole instead.
     int64_t half_scratch_limit = int64_t(8) << 20;
 };
-
-// Limits of the kernels themselves.
-namespace limits {
-// Floats of per-thread scratch the narrow-bin adaptive kernel may take.
-constexpr int64_t kNarrowScratch = 65536;
-// Window rows (over all depth slices) that the (row << 4) + column keys of
-// the bin argmax hold in int32.
-constexpr int64_t kRankKeyRows = int64_t(1) << 27;
-// 16-bit elements widened at a time by the global and tiling pools.
-constexpr int64_t kHalfChunk = 4096;
-// Planes a work unit of the float32/float64/8-bit global pools takes at most.
-constexpr int64_t kGlobalGroup = 64;
-// Window rows of the run path's windows at most (its row offsets).
-constexpr int64_t kRunRows = 16;
-}  // namespace limits
 
 // Per-thread scratch of a call: byte offsets of its parts in one block
 // (each part 64-byte aligned), and its size. -1: the part is not used.
@@ -489,13 +392,10 @@ struct Schedule {
 
 namespace detail {
 
-// The largest sizes a plan accepts: 2^40 elements of any array, 2^31 rows of
-// a window table; front doors check their own limits (and the memory budget)
-// first, so these only keep the arithmetic below from overflowing.
-constexpr int64_t kMaxElements = int64_t(1) << 40;
-
+// Front doors check limits::kMaxElements (and the memory budget) first, so
+// this only keeps the arithmetic below from overflowing.
 inline int64_t checked_mul(int64_t a, int64_t b) {
-    if (a < 0 || b < 0 || (a != 0 && b > kMaxElements / a))
+    if (a < 0 || b < 0 || (a != 0 && b > limits::kMaxElements / a))
         throw std::length_error("ovpool: sizes too large");
     return a * b;
 }
