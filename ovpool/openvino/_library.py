@@ -12,9 +12,9 @@ OpenVINO release (or an install built without OpenVINO),
 the same folder; ``OVPOOL_OPENVINO_EXTENSION`` (a file, or a folder
 holding the library) points at a build elsewhere.
 
-Nothing here imports OpenVINO at import time, and nothing imports the rest
-of ovpool: ``setup.py`` loads this file alone to build the wheel's library
-(the package is not importable while it is being built).
+Nothing here imports OpenVINO at import time, and nothing needs the rest of
+ovpool: ``setup.py`` loads this file alone to build the wheel's library (the
+package is not importable while it is being built).
 """
 
 from __future__ import annotations
@@ -40,10 +40,8 @@ LIBRARY_NAME = "libovpool_openvino.so"
 RECORD_NAME = "libovpool_openvino.json"
 ENV_VAR = "OVPOOL_OPENVINO_EXTENSION"
 BUILD_COMMAND = "python -m ovpool.openvino build"
-# The library's RUNPATH in a wheel: site-packages/ovpool/lib/ -> the openvino
-# wheel's site-packages/openvino/libs/ (libopenvino, TBB), which are never
-# copied into ovpool's wheel. OpenVINO has its runtime loaded before it loads
-# an extension; this entry serves loaders that come first (ldd, dlopen).
+# The RUNPATH of the wheel's library: site-packages/ovpool/lib/ -> the openvino
+# wheel's libopenvino and TBB (src/openvino/CMakeLists.txt says when it serves).
 WHEEL_RUNPATH = "$ORIGIN/../../openvino/libs"
 
 _PACKAGE = Path(__file__).resolve().parent.parent          # .../ovpool
@@ -55,7 +53,8 @@ class ExtensionError(OvpoolError, RuntimeError):
 
 
 def default_dir() -> Path:
-    """``ovpool/lib``, where ``python -m ovpool.openvino build`` puts the library."""
+    """``ovpool/lib``: where the wheel's library is, and where ``python -m
+    ovpool.openvino build`` puts one."""
     return _PACKAGE / "lib"
 
 
