@@ -165,44 +165,30 @@ def check_output_budget(op, inp, out_spatial, out=None):
         check_budget(op, "out", nbytes, inp.lead + tuple(out_spatial), inp.dtype)
 
 
-def make_plan(op, inp, family, axes, *, p=2.0, index_dtype=np.int64, planes_per_index_space=1,
-              column_major=False, index_modulo=0):
-    """The kernel core's plan of one call on ``inp`` (:class:`Input`):
-    ``family`` (AVERAGE, LP, MAX, ARGMAX), one axis tuple per spatial dim
-    (:func:`ovpool.shapes.fixed_axes` / :func:`~ovpool.shapes.adaptive_axes`),
-    and for ARGMAX the index dtype and layout (see spec.hpp's PoolSpec).
-    The window tables are checked against the memory budget first (the
-    outputs by each call that allocates them)."""
-    out_spatial = [a[1] for a in axes]
+def make_plan(op, inp, lowering):
+    """The kernel core's plan of a call on ``inp`` (:class:`Input`) that
+    :func:`ovpool.shapes.lower` lowered. The window tables are checked
+    against the memory budget first (the outputs by each call that allocates
+    them)."""
+    out_spatial = lowering.out_shape[2:]
     tables = _spec.window_table_bytes(out_spatial)
     if tables > _limits._budget:
         # an output that large is what a call would refuse first
         check_output_budget(op, inp, out_spatial)
         check_budget(op, "the window tables", tables)
-    n, c = inp.lead
     try:
-        return _kernels.make_plan(
-            family, inp.code, n, c, axes, p,
-            _spec.INDEX_I64 if np.dtype(index_dtype) == np.int64 else _spec.INDEX_I32,
-            max(1, planes_per_index_space), column_major, index_modulo, TUNING)
+        return _kernels.make_plan(lowering, TUNING)
     except (RuntimeError, ValueError, OverflowError) as exc:
-        shape = inp.lead + tuple(out_spatial)
-        raise OvpoolValueError(f"{op}: output shape {shape} is absurdly large ({exc})") from None
-    except MemoryError:
-        shape = inp.lead + tuple(out_spatial)
         raise OvpoolValueError(
-            f"{op}: cannot allocate the window tables of output shape {shape}") from None
+            f"{op}: output shape {lowering.out_shape} is absurdly large ({exc})") from None
+    except MemoryError:
+        raise OvpoolValueError(f"{op}: cannot allocate the window tables of output shape "
+                               f"{lowering.out_shape}") from None
 
 
-def pool(op, inp, plan, index_dtype=None):
-    """The prepared :class:`Pool` of ``plan`` for inputs like ``inp``."""
-    out_shape = inp.lead + tuple(plan.out_spatial)
-    total = 1
-    for n in out_shape:
-        total *= n
-    if total > MAX_ELEMENTS:
-        raise OvpoolValueError(f"{op}: output shape {out_shape} is absurdly large")
-    return Pool(plan, op, inp.shape, inp.dtype, out_shape,
+def pool(op, inp, lowering, index_dtype=None):
+    """The prepared :class:`Pool` of a lowered call for inputs like ``inp``."""
+    return Pool(make_plan(op, inp, lowering), op, inp.shape, inp.dtype, lowering.out_shape,
                 None if index_dtype is None else np.dtype(index_dtype))
 
 

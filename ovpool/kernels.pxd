@@ -99,6 +99,48 @@ cdef extern from "ovpool/spec.hpp" namespace "ovpool" nogil:
 cdef extern from "ovpool/spec.hpp" namespace "ovpool::limits" nogil:
     const int64_t kMaxElements
     const int64_t kMaxDilatedKernel
+    const int64_t kMinElementsPerThread
+
+
+cdef extern from "ovpool/lower.hpp" namespace "ovpool" nogil:
+    # --- an op's attributes lowered into the spec (lower.hpp) ---------------
+    cdef enum class Semantics(int32_t):
+        onnx
+        openvino
+
+    cdef cppclass PoolAttrs:
+        Semantics semantics
+        Family family
+        bool adaptive
+        vector[int64_t] output_size
+        vector[int64_t] kernel, strides, dilations, pads, pads_begin, pads_end
+        AutoPad auto_pad
+        Rounding rounding
+        bool count_pads
+        int64_t storage_order
+        int64_t axis
+        IndexType index_type
+        double p
+
+    cdef cppclass Lowered:
+        PoolSpec spec
+        int rank
+        int64_t out_shape[5]
+        bool is_static
+
+    cdef cppclass UnpoolLowered:
+        int rank
+        vector[int64_t] kernel, strides, pads_begin, pads_end
+        int64_t default_shape[5]
+        int64_t out_shape[5]
+
+    Lowered lower(const PoolAttrs& attrs, DType dtype, int rank, const int64_t* dims) except +
+    UnpoolLowered lower_unpool(const vector[int64_t]& kernel_shape,
+                               const vector[int64_t]& strides, const vector[int64_t]& pads,
+                               const vector[int64_t]& output_shape, int rank,
+                               const int64_t* dims) except +
+    AutoPad parse_auto_pad(const string& text, const char* name) except +
+    Rounding parse_rounding(const string& text, const char* name) except +
 
 
 cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
@@ -113,6 +155,8 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
     int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out)
     int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride,
                                int64_t pad_begin, int64_t pad_end)
+    bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t pad_begin)
 
     cdef cppclass Windows:
         int64_t n_in, n_out, kernel, stride, dilation, pad_begin

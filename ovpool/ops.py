@@ -51,18 +51,13 @@ from ._core import ARGMAX, AVERAGE, LP, MAX
 from ._isa import kernels as _kernels
 from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
 from .shapes import (
-    DIVISOR_DECLARED_PADS,
-    DIVISOR_TAPS,
-    MAX_ELEMENTS,
-    PoolGeometry,
-    adaptive_axes,
-    adaptive_output_spatial,
-    fixed_axes,
-    max_unpool_output_spatial,
-    normalize_auto_pad,
-    normalize_int_list,
-    pool_geometry,
-    split_onnx_pads,
+    ONNX,
+    ROUNDING_CEIL_TORCH,
+    ROUNDING_FLOOR,
+    auto_pad_code,
+    index_code,
+    ints,
+    lower,
 )
 
 Ints = int | Sequence[int]
@@ -289,10 +284,7 @@ def check_num_threads(num_threads: object, op: str) -> None:
 def _p_value(p: object, op: str) -> float:
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
         raise OvpoolTypeError(f"{op}: p must be a number, got {p!r}")
-    p = float(p)
-    if not np.isfinite(p) or p <= 0:
-        raise OvpoolValueError(f"{op}: p must be a positive finite number, got {p}")
-    return p
+    return float(p)
 
 
 def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype") -> np.dtype:
@@ -315,44 +307,23 @@ def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype
     return dtype
 
 
-def onnx_geometry(spatial: Sequence[int | None], kernel_shape: Ints, strides: Ints | None,
-                  pads: Ints | None, dilations: Ints | None, auto_pad: str,
-                  ceil_mode: bool | int, op: str) -> PoolGeometry:
-    """Resolve ONNX pool attributes into a :class:`~ovpool.shapes.PoolGeometry`."""
-    n = len(spatial)
-    kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
-    strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
-    dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
-    check_dilated_kernel(kernel, dilations, op)
-    mode = normalize_auto_pad(auto_pad)
-    if pads is not None and mode != "explicit":
-        given = normalize_int_list(pads, "pads", n, minimum=0, length=2 * n)
-        if any(given):
-            raise OvpoolValueError(
-                f"{op}: pads={list(given)} cannot be combined with auto_pad={auto_pad!r}")
-    begins, ends = split_onnx_pads(pads, n)
-    rounding = "ceil_torch" if _bool(ceil_mode, "ceil_mode", op) else "floor"
-    return pool_geometry(tuple(spatial), kernel, strides, dilations, begins, ends,
-                         mode, rounding, op=op)
-
-
-def check_dilated_kernel(kernel: Sequence[int], dilations: Sequence[int], op: str) -> None:
-    """Refuse a dilated kernel past :data:`~ovpool.shapes.MAX_ELEMENTS` (each
-    factor is within it, their product may pass 2**63 in the window tables)."""
-    for k, d in zip(kernel, dilations):
-        if (k - 1) * d + 1 > MAX_ELEMENTS:
-            raise OvpoolValueError(
-                f"{op}: the dilated kernel is absurdly large (kernel {list(kernel)}, dilations "
-                f"{list(dilations)})")
-
-
-def _refuse_empty_windows(geometry: PoolGeometry, op: str) -> None:
-    if geometry.has_empty_window():
-        raise OvpoolValueError(
-            f"{op}: some window lies entirely in the padding (pads_begin="
-            f"{list(geometry.pads_begin)}, pads_end={list(geometry.pads_end)}, kernel_shape="
-            f"{list(geometry.kernel)}, dilations={list(geometry.dilations)}); "
-            "pads must be smaller than the dilated kernel")
+def onnx_lowering(op: str, dims: Sequence[int | None], code: int, family: int,
+                  kernel_shape: Ints, strides: Ints | None, pads: Ints | None,
+                  dilations: Ints | None, auto_pad: str, ceil_mode: bool | int, *,
+                  count_include_pad: bool = False, storage_order: int = 0,
+                  p: float = 2.0) -> Any:
+    """An ONNX fixed-window pool's attributes, as the numpy API and the IR
+    runtime take them, lowered by the kernel core on an input of shape
+    ``dims`` (None for an unknown dim): its ``out_shape`` and its plan
+    (:func:`ovpool.shapes.lower`)."""
+    n = len(dims) - 2
+    return lower(
+        ONNX, family, code, tuple(dims),
+        kernel=ints(kernel_shape, "kernel_shape", n, required=True),
+        strides=ints(strides, "strides", n), pads=ints(pads, "pads", 2 * n),
+        dilations=ints(dilations, "dilations", n), auto_pad=auto_pad_code(auto_pad),
+        rounding=ROUNDING_CEIL_TORCH if _bool(ceil_mode, "ceil_mode", op) else ROUNDING_FLOOR,
+        count_pads=count_include_pad, storage_order=storage_order, p=p)
 
 
 # --------------------------------------------------------------------------
@@ -436,20 +407,25 @@ _ADAPTIVE_AVG_POOL = front_door("adaptive_avg_pool", _build_adaptive_avg_pool, a
                                 "output_size")
 
 
-def _adaptive(op: str, inp: _core.Input, output_size: Ints, family: int, *,
+def adaptive_lowering(dims: Sequence[int | None], code: int, family: int,
+                      output_size: Ints | None, *, index_dtype: Any = None,
+                      p: float = 2.0) -> Any:
+    """An adaptive pool (a global one: ``output_size`` None) lowered by the
+    kernel core on an input of shape ``dims``."""
+    n = len(dims) - 2
+    return lower(ONNX, family, code, tuple(dims), adaptive=True,
+                 output_size=ints(output_size, "output_size", n,
+                                  required=family != LP and output_size is not None),
+                 index_type=index_code(index_dtype), p=p)
+
+
+def _adaptive(op: str, inp: _core.Input, output_size: Ints | None, family: int, *,
               index_dtype: Any = None, p: float = 2.0) -> Any:
     """The pool of an adaptive pool of ``inp`` (also of the global pools:
-    output size 1)."""
-    spatial = inp.spatial
-    for n_in in spatial:
-        if n_in < 1:
-            raise OvpoolValueError(
-                f"{op}: every spatial dim of x must be non-empty, got size 0 in spatial "
-                f"shape {tuple(spatial)}")
-    out_spatial = adaptive_output_spatial(spatial, output_size)
-    plan = _core.make_plan(op, inp, family, adaptive_axes(spatial, out_spatial), p=p,
-                           index_dtype=np.int64 if index_dtype is None else index_dtype)
-    return _core.pool(op, inp, plan, index_dtype)
+    ``output_size`` None, 1 per axis)."""
+    lowering = adaptive_lowering(inp.shape, inp.code, family, output_size,
+                                 index_dtype=index_dtype, p=p)
+    return _core.pool(op, inp, lowering, index_dtype)
 
 
 
@@ -529,22 +505,12 @@ def _build_adaptive_max_pool(shape, dtype, output_size, index_dtype, index_name=
     op = "adaptive_max_pool"
     index_dtype = index_dtype_of(index_dtype, op, index_name)
     inp = _core.input_of(shape, dtype, op, allow_int8=True)
-    _check_index_space(inp.spatial, 1, index_dtype, op)
     return _adaptive(op, inp, output_size, ARGMAX, index_dtype=index_dtype)
 
 
 _ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
                                 "output_size", allow_int8=True)
 
-
-
-def _check_index_space(spatial, planes_per_index_space, index_dtype, op):
-    """int32 indices must hold every index of their index space."""
-    if index_dtype == np.int32:
-        space = int(np.prod(spatial, dtype=np.int64)) * max(1, planes_per_index_space)
-        if space > np.iinfo(np.int32).max:
-            raise OvpoolValueError(
-                f"{op}: indices up to {space - 1} do not fit in int32; use int64 indices")
 
 
 # --------------------------------------------------------------------------
@@ -637,13 +603,10 @@ def _build_avg_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_p
                     count_include_pad):
     op = "avg_pool"
     inp = _core.input_of(shape, dtype, op)
-    geometry = onnx_geometry(inp.spatial, kernel_shape, strides, pads, dilations, auto_pad,
-                             ceil_mode, op)
-    include = _bool(count_include_pad, "count_include_pad", op)
-    if not include:
-        _refuse_empty_windows(geometry, op)
-    divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
-    return _core.pool(op, inp, _core.make_plan(op, inp, AVERAGE, fixed_axes(geometry, divisor)))
+    lowering = onnx_lowering(op, inp.shape, inp.code, AVERAGE, kernel_shape, strides, pads,
+                             dilations, auto_pad, ceil_mode,
+                             count_include_pad=_bool(count_include_pad, "count_include_pad", op))
+    return _core.pool(op, inp, lowering)
 
 
 _AVG_POOL = front_door("avg_pool", _build_avg_pool, avg_pool, "kernel_shape")
@@ -775,15 +738,10 @@ def _build_max_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_p
             storage_order, numbers.Integral) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
-    geometry = onnx_geometry(inp.spatial, kernel_shape, strides, pads, dilations, auto_pad,
-                             ceil_mode, op)
-    _refuse_empty_windows(geometry, op)
-    if not return_indices:
-        return _core.pool(op, inp, _core.make_plan(op, inp, MAX, fixed_axes(geometry)))
-    plan = _core.make_plan(op, inp, ARGMAX, fixed_axes(geometry),
-                           planes_per_index_space=inp.lead[0] * inp.lead[1],
-                           column_major=storage_order == 1)
-    return _core.pool(op, inp, plan, np.int64)
+    lowering = onnx_lowering(op, inp.shape, inp.code, ARGMAX if return_indices else MAX,
+                             kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                             storage_order=int(storage_order))
+    return _core.pool(op, inp, lowering, np.int64 if return_indices else None)
 
 
 _MAX_POOL = front_door("max_pool", _build_max_pool, max_pool, "kernel_shape", allow_int8=True)
@@ -869,9 +827,8 @@ def _build_lp_pool(shape, dtype, kernel_shape, p, strides, pads, dilations, auto
     op = "lp_pool"
     p = _p_value(p, op)
     inp = _core.input_of(shape, dtype, op)
-    geometry = onnx_geometry(inp.spatial, kernel_shape, strides, pads, dilations, auto_pad,
-                             ceil_mode, op)
-    return _core.pool(op, inp, _core.make_plan(op, inp, LP, fixed_axes(geometry), p=p))
+    return _core.pool(op, inp, onnx_lowering(op, inp.shape, inp.code, LP, kernel_shape, strides,
+                                             pads, dilations, auto_pad, ceil_mode, p=p))
 
 
 _LP_POOL = front_door("lp_pool", _build_lp_pool, lp_pool, "kernel_shape")
@@ -1035,7 +992,7 @@ def global_lp_pool(x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = 
 
 def _build_global_pool(op, family, shape, dtype, p=2.0):
     inp = _core.input_of(shape, dtype, op, allow_int8=family == MAX)
-    return _adaptive(op, inp, 1, family, p=p)
+    return _adaptive(op, inp, None, family, p=p)
 
 
 def _build_global_avg_pool(shape, dtype):
@@ -1152,23 +1109,13 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
         raise OvpoolValueError(
             f"{op}: indices_relative_to must be 'default_shape' or 'output_shape', "
             f"got {indices_relative_to!r}")
-    kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
-    strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
-    begins, ends = split_onnx_pads(pads, n)
-    default_shape = inp.lead + max_unpool_output_spatial(inp.spatial, kernel, strides,
-                                                            begins, ends)
-    if output_shape is None:
-        full_shape = default_shape
-    else:
-        full_shape = normalize_int_list(output_shape, "output_shape", n, minimum=1,
-                                        length=n + 2)
-        if full_shape[:2] != inp.lead:
-            raise OvpoolValueError(
-                f"{op}: output_shape {list(full_shape)} must keep N and C of x {inp.lead}")
-        if any(o < d for o, d in zip(full_shape, default_shape)):
-            raise OvpoolValueError(
-                f"{op}: output_shape {list(full_shape)} is smaller than the default "
-                f"shape {list(default_shape)}")
+    try:
+        *_, default_shape, full_shape = _kernels.lower_unpool(
+            inp.shape, ints(kernel_shape, "kernel_shape", n, required=True),
+            ints(strides, "strides", n), ints(pads, "pads", 2 * n),
+            ints(output_shape, "output_shape", n + 2))
+    except ValueError as exc:
+        raise OvpoolValueError(f"{op}: {exc}") from None
     # the output's bytes before any work that grows with them
     _core.check_output_budget(op, inp, full_shape[2:], out)
     index_shape = default_shape if indices_relative_to == "default_shape" else full_shape

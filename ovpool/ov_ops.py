@@ -24,8 +24,9 @@ AvgPool NaN with exclude-pad and 0 without.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -33,78 +34,38 @@ import numpy.typing as npt
 from . import _core
 from . import ops as _ops
 from ._core import ARGMAX, AVERAGE, MAX
-from .errors import OvpoolTypeError, OvpoolValueError
+from .errors import OvpoolTypeError
 from .ops import (
     Ints,
     _bool,
     _call,
-    _check_index_space,
     adaptive_avg_pool,
-    check_dilated_kernel,
     front_door,
     index_dtype_of,
 )
-from .shapes import (
-    DIVISOR_OV_EXCLUDE,
-    DIVISOR_OV_INCLUDE,
-    PoolGeometry,
-    fixed_axes,
-    normalize_auto_pad,
-    normalize_int_list,
-    normalize_rounding,
-    pool_geometry,
-)
+from .shapes import OPENVINO, auto_pad_code, index_code, ints, lower, rounding_code
 
-__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool", "ov_geometry",
-           "check_avg_pool_pads"]
+__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
 
 
-def ov_geometry(spatial: Sequence[int | None], kernel: Ints, strides: Ints | None,
-                pads_begin: Ints | None, pads_end: Ints | None, dilations: Ints | None,
-                auto_pad: str, rounding_type: str, op: str) -> PoolGeometry:
-    """Resolve OpenVINO pool attributes into a :class:`~ovpool.shapes.PoolGeometry`.
-
-    The shape arithmetic of :func:`avg_pool` and :func:`max_pool`, shared
-    with the IR runtime's shape inference (:mod:`ovpool.layers`).
-
-    Parameters
-    ----------
-    spatial : sequence of int or None
-        The input's spatial dims (None: a dynamic dim, for shape inference).
-    kernel, strides, pads_begin, pads_end, dilations, auto_pad, rounding_type
-        As in :func:`avg_pool`. With ``auto_pad`` other than ``"explicit"``
-        the given pads are ignored and recomputed.
-    op : str
-        The op's name, for error messages.
-
-    Returns
-    -------
-    PoolGeometry
-        Output spatial dims and the pads actually used.
-
-    Raises
-    ------
-    OvpoolTypeError, OvpoolValueError
-        For a bad attribute, or a window that does not fit.
-
-    Examples
-    --------
-    >>> from ovpool.ov_ops import ov_geometry
-    >>> g = ov_geometry((5,), 2, 2, 0, 0, None, "explicit", "ceil", "MaxPool")
-    >>> g.out_spatial
-    (3,)
-    """
-    n = len(spatial)
-    kernel = normalize_int_list(kernel, "kernel", n, minimum=1)
-    strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
-    dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
-    check_dilated_kernel(kernel, dilations, op)
-    begins = normalize_int_list(pads_begin, "pads_begin", n, minimum=0, default=0)
-    ends = normalize_int_list(pads_end, "pads_end", n, minimum=0, default=0)
-    mode = normalize_auto_pad(auto_pad)
-    rounding = normalize_rounding(rounding_type)
-    return pool_geometry(spatial, kernel, strides, dilations, begins, ends, mode, rounding, op=op)
-
+def ov_lowering(op: str, dims: Sequence[int | None], code: int, family: int, kernel: Ints,
+                strides: Ints | None, pads_begin: Ints | None, pads_end: Ints | None,
+                dilations: Ints | None, auto_pad: str, rounding_type: str, *,
+                exclude_pad: bool = True, axis: int = 0, index_dtype: Any = None) -> Any:
+    """An OpenVINO AvgPool's or MaxPool's attributes, as the numpy API and the
+    IR runtime take them, lowered by the kernel core on an input of shape
+    ``dims`` (None for an unknown dim): its ``out_shape`` and its plan
+    (:func:`ovpool.shapes.lower`). The divisor of an average, the exclude-pad
+    check and MaxPool-8's index space are the core's rules."""
+    n = len(dims) - 2
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
+    return lower(
+        OPENVINO, family, code, tuple(dims), kernel=ints(kernel, "kernel", n, required=True),
+        strides=ints(strides, "strides", n), pads_begin=ints(pads_begin, "pads_begin", n),
+        pads_end=ints(pads_end, "pads_end", n), dilations=ints(dilations, "dilations", n),
+        auto_pad=auto_pad_code(auto_pad), rounding=rounding_code(rounding_type),
+        count_pads=not exclude_pad, axis=int(axis), index_type=index_code(index_dtype))
 
 
 def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
@@ -188,66 +149,13 @@ def _build_avg_pool(shape, dtype, kernel, strides, pads_begin, pads_end, exclude
                     rounding_type, auto_pad, dilations):
     op = "AvgPool"
     inp = _core.input_of(shape, dtype, op)
-    geometry = ov_geometry(inp.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                           auto_pad, rounding_type, op)
-    exclude = _bool(exclude_pad, "exclude_pad", op)
-    check_avg_pool_pads(geometry, exclude, auto_pad, op)
-    # OpenVINO counts pads only when some pad is non-zero (its reference:
-    # pads_in_avg = !exclude_pad && any pad != 0); with all pads 0 a ceil
-    # window past the input is then 0/0 = NaN, as in OpenVINO. Counting
-    # pads, a rounding_type=ceil window may start beyond the declared pads:
-    # its sum is 0 and OpenVINO returns 0, so its divisor stays non-zero;
-    # excluding them, an empty window is divided as OpenVINO divides it
-    # (spec.hpp's Divisor::ov_exclude).
-    include = not exclude and any(geometry.pads_begin + geometry.pads_end)
-    divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
-    return _core.pool(op, inp, _core.make_plan(op, inp, AVERAGE, fixed_axes(geometry, divisor)))
+    lowering = ov_lowering(op, inp.shape, inp.code, AVERAGE, kernel, strides, pads_begin,
+                           pads_end, dilations, auto_pad, rounding_type,
+                           exclude_pad=_bool(exclude_pad, "exclude_pad", op))
+    return _core.pool(op, inp, lowering)
 
 
 _AVG_POOL = front_door("AvgPool", _build_avg_pool, avg_pool, "kernel")
-
-
-def check_avg_pool_pads(geometry: PoolGeometry, exclude_pad: bool, auto_pad: str,
-                        op: str = "AvgPool") -> None:
-    """Refuse explicit pads that would leave an exclude-pad AvgPool window empty.
-
-    OpenVINO's own validation ("Kernel after dilation is sometimes entirely
-    in the padding area"); it also works on a shape-inference geometry with
-    dynamic dims.
-
-    Parameters
-    ----------
-    geometry : PoolGeometry
-        From :func:`ov_geometry`.
-    exclude_pad : bool
-        The layer's ``exclude-pad``.
-    auto_pad : str
-        The layer's ``auto_pad``; only ``"explicit"`` pads are checked.
-    op : str, default "AvgPool"
-        The op's name, for the message.
-
-    Raises
-    ------
-    OvpoolValueError
-        If a pad is as large as the dilated kernel.
-
-    Examples
-    --------
-    >>> from ovpool.ov_ops import check_avg_pool_pads, ov_geometry
-    >>> g = ov_geometry((5,), 2, 1, 2, 0, None, "explicit", "floor", "AvgPool")
-    >>> check_avg_pool_pads(g, True, "explicit")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ovpool.errors.OvpoolValueError: AvgPool: with exclude_pad the dilated kernel (2) must be ...
-    """
-    if exclude_pad and normalize_auto_pad(auto_pad) == "explicit":
-        for axis in range(geometry.n_spatial):
-            effective = (geometry.kernel[axis] - 1) * geometry.dilations[axis] + 1
-            if geometry.pads_begin[axis] >= effective or geometry.pads_end[axis] >= effective:
-                raise OvpoolValueError(
-                    f"{op}: with exclude_pad the dilated kernel ({effective}) must be larger "
-                    f"than the pads (pads_begin={list(geometry.pads_begin)}, "
-                    f"pads_end={list(geometry.pads_end)}); some window would be empty")
 
 
 @overload
@@ -375,33 +283,13 @@ def _build_max_pool(shape, dtype, kernel, strides, pads_begin, pads_end, dilatio
     op = "MaxPool"
     inp = _core.input_of(shape, dtype, op, allow_int8=True)
     return_indices = _bool(return_indices, "return_indices", op)
-    index_dtype = planes_per_space = index_modulo = None
+    index_dtype = None
     if return_indices:
         index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
-        rank = 2 + inp.n_spatial
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
-        if not -rank <= axis < rank:
-            raise OvpoolValueError(f"{op}: axis must be in [{-rank}, {rank - 1}], got {axis}")
-        axis = int(axis) % rank
-        n, c = inp.lead
-        index_modulo = 0
-        if axis == 0:
-            planes_per_space = n * c
-        elif axis == 1:
-            planes_per_space = c
-        else:
-            planes_per_space = 1
-            if axis > 2:
-                index_modulo = int(np.prod(inp.spatial[axis - 2:], dtype=np.int64))
-        _check_index_space(inp.spatial, planes_per_space, index_dtype, op)
-    geometry = ov_geometry(inp.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                           auto_pad, rounding_type, op)
-    if not return_indices:
-        return _core.pool(op, inp, _core.make_plan(op, inp, MAX, fixed_axes(geometry)))
-    plan = _core.make_plan(op, inp, ARGMAX, fixed_axes(geometry), index_dtype=index_dtype,
-                           planes_per_index_space=planes_per_space, index_modulo=index_modulo)
-    return _core.pool(op, inp, plan, index_dtype)
+    lowering = ov_lowering(op, inp.shape, inp.code, ARGMAX if return_indices else MAX, kernel,
+                           strides, pads_begin, pads_end, dilations, auto_pad, rounding_type,
+                           axis=axis if return_indices else 0, index_dtype=index_dtype)
+    return _core.pool(op, inp, lowering, index_dtype)
 
 
 _MAX_POOL = front_door("MaxPool", _build_max_pool, max_pool, "kernel", allow_int8=True)

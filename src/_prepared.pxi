@@ -14,13 +14,12 @@
 # object and one dict probe, and only a key never seen builds a Pool (in
 # Python, where every argument is validated and explained).
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.dict cimport PyDict_GetItem
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 
 cdef extern from "Python.h":
@@ -34,6 +33,118 @@ cdef extern from "Python.h":
     PyObject* PyTuple_GET_ITEM(object o, Py_ssize_t i)
     Py_ssize_t PyList_GET_SIZE(object o)
     PyObject* PyList_GET_ITEM(object o, Py_ssize_t i)
+
+# The cache of pools: a fixed table in C, keyed by the int64 words of a key
+# (compared whole, hashed by an FNV-style multiply per word): a lookup costs a
+# few dozen instructions, where a bytes object, its siphash and a dict probe
+# cost a microsecond. The oldest entry goes first once it holds kSlots.
+cdef extern from *:
+    """
+    #include <Python.h>
+    #include <cstdint>
+    #include <cstdlib>
+    #include <cstring>
+    namespace {
+    struct PoolCache {
+        static constexpr int kSlots = 256, kBuckets = 1024;
+        struct Entry {
+            uint64_t hash;
+            int32_t words, next;
+            int64_t *key;
+            PyObject *pool;
+        };
+        Entry entries[kSlots];
+        int32_t buckets[kBuckets];
+        int32_t count = 0, oldest = 0;
+
+        PoolCache() {
+            for (int b = 0; b < kBuckets; b++)
+                buckets[b] = -1;
+        }
+        static uint64_t hash_of(const int64_t *key, int words) {
+            uint64_t h = 1469598103934665603ull;
+            for (int i = 0; i < words; i++)
+                h = (h ^ static_cast<uint64_t>(key[i])) * 1099511628211ull;
+            return h ^ (h >> 29);
+        }
+        PyObject *find(const int64_t *key, int words, uint64_t h) const {
+            for (int32_t e = buckets[h % kBuckets]; e >= 0; e = entries[e].next)
+                if (entries[e].hash == h && entries[e].words == words &&
+                    std::memcmp(entries[e].key, key, sizeof(int64_t) * words) == 0)
+                    return entries[e].pool;
+            return nullptr;
+        }
+        void unlink(int32_t slot) {
+            int32_t *link = &buckets[entries[slot].hash % kBuckets];
+            while (*link != slot)
+                link = &entries[*link].next;
+            *link = entries[slot].next;
+            std::free(entries[slot].key);
+        }
+        // takes a new reference to pool; 0, or -1 when out of memory
+        int insert(const int64_t *key, int words, uint64_t h, PyObject *pool) {
+            int64_t *copy = static_cast<int64_t *>(std::malloc(sizeof(int64_t) * words));
+            if (copy == nullptr)
+                return -1;
+            std::memcpy(copy, key, sizeof(int64_t) * words);
+            int32_t slot;
+            PyObject *evicted = nullptr;
+            if (count < kSlots) {
+                slot = (oldest + count) % kSlots;
+                count++;
+            } else {
+                slot = oldest;
+                oldest = (oldest + 1) % kSlots;
+                unlink(slot);
+                evicted = entries[slot].pool;
+            }
+            Py_INCREF(pool);
+            entries[slot] = {h, words, buckets[h % kBuckets], copy, pool};
+            buckets[h % kBuckets] = slot;
+            Py_XDECREF(evicted);  // last: a pool's release may run Python code
+            return 0;
+        }
+        PyObject *at(int i) const { return entries[(oldest + i) % kSlots].pool; }
+        void clear() {
+            while (count > 0) {
+                const int32_t slot = oldest;
+                unlink(slot);
+                PyObject *pool = entries[slot].pool;
+                oldest = (oldest + 1) % kSlots;
+                count--;
+                Py_DECREF(pool);
+            }
+        }
+    };
+    PoolCache the_pool_cache;
+    }
+    """
+    cppclass PoolCache:
+        int count
+        @staticmethod
+        uint64_t hash_of(const int64_t* key, int words)
+        PyObject* find(const int64_t* key, int words, uint64_t h)
+        int insert(const int64_t* key, int words, uint64_t h, PyObject* pool)
+        PyObject* at(int i)
+        void clear()
+    PoolCache the_pool_cache
+
+
+cdef class _PoolCacheView:
+    """The pools the numpy functions have built (len, values, clear)."""
+
+    def __len__(self):
+        return the_pool_cache.count
+
+    def values(self):
+        return [<object>the_pool_cache.at(i) for i in range(the_pool_cache.count)]
+
+    def clear(self):
+        the_pool_cache.clear()
+
+
+pool_cache = _PoolCacheView()
+
 
 cdef extern from "numpy/arrayobject.h":
     ctypedef struct PyArray_Descr
@@ -83,7 +194,6 @@ cdef enum:
 
 cdef enum:
     KEY_WORDS = 96     # int64 words of a key at most
-    CACHE_SIZE = 256   # pools the cache keeps
 
 
 cdef inline bint _is_int(PyObject* o) noexcept:
@@ -150,9 +260,6 @@ cdef int _encode(object value, int64_t* key, int at, list refs) except -2:
     return -1
 
 
-# The pools the numpy functions have built, by key; the oldest goes first
-# once it holds CACHE_SIZE.
-pool_cache = {}
 cdef int _doors = 0
 
 
@@ -182,6 +289,7 @@ cdef class FrontDoor:
         cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(x)
         cdef list refs = []
         cdef PyObject* found
+        cdef uint64_t h
         key[0] = self.code
         key[1] = cnp.PyArray_TYPE(x)
         key[2] = ndim
@@ -195,15 +303,14 @@ cdef class FrontDoor:
                 break
         if at < 0 or ndim > 8:
             return self.builder((<object>x).shape, (<object>x).dtype, *args)
-        packed = PyBytes_FromStringAndSize(<char*>key, at * 8)
-        found = PyDict_GetItem(pool_cache, packed)
+        h = PoolCache.hash_of(key, at)
+        found = the_pool_cache.find(key, at, h)
         if found != NULL:
             return <Pool>found
         pool = <Pool?>self.builder((<object>x).shape, (<object>x).dtype, *args)
         pool.key_refs = tuple(refs)
-        if len(pool_cache) >= CACHE_SIZE:
-            del pool_cache[next(iter(pool_cache))]
-        pool_cache[packed] = pool
+        if the_pool_cache.insert(key, at, h, <PyObject*>pool) < 0:
+            raise MemoryError()
         return pool
 
 
@@ -240,19 +347,11 @@ cdef class Pool:
     array and runs. One pool may be called from several threads at once:
     it is never modified, and each call has its own outputs and scratch.
 
-    Parameters
-    ----------
-    x : ndarray
-        Called as ``pool(x, *, out=None, out_indices=None)``: ``x`` of the
-        shape and dtype the pool was prepared for (a strided or non-native
-        array is copied first, as the functions do).
-    out, out_indices : ndarray, optional
-        Buffers for the outputs, as the op's function takes them.
-
-    Returns
-    -------
-    ndarray or (ndarray, ndarray)
-        What the op's function returns: the values, or ``(values, indices)``.
+    Call it as ``pool(x, *, out=None, out_indices=None)`` with ``x`` of the
+    shape and dtype it was prepared for (a strided or non-native array is
+    copied first, as the functions do) and, optionally, buffers for the
+    outputs as the op's function takes them; it returns what the op's
+    function returns: the values, or ``(values, indices)``.
 
     Attributes
     ----------
@@ -299,6 +398,7 @@ cdef class Pool:
     cdef cnp.npy_intp in_dims[5]
     cdef cnp.npy_intp out_dims[5]
     cdef readonly int64_t out_bytes, index_bytes
+    cdef int64_t elements, work_units
     cdef bint widen
 
     def __init__(self, Plan plan not None, str op, tuple shape, dtype, tuple out_shape,
@@ -326,6 +426,8 @@ cdef class Pool:
         self.index_bytes = 0 if index_dtype is None else (
             plan.plan.n_planes * plan.plan.out_plane() * self.index_dtype.itemsize)
         self.widen = plan.plan.widen_input
+        self.elements = plan.plan.n_planes * (plan.plan.in_plane() + plan.plan.out_plane())
+        self.work_units = plan.plan.n_planes * plan.plan.rows_per_plane()
         self.key_refs = ()
 
     def _set_num_threads(self, num_threads):
@@ -382,9 +484,7 @@ cdef class Pool:
             n = _default_threads
         else:
             n = _python["default_threads"]()
-        return <int>useful_threads(n, self.plan.plan.n_planes * (
-            self.plan.plan.in_plane() + self.plan.plan.out_plane()),
-            self.plan.plan.n_planes * self.plan.plan.rows_per_plane(), explicit_count)
+        return <int>useful_threads(n, self.elements, self.work_units, explicit_count)
 
     cdef int _budget_check(self, int n_threads, bint own_out, bint own_indices) except -1:
         # only what the call allocates: a caller's out= is the caller's memory
@@ -459,7 +559,11 @@ cdef class Pool:
             call.out = cnp.PyArray_DATA(values)
             call.indices = NULL if indices is None else cnp.PyArray_DATA(indices)
             call.schedule = k.make_schedule(p[0], n_threads)
-            with nogil:
+            if n_threads > 1 or self.elements >= k.kMinElementsPerThread:
+                with nogil:
+                    failed = _run_units(p, &call, self.plan.unit, n_threads)
+            else:
+                # shorter than handing the GIL to another thread and back
                 failed = _run_units(p, &call, self.plan.unit, n_threads)
             if failed:
                 raise _python["OvpoolValueError"](
