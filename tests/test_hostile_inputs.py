@@ -1,4 +1,4 @@
-"""Hostile inputs of issue 22: outputs that share memory with the inputs or
+"""Hostile inputs: outputs that share memory with the inputs or
 with each other, num_threads on empty inputs, and IR files that deepen the
 reader's walks or flood it with attributes, ports or layers. Each ends in an
 OvpoolError / IRError naming the argument or the element (or in the right
