@@ -22,10 +22,10 @@ A call's thread count is, in order:
 Every count is capped to the CPUs of 5., which is also the most a call ever
 asks the OpenMP runtime for: more threads than CPUs only slow these kernels
 down, and a count the system cannot give (``num_threads=10**6``) would make
-the OpenMP runtime abort the process. The count is a most: the kernel core's
-cost model (``Plan.threads``) gives a call fewer threads where its work is
-too small to share, and runs a small call on the calling thread without
-entering a parallel region. The environment variables and the CPUs
+the OpenMP runtime abort the process. The count is a most: the kernel
+core's cost model (plan.hpp's ``threads_for``) gives a call fewer threads
+where its work is too small to share, and runs a small call on the calling
+thread without a parallel region. The environment variables and the CPUs
 are read at import (an ``os.environ`` lookup per call cost over a
 microsecond, and a first call made from a thread that OpenVINO pinned to one
 core would see that thread's affinity); a bad ``OVPOOL_NUM_THREADS`` is
@@ -39,7 +39,7 @@ import os
 from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 
-__all__ = ["set_num_threads", "get_num_threads", "resolve_num_threads", "available_cpus"]
+__all__ = ["set_num_threads", "get_num_threads", "available_cpus"]
 
 _process_default = None
 
@@ -113,6 +113,7 @@ def set_num_threads(n):
     """Set the default number of threads of every ovpool kernel (None: reset)."""
     global _process_default
     _process_default = None if n is None else check(n, "set_num_threads(n)")
+    _push()
 
 
 def get_num_threads():
@@ -135,16 +136,14 @@ def get_num_threads():
     return min(n, _cpus)
 
 
-def resolve_num_threads(num_threads):
-    """The most threads one kernel call may use: ``num_threads`` (the
-    caller's argument, up to the available CPUs) or, for None, the default
-    above. The kernel core's cost model (``Plan.threads``) takes it from
-    there."""
-    if num_threads is None:
-        n = get_num_threads()
-    else:
-        n = min(check(num_threads, "num_threads"), _cpus)
-    return n if _openmp else 1
+def _push():
+    """Hand the default thread count and the CPUs to the compiled per-call
+    path (0: a bad OVPOOL_NUM_THREADS, which the next call then reports)."""
+    try:
+        default = get_num_threads()
+    except OvpoolValueError:
+        default = 0
+    _kernels._set_thread_defaults(default, _cpus)
 
 
 def _register_with_threadpoolctl():
@@ -180,4 +179,5 @@ def _register_with_threadpoolctl():
     register(OvpoolController)
 
 
+_push()
 _register_with_threadpoolctl()
