@@ -170,16 +170,19 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         global_ "global"
         tiles
         rows
-        rows_run
-        adaptive_narrow
-        adaptive_wide
-        depth_slices
-        depth_slab
         argmax
-        argmax_tiles
         blocked
 
+    cdef enum class RowKernel(int32_t):
+        separable
+        runs
+        depth_slab
+        depth_slices
+        narrow_bins
+        wide_bins
+
     const char* path_name(Path path)
+    const char* row_kernel_name(RowKernel kernel)
 
     cdef cppclass ScratchLayout:
         int64_t bytes
@@ -196,6 +199,8 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         PoolSpec spec
         Tuning tuning
         Path path
+        RowKernel row_kernel
+        bool argmax_tiles
         DType compute
         bool widen_input
         int64_t out_spatial[3]
@@ -227,6 +232,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
     int threads_for(const Plan& plan, int max_threads)
     double cost_ns(const Plan& plan)
     string describe(const Plan& plan, const Schedule& schedule) except +
+    string kernel_name(const Plan& plan) except +
     UnitFn unit_function(const Plan& plan)
     void init_scratch(const Plan& plan, char* scratch)
     char* allocate_scratch(const Plan& plan)

@@ -121,8 +121,14 @@ cdef class Plan:
 
     @property
     def path(self):
-        """The kernel path (``plan.hpp``'s ``Path``), e.g. ``"tiles"``."""
+        """The kernel (``plan.hpp``'s ``Path``), e.g. ``"tiles"``."""
         return k.path_name(self.plan.path).decode()
+
+    @property
+    def kernel(self):
+        """The kernel with its variant (``plan.hpp``'s ``kernel_name``), e.g.
+        ``"rows.runs"``, ``"argmax.tiles"``, ``"blocked"``."""
+        return k.kernel_name(self.plan).decode()
 
     @property
     def family(self):
@@ -182,7 +188,8 @@ cdef class Plan:
     @property
     def slab_prefetch(self):
         """True when the depth slab prefetches the next unit's rows."""
-        return self.plan.slab_prefetch and self.plan.path == k.Path.depth_slab
+        return (self.plan.slab_prefetch and self.plan.path == k.Path.rows
+                and self.plan.row_kernel == k.RowKernel.depth_slab)
 
     @property
     def tile_ahead(self):

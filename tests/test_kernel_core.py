@@ -209,43 +209,47 @@ PATH_CASES = [
     ("tiles float16", lambda: ovpool.avg_pool(_x((2, 3, 16, 16), np.float16), (2, 2),
                                               strides=(2, 2)), "tiles"),
     ("3x3 s2 p1 max", lambda: ovpool.max_pool(_x((2, 3, 17, 17)), (3, 3), strides=(2, 2),
-                                              pads=(1, 1, 1, 1)), "rows_run"),
+                                              pads=(1, 1, 1, 1)), "rows.runs"),
     ("3x3 s1 average", lambda: ovpool.avg_pool(_x((2, 3, 17, 17)), (3, 3), pads=(1,) * 4),
-     "rows_run"),
+     "rows.runs"),
     ("3x3 s2 L2 norm", lambda: ovpool.lp_pool(_x((2, 3, 17, 17)), (3, 3), p=2,
-                                              strides=(2, 2)), "rows_run"),
+                                              strides=(2, 2)), "rows.runs"),
     ("3x3 s2 L3 norm", lambda: ovpool.lp_pool(_x((2, 3, 17, 17)), (3, 3), p=3,
-                                              strides=(2, 2)), "rows_run"),
+                                              strides=(2, 2)), "rows.runs"),
     ("2x2 s1 max, dilated", lambda: ovpool.max_pool(_x((2, 3, 17, 17)), (2, 2),
-                                                    dilations=(2, 2)), "rows_run"),
-    ("windows of 17 rows: rows", lambda: ovpool.avg_pool(_x((2, 3, 20, 40)), (17, 3)), "rows"),
+                                                    dilations=(2, 2)), "rows.runs"),
+    ("windows of 17 rows: rows", lambda: ovpool.avg_pool(_x((2, 3, 20, 40)), (17, 3)),
+     "rows.separable"),
     ("3x3 s2 on 4x64x112x112, prefetched: rows",
-     lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (3, 3), strides=(2, 2)), "rows"),
+     lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (3, 3), strides=(2, 2)), "rows.separable"),
     ("3x3 float64: rows", lambda: ovpool.max_pool(_x((2, 3, 17, 17), np.float64), (3, 3)),
-     "rows"),
+     "rows.separable"),
     ("5x5 s2 average", lambda: ovpool.avg_pool(_x((2, 3, 40, 40)), (5, 5), strides=(2, 2)),
-     "rows_run"),
+     "rows.runs"),
     ("adaptive 60->14: narrow bins", lambda: ovpool.adaptive_avg_pool(_x((2, 3, 60, 60)), 14),
-     "adaptive_narrow" if V3 else "rows"),
+     "rows.narrow_bins" if V3 else "rows.separable"),
     ("adaptive 50->7: wide bins", lambda: ovpool.adaptive_avg_pool(_x((2, 3, 50, 50)), 7),
-     "adaptive_wide"),
+     "rows.wide_bins"),
     ("3D max 3x3x3 s2: slab", lambda: ovpool.max_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3),
-                                                      strides=(2, 2, 2)), "depth_slab"),
+                                                      strides=(2, 2, 2)), "rows.depth_slab"),
     ("3D average, slices too large for the slab",
      lambda: ovpool.avg_pool(_x((1, 1, 4, 200, 200)), (2, 2, 2), strides=(2, 2, 2)),
-     "depth_slices"),
-    ("3D Lp: rows", lambda: ovpool.lp_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), p=2), "rows"),
+     "rows.depth_slices"),
+    ("3D Lp: rows", lambda: ovpool.lp_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), p=2),
+     "rows.separable"),
     ("adaptive max 60->20 with indices", lambda: ovpool.adaptive_max_pool(_x((2, 3, 60, 60)),
-                                                                          20), "argmax"),
+                                                                          20), "argmax.tables"),
     ("adaptive max 64->16 with indices: tiles",
-     lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 16), "argmax_tiles"),
+     lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 16), "argmax.tiles"),
     ("max 2x2 with int32 indices: tiles",
      lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 32, index_dtype=np.int32),
-     "argmax_tiles"),
+     "argmax.tiles"),
     ("max with indices float64", lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64),
-                                                                     np.float64), 16), "argmax"),
+                                                                     np.float64), 16),
+     "argmax.tables"),
     ("max with indices float16", lambda: ovpool.max_pool(_x((2, 3, 40, 40), np.float16),
-                                                         (3, 3), return_indices=True), "argmax"),
+                                                         (3, 3), return_indices=True),
+     "argmax.tables"),
     ("7x7 planes: blocked", lambda: ovpool.max_pool(_x((4, 64, 7, 7)), (4, 4), strides=(2, 2)),
      "blocked"),
     ("8x8 tilings: blocked", lambda: ovpool.max_pool(_x((2, 3, 8, 8)), (2, 2), strides=(2, 2)),
@@ -259,8 +263,9 @@ PATH_CASES = [
                                                    strides=(3, 3, 3)), "blocked"),
     ("float16 13x13: blocked", lambda: ovpool.avg_pool(_x((2, 16, 13, 13), np.float16), (3, 3)),
      "blocked"),
-    ("1D rows of 100: rows_run", lambda: ovpool.avg_pool(_x((2, 3, 100)), (3,)), "rows_run"),
-    ("float16 rows", lambda: ovpool.avg_pool(_x((2, 3, 17, 17), np.float16), (3, 3)), "rows"),
+    ("1D rows of 100: rows_run", lambda: ovpool.avg_pool(_x((2, 3, 100)), (3,)), "rows.runs"),
+    ("float16 rows", lambda: ovpool.avg_pool(_x((2, 3, 17, 17), np.float16), (3, 3)),
+     "rows.separable"),
 ]
 
 
@@ -270,7 +275,7 @@ def test_each_path_is_chosen_for_its_shapes(name, call, path):
     call()
     plans = _core.cached_plans()
     assert len(plans) == 1, plans
-    assert plans[0].path == path, (name, plans[0])
+    assert plans[0].kernel == path, (name, plans[0])
 
 
 def test_empty_calls_take_the_empty_path():
@@ -290,7 +295,7 @@ def test_16_bit_inputs_with_too_much_scratch_are_widened_first(monkeypatch):
     _core._cache.clear()
     got = ovpool.max_pool(x, (3, 3), strides=(2, 2), return_indices=True)
     (plan,) = _core.cached_plans()
-    assert plan.widen_input and plan.path == "argmax"
+    assert plan.widen_input and plan.kernel == "argmax.tables"
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
     _core._cache.clear()

@@ -501,7 +501,7 @@ def depth_path(request, monkeypatch):
     _core._cache.clear()
 
     def took_path():
-        slabs = [plan.path == "depth_slab" for plan in _core.cached_plans()
+        slabs = [plan.kernel == "rows.depth_slab" for plan in _core.cached_plans()
                  if plan.pools_depth and plan.family in (_core.AVERAGE, _core.MAX)]
         assert slabs and all(slab == by_depth for slab in slabs)
 
@@ -582,7 +582,7 @@ def test_depth_slab_large_input_prefetch(dtype, depth_path, monkeypatch):
                 np.testing.assert_allclose(got, want_mean, rtol=1e-5, atol=1e-6)
     depth_path()
     assert all(plan.slab_prefetch for plan in _core.cached_plans()
-               if plan.path == "depth_slab")
+               if plan.kernel == "rows.depth_slab")
     _core._cache.clear()
 
 
@@ -669,8 +669,8 @@ def test_run_path(monkeypatch, h, w, family):
             # padded buffer cost more than the run saves)
             reach = (got.shape[-1] - 1) * strides[1] + (kernel[1] - 1) * dil[1] + 1
             direct = pads[1] == 0 and reach <= w
-            assert [plan.path for plan in _core.cached_plans()] == [
-                "rows_run" if direct else "rows"]
+            assert [plan.kernel for plan in _core.cached_plans()] == [
+                "rows.runs" if direct else "rows.separable"]
             np.testing.assert_array_equal(call(x, num_threads=2), got)
             message = f"{family} {kernel} {strides} {pads} {dil} ceil={ceil} nan={nan}"
             # the row path: the same windows with the input's rows prefetched
@@ -679,7 +679,8 @@ def test_run_path(monkeypatch, h, w, family):
                 m.setitem(_core.TUNING, "prefetch_min_plane", 0)
                 _core._cache.clear()
                 rows = call(x)
-                if [plan.path for plan in _core.cached_plans()] == ["rows"]:  # overlapping
+                # overlapping windows
+                if [plan.kernel for plan in _core.cached_plans()] == ["rows.separable"]:
                     np.testing.assert_array_equal(got, rows, err_msg=message)
                     compared_with_rows.append(message)
             # torch, where its padding and ceil rules are ONNX's
@@ -723,7 +724,7 @@ def test_average_3_wide_rows(width, count_include_pad):
             got, want, rtol=1e-6, atol=1e-7,
             err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
     # every plan so far takes the run-of-rows kernel
-    assert all(plan.path == "rows_run" for plan in _core.cached_plans())
+    assert all(plan.kernel == "rows.runs" for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
             attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
@@ -783,7 +784,7 @@ def test_l2_norm_3_wide_rows(width):
             want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
                                        err_msg=message)
-    assert all(plan.path == "rows_run" and plan.prefetch == 0
+    assert all(plan.kernel == "rows.runs" and plan.prefetch == 0
                for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
@@ -882,7 +883,7 @@ def test_max_3_wide_rows(width, nans):
         np.testing.assert_array_equal(got, by_rows, err_msg=message)
         assert got.dtype == np.float32
     # every float32 plan so far takes the run-of-rows kernel
-    assert all(plan.path == "rows_run" and plan.prefetch == 0
+    assert all(plan.kernel == "rows.runs" and plan.prefetch == 0
                for plan in _core.cached_plans() if plan.dtype == "float32")
     if width >= 2:
         finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's
@@ -1082,7 +1083,7 @@ def _adaptive_lanes_reference(x, out_dhw):
 
 
 def _wide_plans():
-    return [plan for plan in _core.cached_plans() if plan.path == "adaptive_wide"]
+    return [plan for plan in _core.cached_plans() if plan.kernel == "rows.wide_bins"]
 
 
 @pytest.mark.parametrize("shape, output", [
@@ -1206,8 +1207,9 @@ def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
     plans = _core.cached_plans()
     assert plans and all(plan.narrow_rows and plan.prefetch == 0 for plan in plans)
     narrow = ovpool._isa.kernels.float16_in_registers()    # the builds with AVX2
-    assert all(plan.path == ("depth_slab" if plan.pools_depth else
-                             "adaptive_narrow" if narrow else "rows") for plan in plans)
+    assert all(plan.kernel == ("rows.depth_slab" if plan.pools_depth else
+                               "rows.narrow_bins" if narrow else "rows.separable")
+               for plan in plans)
     np.testing.assert_array_equal(got, _adaptive_separable_reference(x3, out3).reshape(got.shape))
     assert not np.signbit(got.reshape(planes.shape[0], -1)[0]).any(), "-0 alone sums to +0"
     for n in (1, 2):
@@ -1246,7 +1248,8 @@ def test_adaptive_narrow_bins_prefetched_rows_stay_separable(monkeypatch):
         x = RNG.standard_normal((1, 3, 19, 60)).astype(np.float32)
         got = ovpool.adaptive_avg_pool(x, (13, 40))
         plans = _core.cached_plans()
-        assert plans and all(plan.prefetch > 0 and plan.path == "rows" for plan in plans)
+        assert plans and all(plan.prefetch > 0
+                             and plan.kernel == "rows.separable" for plan in plans)
         np.testing.assert_array_equal(
             got, _adaptive_separable_reference(x.reshape(1, 3, 1, 19, 60), (1, 13, 40))
             .reshape(got.shape))

@@ -1,4 +1,4 @@
-// Max pooling with indices (Path::argmax, Path::argmax_tiles).
+// Max pooling with indices (Path::argmax; tilings: Plan::argmax_tiles).
 //
 // The rule: the first maximum in row-major window order (a strict ">" over
 // the taps in that order), a NaN always wins and the last NaN is kept; the
@@ -439,8 +439,8 @@ OVPOOL_INLINE void reduce_indices(const Plan &plan, I *index, int64_t n) {
 
 }  // namespace argmax
 
-// The work unit of Path::argmax and Path::argmax_tiles, native types.
-template <class T, class I, Path P>
+// The work unit of Path::argmax (Tiles: Plan::argmax_tiles), native types.
+template <class T, class I, bool Tiles>
 void argmax_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     const T *x = static_cast<const T *>(call.x);
     T *out = static_cast<T *>(call.out);
@@ -459,7 +459,7 @@ void argmax_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch
             const T *src = x + q * in_plane;
             const int64_t at = q * out_plane + row * plan.out_w;
             int64_t n = 1;
-            if constexpr (P == Path::argmax_tiles && std::is_same<T, float>::value) {
+            if constexpr (Tiles && std::is_same<T, float>::value) {
                 const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
                 const int64_t tile_row = (od * plan.in_h + oh * kh) * plan.in_w;
                 if (std::is_same<I, int64_t>::value && plan.row_major) {

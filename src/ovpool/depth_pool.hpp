@@ -1,4 +1,4 @@
-// Max values and averages pooled along D first (Path::depth_slab).
+// Max values and averages pooled along D first (Path::rows, RowKernel::depth_slab).
 //
 // A work unit is one output depth od of one plane: the maxima or sums over
 // its window's depth slices go into a per-thread slab (input rows slab_lo ..

@@ -111,7 +111,7 @@ inline void fill_empty_rows(const Plan &plan, T *out_rows, int64_t od, int64_t o
 }
 
 // The work unit of a max path P (rows, depth_slices, rows_run) for T.
-template <class T, Path P>
+template <class T, RowKernel K>
 void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     const T *x = static_cast<const T *>(call.x);
     T *out = static_cast<T *>(call.out);
@@ -125,12 +125,12 @@ void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
             const T *src = x + q * in_plane;
             T *out_rows = out + q * out_plane + row * plan.out_w;
             int64_t n = 1;
-            if constexpr (P == Path::depth_slices) {
+            if constexpr (K == RowKernel::depth_slices) {
                 n = std::min({left, plan.slice_rows, plan.out_h - oh});
                 pool_slices<T, true>(src, buf, offsets, plan, od, oh, n);
                 for (int64_t j = 0; j < n; j++)
                     max_finish(buf + j * plan.buffer_width, out_rows + j * plan.out_w, plan, false);
-            } else if constexpr (P == Path::rows_run && std::is_same<T, float>::value) {
+            } else if constexpr (K == RowKernel::runs && std::is_same<T, float>::value) {
                 // the rest of this depth slice's rows in one call, up to a block
                 // with a NaN (or a row with no window row), which takes the row
                 // path row by row

@@ -271,27 +271,34 @@ inline Windows axis_windows(const AxisSpec &a) {
 // The plan
 // ---------------------------------------------------------------------------
 
-// The kernel path of a call, chosen by choose_path. Each exists because the
-// benchmark showed it faster than the general path on the shapes it takes,
-// with the same bits (see the family headers for the measurements).
+// The kernel of a call, chosen by choose_path: two general kernels (the
+// channel-blocked one for small planes and indices, the row kernel for large
+// planes) and three that stay where the benchmark shows them faster (each
+// says by how much where choose_path takes it).
 enum class Path : int32_t {
-    empty = 0,            // no output element to compute
-    global = 1,           // every window is a whole plane: one reduction per plane
-    tiles = 2,            // kernel == stride <= 4, no padding, no pooling along D: runs of
-                          // output rows straight from the input, PyTorch's summation order
-    rows = 3,             // the separable passes, one output row at a time (the general path)
-    rows_run = 4,         // float32 windows uniform along W, no pooling along D: runs of rows,
-                          // their vertical passes one span where the windows step by one row
-    adaptive_narrow = 5,  // float32 adaptive averages, bins under 8 taps: eight rows in lanes
-    adaptive_wide = 6,    // float32 adaptive averages, bins of 8+ taps over 2+ rows: eight
-                          // bins at a time, each summed in lanes over all its rows
-    depth_slices = 7,     // pooling along D one depth slice at a time, for a group of rows
-    depth_slab = 8,       // max values and averages pooled along D first, into a per-thread
-                          // slab, then H and W as a 2D plane
-    argmax = 9,           // max with indices: edges by the tables, the interior vectorised,
-                          // adaptive bins window by window or by a column fold
-    argmax_tiles = 10,    // max with indices of tilings (float32): the vector argmax over runs
-    blocked = 11,         // groups of eight planes in vector lanes, every tap one vector operation
+    empty = 0,    // no output element to compute
+    global = 1,   // every window is a whole plane: one reduction per plane
+    tiles = 2,    // kernel == stride <= 4, no padding, no pooling along D: runs of output
+                  // rows straight from the input, PyTorch's summation order
+    rows = 3,     // the row kernel: window rows combined into a padded column buffer, then a
+                  // horizontal pass; its variant is Plan::row_kernel
+    argmax = 4,   // max with indices on large planes: edges by the tables, the interior and
+                  // tilings (Plan::argmax_tiles) by the vector argmax, bins column by column
+    blocked = 5,  // groups of eight planes in vector lanes, every tap one vector operation
+};
+
+// How the row kernel takes its rows (each variant stays where choose_path's
+// comment measures it faster than the separable rows; same bits).
+enum class RowKernel : int32_t {
+    separable = 0,     // one output row at a time
+    runs = 1,          // float32 windows uniform along W, no pooling along D: runs of rows,
+                       // their vertical passes one span where the windows step by one row
+    depth_slab = 2,    // max values and averages pooled along D first, into a per-thread
+                       // slab, then H and W as a 2D plane
+    depth_slices = 3,  // pooling along D one depth slice at a time, for a group of rows
+    narrow_bins = 4,   // float32 adaptive averages, bins under 8 taps: eight rows in lanes
+    wide_bins = 5,     // float32 adaptive averages, bins of 8+ taps over 2+ rows: eight bins
+                       // at a time, each summed in lanes over all its rows
 };
 
 inline const char *path_name(Path p) {
@@ -304,22 +311,28 @@ inline const char *path_name(Path p) {
             return "tiles";
         case Path::rows:
             return "rows";
-        case Path::rows_run:
-            return "rows_run";
-        case Path::adaptive_narrow:
-            return "adaptive_narrow";
-        case Path::adaptive_wide:
-            return "adaptive_wide";
-        case Path::depth_slices:
-            return "depth_slices";
-        case Path::depth_slab:
-            return "depth_slab";
         case Path::argmax:
             return "argmax";
-        case Path::argmax_tiles:
-            return "argmax_tiles";
         case Path::blocked:
             return "blocked";
+    }
+    return "?";
+}
+
+inline const char *row_kernel_name(RowKernel k) {
+    switch (k) {
+        case RowKernel::separable:
+            return "separable";
+        case RowKernel::runs:
+            return "runs";
+        case RowKernel::depth_slab:
+            return "depth_slab";
+        case RowKernel::depth_slices:
+            return "depth_slices";
+        case RowKernel::narrow_bins:
+            return "narrow_bins";
+        case RowKernel::wide_bins:
+            return "wide_bins";
     }
     return "?";
 }
@@ -432,9 +445,11 @@ struct Plan {
     PoolSpec spec;
     Tuning tuning;
     Path path = Path::empty;
-    DType compute = DType::f32;  // what the kernels read (f32 when widen_input)
-    bool widen_input = false;    // the caller widens a 16-bit input to float32 first
-    int mode = kSumAverage;      // sum families
+    RowKernel row_kernel = RowKernel::separable;  // rows: how
+    bool argmax_tiles = false;                    // argmax: tilings by the vector argmax
+    DType compute = DType::f32;                   // what the kernels read (f32 when widen_input)
+    bool widen_input = false;  // the caller widens a 16-bit input to float32 first
+    int mode = kSumAverage;    // sum families
     double p = 1.0;
     int64_t out_spatial[3] = {1, 1, 1};
 
@@ -909,44 +924,62 @@ inline bool prefer_blocked(const Plan &plan) {
     return slice <= 256 && plan.in_w <= 32;
 }
 
-inline Path choose_path(const Plan &plan, bool global, bool tiling) {
+// The kernel of a plan whose geometry is set: one decision, in order; sets
+// plan.path and its variant (plan.row_kernel, plan.argmax_tiles). (Kernels
+// a build or an element type lacks are never chosen.)
+inline void choose_path(Plan &plan, bool global, bool tiling) {
+    const auto rows = [&plan](RowKernel k) {
+        plan.path = Path::rows;
+        plan.row_kernel = k;
+    };
     const Family family = plan.spec.family;
     const DType t = plan.compute;
     const bool f32 = t == DType::f32, half = is_half(t);
     const bool average = family == Family::average;
+    plan.row_kernel = RowKernel::separable;
+    plan.argmax_tiles = false;
+    plan.path = Path::empty;
     if (plan.n_planes == 0 || plan.out_plane() == 0)
-        return Path::empty;
+        return;
     // a plane reduced whole: 16 lanes, no window tables (global max of 7x7
     // planes 17% faster without a scalar tail; means of a group of planes in
     // one vector loop: 32x2048x7x7 0.249 -> 0.208 ms at 1 thread)
-    if (global && family != Family::argmax)
-        return Path::global;
-    if (plan.unit_rows > 0 && prefer_blocked(plan))
-        return Path::blocked;
+    if (global && family != Family::argmax) {
+        plan.path = Path::global;
+        return;
+    }
+    if (plan.unit_rows > 0 && prefer_blocked(plan)) {
+        plan.path = Path::blocked;
+        return;
+    }
     if (family == Family::argmax) {
         // tiles with indices: the vector argmax over runs of rows (adaptive
         // max 28->7 with indices 0.88x, paired, against one call per row)
         if (f32 && tiling && simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw) &&
             plan.in_plane() < (int64_t(1) << 31))
-            return Path::argmax_tiles;
-        return Path::argmax;
+            plan.argmax_tiles = true;
+        plan.path = Path::argmax;
+        return;
     }
     // tiles: straight from the input in PyTorch's order (adaptive 28->7 at 1
     // thread 320 -> 200 ns a plane against the separable passes)
-    if (tiling && (average || family == Family::max))
-        return Path::tiles;
+    if (tiling && (average || family == Family::max)) {
+        plan.path = Path::tiles;
+        return;
+    }
+    rows(RowKernel::separable);
     if (half)
-        return Path::rows;  // 16-bit rows are widened and take the row path
+        return;  // 16-bit rows are widened and take the separable rows
     // pooling along D first into a slab that fits a quarter of L2 (maxpool3d
     // 3x3x3 s2 3.63 -> 3.16 ms, aap3d 2.98 -> 2.37 ms at 2 threads)
     const bool slab = plan.slab_hi > plan.slab_lo;
     if (slab && (average || family == Family::max))
-        return Path::depth_slab;
+        return rows(RowKernel::depth_slab);
     // else slice by slice, rows in address order (aap3d at 1 thread 6.4 ->
     // 2.8 ms against window row by window row)
     if (plan.slice_rows > 0 && (average || family == Family::max))
-        return Path::depth_slices;
-    // float32 windows uniform along W over one depth slice: a run of rows per
+        return rows(RowKernel::depth_slices);
+    // float32 windows uniform along W over one depth slice: runs of rows per
     // call (the per-row calls cost more than a small plane's arithmetic: max
     // 2x2 s1 on 16x32x38x38, 250 instructions a row of 37 outputs besides
     // the horizontal pass), the vertical passes of rows whose windows step by
@@ -964,20 +997,19 @@ inline Path choose_path(const Plan &plan, bool global, bool tiling) {
         ((max_h >= 2 && plan.direct_w) || three_wide) && max_h <= limits::kRunRows && min_d == 1 &&
         max_d == 1 && plan.prefetch == 0 &&
         (family == Family::max || average || family == Family::lp))
-        return Path::rows_run;
+        return rows(RowKernel::runs);
     // adaptive averages of bins under 8 taps: eight rows in lanes (8x256x30x30
     // -> 7x7 0.35 -> 0.23 ms at 2 threads); not on prefetched rows
     // (2x64x224x224 -> 100 went 1.60 -> 2.32 ms)
     if (kAvx2 && plan.narrow_rows && plan.prefetch == 0)
-        return Path::adaptive_narrow;
+        return rows(RowKernel::narrow_bins);
     // adaptive averages of bins of 8+ taps over 2+ rows: eight bins summed in
     // lanes over all their rows (50->7 0.49 -> 0.35 ms, 100->7 0.64 -> 0.37 ms
     // at 2 threads); narrower bins and one-row bins were slower that way (30->7
     // 0.35 -> 0.49, 1D 1000->7 1.35 -> 4.45 ms)
     if (f32 && average && !plan.uniform_w && plan.dil_w == 1 && plan.dil_h == 1 &&
         detail::min_taps(plan.win_w) >= 8 && max_d * max_h >= 2)
-        return Path::adaptive_wide;
-    return Path::rows;
+        return rows(RowKernel::wide_bins);
 }
 
 namespace detail {
@@ -1018,33 +1050,29 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
             }
             break;
         case Path::rows:
-        case Path::rows_run:
-        case Path::adaptive_narrow:
-        case Path::adaptive_wide:
-        case Path::depth_slices:
-            if (half) {
+            if (plan.row_kernel == RowKernel::depth_slab) {
+                s.buf = part(s, plan.buffer_width * item);
+                s.slab = part(s, plan.in_h * plan.in_w * item);
+                s.offsets = part(s, plan.max_rows * i64);
+                if (kAvx2 && plan.narrow_rows)
+                    s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
+            } else if (half) {
                 s.buf = part(s, plan.buffer_width * fl);
                 s.rows = part(s, plan.max_rows * plan.in_w * fl);
                 s.out_row = part(s, plan.out_w * fl);
                 s.offsets = part(s, plan.max_rows * i64);
                 s.local = part(s, plan.max_rows * i64);
             } else {
-                const int64_t groups =
-                    plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
+                const int64_t groups = plan.row_kernel == RowKernel::depth_slices
+                                           ? std::max<int64_t>(1, plan.slice_rows)
+                                           : 1;
                 s.buf = part(s, groups * plan.buffer_width * item);
                 s.offsets = part(s, plan.max_rows * i64);
-                if (plan.path == Path::adaptive_narrow)
+                if (plan.row_kernel == RowKernel::narrow_bins)
                     s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
-                if (plan.path == Path::rows_run)
+                if (plan.row_kernel == RowKernel::runs)
                     s.run = part(s, 2 * run_rows(plan) * plan.in_w * fl);
             }
-            break;
-        case Path::depth_slab:
-            s.buf = part(s, plan.buffer_width * item);
-            s.slab = part(s, plan.in_h * plan.in_w * item);
-            s.offsets = part(s, plan.max_rows * i64);
-            if (kAvx2 && plan.narrow_rows)
-                s.lanes = part(s, 8 * (plan.in_w + plan.out_w) * fl);
             break;
         case Path::blocked: {
             const int64_t c = plan.compute == DType::f64 ? 8 : 4, L = simd::kLanes;
@@ -1058,8 +1086,7 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
                     s, std::max<int64_t>(1, static_cast<int64_t>(plan.tap_index.size())) * L * c);
             break;
         }
-        case Path::argmax:
-        case Path::argmax_tiles: {
+        case Path::argmax: {
             const int64_t compute_item = half ? fl : item;
             s.pos = part(s, (plan.out_w + 1) * i64);  // int32 positions, int64 scratch too
             s.col = part(s, rank_offset(plan.in_w, compute_item) +
@@ -1169,7 +1196,7 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                        !plan.uniform_w && plan.dil_w == 1 && plan.dil_h == 1 &&
                        detail::max_taps(plan.win_w) < 8 && plan.in_w >= 8 &&
                        8 * (plan.in_w + plan.out_w) <= limits::kNarrowScratch;
-    plan.path = choose_path(plan, global, tiling);
+    choose_path(plan, global, tiling);
     if (plan.path == Path::tiles && plan.n_planes >= 2) {
         // Where the tiles use every input row, the input rows of plane q + 1
         // follow those of plane q with no gap, and so do the output rows: a
@@ -1202,7 +1229,7 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                                   plan.tuning.tile_prefetch_min_bytes
                               ? plan.tuning.tile_ahead_bytes
                               : 0;
-    if (plan.path == Path::argmax)
+    if (plan.path == Path::argmax && !plan.argmax_tiles)
         plan.bins_by_window = plan.compute == DType::f32 && !is_half(spec.dtype) &&
                               plan.dil_w == 1 && plan.in_d * plan.in_h < limits::kRankKeyRows &&
                               simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
@@ -1258,9 +1285,6 @@ inline Schedule make_schedule(const Plan &plan, int max_threads) {
             }
             s.n_units = (plan.n_planes + s.group - 1) / s.group;
             break;
-        case Path::depth_slab:
-            s.n_units = plan.n_planes * plan.out_d;
-            break;
         case Path::blocked: {
             // runs of whole groups, so that each thread gets units_per_thread
             // (one thread: one run)
@@ -1271,6 +1295,10 @@ inline Schedule make_schedule(const Plan &plan, int max_threads) {
             break;
         }
         default: {
+            if (plan.path == Path::rows && plan.row_kernel == RowKernel::depth_slab) {
+                s.n_units = plan.n_planes * plan.out_d;  // an output depth of a plane
+                break;
+            }
             const int64_t work = plan.n_planes * rows_per_plane;
             int64_t rows =
                 plan.n_planes >= plan.tuning.units_per_thread * threads
@@ -1289,6 +1317,17 @@ inline Schedule make_schedule(const Plan &plan, int max_threads) {
     // never changes its result.
     s.chunk = std::max<int64_t>(1, s.n_units / (16 * threads));
     return s;
+}
+
+// The kernel of a plan with its variant: "rows.runs", "argmax.tiles",
+// "blocked", ...
+inline std::string kernel_name(const Plan &plan) {
+    std::string name = path_name(plan.path);
+    if (plan.path == Path::rows)
+        name = name + "." + row_kernel_name(plan.row_kernel);
+    else if (plan.path == Path::argmax)
+        name += plan.argmax_tiles ? ".tiles" : ".tables";
+    return name;
 }
 
 namespace detail {
@@ -1390,13 +1429,26 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                                                            : "plane by plane",
                 plan.tile_ahead > 0 ? ", prefetching ahead" : "");
             break;
-        case Path::depth_slab:
-            text +=
-                format("  a slab of input rows %lld..%lld pooled along D first%s\n",
-                       static_cast<long long>(plan.slab_lo), static_cast<long long>(plan.slab_hi),
-                       plan.slab_prefetch ? ", the next slab prefetched" : "");
+        case Path::argmax:
+            text += format(
+                "  %s; units of %lld output rows; outputs %lld..%lld with every tap "
+                "inside vectorised, the rest by the table\n",
+                plan.argmax_tiles     ? "tilings by the vector argmax, runs of rows"
+                : plan.bins_by_window ? "adaptive bins folded column by column"
+                                      : "windows by the tables",
+                static_cast<long long>(s.rows_per_block), static_cast<long long>(plan.interior_lo),
+                static_cast<long long>(plan.interior_hi));
             break;
         default:
+            if (plan.row_kernel == RowKernel::depth_slab) {
+                text += format(
+                    "  depth_slab: input rows %lld..%lld pooled along D first into a slab, a unit "
+                    "an output depth%s\n",
+                    static_cast<long long>(plan.slab_lo), static_cast<long long>(plan.slab_hi),
+                    plan.slab_prefetch ? ", the next slab prefetched" : "");
+                break;
+            }
+            text += format("  %s: ", row_kernel_name(plan.row_kernel));
             text += format(
                 "  units of %lld output rows; W windows: %s, outputs %lld..%lld with every tap "
                 "inside, the rest by the table; %s\n",

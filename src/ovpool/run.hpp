@@ -28,62 +28,72 @@ OVPOOL_BEGIN
 
 namespace detail {
 
+// The row kernel's unit of the plan's variant, for T (8-bit integers:
+// maxima only).
 template <class T>
-UnitFn row_unit(const Plan &plan) {
+UnitFn rows_unit(const Plan &plan) {
+    const bool is_max = plan.spec.family == Family::max;
+    constexpr bool sums = std::is_floating_point<T>::value;
+    switch (plan.row_kernel) {
+        case RowKernel::separable:
+            if constexpr (sums)
+                if (!is_max)
+                    return sum_unit<T, RowKernel::separable>;
+            return max_unit<T, RowKernel::separable>;
+        case RowKernel::depth_slices:
+            if constexpr (sums)
+                if (!is_max)
+                    return sum_unit<T, RowKernel::depth_slices>;
+            return max_unit<T, RowKernel::depth_slices>;
+        case RowKernel::depth_slab:
+            if constexpr (sums)
+                if (!is_max)
+                    return depth_slab_unit<T, false>;
+            return depth_slab_unit<T, true>;
+        case RowKernel::runs:
+            if constexpr (sums)
+                return is_max ? max_unit<T, RowKernel::runs> : sum_unit<T, RowKernel::runs>;
+            return nullptr;
+        case RowKernel::narrow_bins:
+            if constexpr (sums)
+                return sum_unit<T, RowKernel::narrow_bins>;
+            return nullptr;
+        case RowKernel::wide_bins:
+            if constexpr (sums)
+                return sum_unit<T, RowKernel::wide_bins>;
+            return nullptr;
+    }
+    return nullptr;
+}
+
+template <class T, class I>
+UnitFn argmax_of(const Plan &plan) {
+    if constexpr (std::is_same<T, float>::value)
+        if (plan.argmax_tiles)
+            return argmax_unit<T, I, true>;
+    return argmax_unit<T, I, false>;
+}
+
+// float32, float64 and the 8-bit integers (maxima only) in their own type.
+template <class T>
+UnitFn native_unit(const Plan &plan) {
     const bool is_max = plan.spec.family == Family::max;
     switch (plan.path) {
         case Path::rows:
-            return is_max ? max_unit<T, Path::rows> : sum_unit<T, Path::rows>;
-        case Path::depth_slices:
-            return is_max ? max_unit<T, Path::depth_slices> : sum_unit<T, Path::depth_slices>;
-        case Path::rows_run:
-            return is_max ? max_unit<T, Path::rows_run> : sum_unit<T, Path::rows_run>;
-        case Path::adaptive_narrow:
-            return sum_unit<T, Path::adaptive_narrow>;
-        case Path::adaptive_wide:
-            return sum_unit<T, Path::adaptive_wide>;
-        case Path::depth_slab:
-            return is_max ? depth_slab_unit<T, true> : depth_slab_unit<T, false>;
+            return rows_unit<T>(plan);
         case Path::tiles:
             return is_max ? tile_unit<T, true> : tile_unit<T, false>;
         case Path::global:
-            switch (plan.spec.family) {
-                case Family::average:
+            if constexpr (std::is_floating_point<T>::value) {
+                if (plan.spec.family == Family::average)
                     return global_unit<T, Family::average>;
-                case Family::lp:
+                if (plan.spec.family == Family::lp)
                     return global_unit<T, Family::lp>;
-                default:
-                    return global_unit<T, Family::max>;
             }
-        case Path::argmax:
-            return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
-                                                          : argmax_unit<T, int32_t, Path::argmax>;
-        case Path::argmax_tiles:
-            return plan.spec.index_type == IndexType::i64
-                       ? argmax_unit<T, int64_t, Path::argmax_tiles>
-                       : argmax_unit<T, int32_t, Path::argmax_tiles>;
-        default:
-            return nullptr;
-    }
-}
-
-// 8-bit integers: maxima only.
-template <class T>
-UnitFn int_unit(const Plan &plan) {
-    switch (plan.path) {
-        case Path::rows:
-            return max_unit<T, Path::rows>;
-        case Path::depth_slices:
-            return max_unit<T, Path::depth_slices>;
-        case Path::depth_slab:
-            return depth_slab_unit<T, true>;
-        case Path::tiles:
-            return tile_unit<T, true>;
-        case Path::global:
             return global_unit<T, Family::max>;
         case Path::argmax:
-            return plan.spec.index_type == IndexType::i64 ? argmax_unit<T, int64_t, Path::argmax>
-                                                          : argmax_unit<T, int32_t, Path::argmax>;
+            return plan.spec.index_type == IndexType::i64 ? argmax_of<T, int64_t>(plan)
+                                                          : argmax_of<T, int32_t>(plan);
         default:
             return nullptr;
     }
@@ -118,8 +128,9 @@ template <class T>
 void init_buffers(const Plan &plan, char *scratch) {
     if (plan.scratch.buf < 0)
         return;
-    const int64_t groups =
-        plan.path == Path::depth_slices ? std::max<int64_t>(1, plan.slice_rows) : 1;
+    const int64_t groups = plan.path == Path::rows && plan.row_kernel == RowKernel::depth_slices
+                               ? std::max<int64_t>(1, plan.slice_rows)
+                               : 1;
     const bool is_max = plan.spec.family == Family::max;
     // the padding of the column buffer: the identity, never overwritten
     fill<T>(scratch, plan.scratch.buf, groups * plan.buffer_width,
@@ -169,17 +180,17 @@ inline UnitFn unit_function(const Plan &plan) {
     }
     switch (plan.compute) {
         case DType::f32:
-            return detail::row_unit<float>(plan);
+            return detail::native_unit<float>(plan);
         case DType::f64:
-            return detail::row_unit<double>(plan);
+            return detail::native_unit<double>(plan);
         case DType::f16:
             return detail::half_unit<false>(plan);
         case DType::bf16:
             return detail::half_unit<true>(plan);
         case DType::i8:
-            return detail::int_unit<int8_t>(plan);
+            return detail::native_unit<int8_t>(plan);
         case DType::u8:
-            return detail::int_unit<uint8_t>(plan);
+            return detail::native_unit<uint8_t>(plan);
     }
     return nullptr;
 }

@@ -170,7 +170,7 @@ inline void pool_slices(const T *plane, T *buf, int64_t *offsets, const Plan &pl
 
 // The work unit of a sum path P (rows, depth_slices, rows_run,
 // adaptive_narrow, adaptive_wide) for element type T.
-template <class T, Path P>
+template <class T, RowKernel K>
 void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     const T *x = static_cast<const T *>(call.x);
     T *out = static_cast<T *>(call.out);
@@ -187,7 +187,7 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
             const T *src = x + q * in_plane;
             T *out_rows = out + q * out_plane + row * plan.out_w;
             const int64_t *wd = plan.win_d.data() + 3 * od;
-            if constexpr (P == Path::depth_slices) {
+            if constexpr (K == RowKernel::depth_slices) {
                 const int64_t n = std::min({left, plan.slice_rows, plan.out_h - oh});
                 pool_slices<T, false>(src, buf, offsets, plan, od, oh, n);
                 for (int64_t j = 0; j < n; j++)
@@ -195,7 +195,7 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                                buf + j * plan.buffer_width + plan.pad_w, out_rows + j * plan.out_w,
                                div_w, plan, od, oh + j, mode, p, false);
                 return n;
-            } else if constexpr (P == Path::rows_run && std::is_same<T, float>::value) {
+            } else if constexpr (K == RowKernel::runs && std::is_same<T, float>::value) {
                 // the rest of this depth slice's rows in one call; 3-wide
                 // windows over up to 3 rows keep their own kernel (stride 2's
                 // column sums in registers)
@@ -209,7 +209,7 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                     sum_rows_run(slice_src, plan, od, oh, n, out_rows,
                                  scratch_part<float>(scratch, plan.scratch.run), buf, div_w);
                 return n;
-            } else if constexpr (P == Path::adaptive_narrow && std::is_same<T, float>::value) {
+            } else if constexpr (K == RowKernel::narrow_bins && std::is_same<T, float>::value) {
                 // up to eight rows of this depth slice in one call (a depth window
                 // of more than one slice takes the row path)
                 const int64_t n = std::min({int64_t(8), left, plan.out_h - oh});
@@ -220,7 +220,7 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                     return n;
                 sum_row(src, out_rows, buf, offsets, div_w, plan, od, oh, mode, p);
                 return 1;
-            } else if constexpr (P == Path::adaptive_wide && std::is_same<T, float>::value) {
+            } else if constexpr (K == RowKernel::wide_bins && std::is_same<T, float>::value) {
                 // the rest of this depth slice's rows in one call
                 const int64_t n = std::min(left, plan.out_h - oh);
                 simd::adaptive_rows_f32(src + wd[0] * slice, wd[1], plan.dil_d * slice, plan.in_w,

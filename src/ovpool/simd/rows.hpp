@@ -340,7 +340,7 @@ inline ptrdiff_t max_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64
 // offsets, then fold each window alone: adaptive 50 -> 7 took ~1500 cycles a
 // plane that way, ~700 this way. Any taps >= 0 give the right sums; the
 // planner keeps it to windows of 8 taps or more over 2 rows or more, where it
-// is faster (Path::adaptive_wide). Under eight windows the missing lanes
+// is faster (RowKernel::wide_bins). Under eight windows the missing lanes
 // repeat the last window and are not stored.
 inline void adaptive_rows_f32(const float *x, ptrdiff_t n_d, ptrdiff_t d_stride, ptrdiff_t in_w,
                               const int64_t *win_h, ptrdiff_t n_out_rows, const int64_t *win_w,
