@@ -1383,7 +1383,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
     using detail::format;
     std::string text =
         format("path %s: %s %s, %lld planes of %lldx%lldx%lld -> %lldx%lldx%lld (D x H x W)\n",
-               path_name(plan.path), detail::dtype_name(plan.spec.dtype),
+               kernel_name(plan).c_str(), detail::dtype_name(plan.spec.dtype),
                detail::family_name(plan.spec.family), static_cast<long long>(plan.n_planes),
                static_cast<long long>(plan.in_d), static_cast<long long>(plan.in_h),
                static_cast<long long>(plan.in_w), static_cast<long long>(plan.out_d),
@@ -1448,11 +1448,10 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     plan.slab_prefetch ? ", the next slab prefetched" : "");
                 break;
             }
-            text += format("  %s: ", row_kernel_name(plan.row_kernel));
             text += format(
-                "  units of %lld output rows; W windows: %s, outputs %lld..%lld with every tap "
-                "inside, the rest by the table; %s\n",
-                static_cast<long long>(s.rows_per_block),
+                "  %s: units of %lld output rows; W windows: %s, outputs %lld..%lld with every "
+                "tap inside, the rest by the table; %s\n",
+                row_kernel_name(plan.row_kernel), static_cast<long long>(s.rows_per_block),
                 plan.uniform_w ? "uniform (a padded column buffer)" : "bins by the table",
                 static_cast<long long>(plan.interior_lo), static_cast<long long>(plan.interior_hi),
                 plan.prefetch > 0 ? "rows prefetched ahead" : "no prefetch");
