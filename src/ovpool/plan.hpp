@@ -881,47 +881,67 @@ inline void set_taps(Plan &plan) {
     }
 }
 
-// Whether the blocked kernel takes a plan it can take: where the row paths
-// pay a fixed cost per output row (small planes, short 1D rows) or lose
-// their vector blocks (rows of under 8 outputs), and for indices wherever
-// the vector argmax does not apply (3-tap windows at stride 1 or 2 and
-// tilings, adaptive bins folded column by column), given a group's eight
-// lanes to fill. Measured at 1 thread against the other paths, paired
-// (sweep seed 2, float32): 7x7 and 8x8 planes 0.19-0.51x, 13x13 and 14x14
-// 0.26-0.81x, max 4x4 s3 on 19x14 0.20x, indices 0.12-0.79x (up to 75x75
-// planes at strides 3 or dilated); slower on 28x28 tilings (2.0x, 1.6x with
-// indices), 1D rows of 512 to 3 bins (3.6x), 1D indices on rows of 256
-// (1.4x), averages of bins of unequal size (1.1-2.6x, each output by the
-// tables), indices of 50->7 bins (1.35x), indices on 3 planes (1.75x).
+// Whether the blocked kernel takes a plan it can take. Measured at 2
+// threads on a quiet 2-vCPU machine against the row kernel, paired (float32
+// unless said; sweep seed 2 and the named cases):
+// * windows at W strides of 2+ (not 3 wide) on planes up to 8192 elements:
+//   max 5x5 s2 dilated on 75x75 0.56x, float16 5x5 s3 on 71x74 0.61x, max
+//   3x3 s3 on 35x35 0.81x and 0.83x, 2x2 s2 p1 on 19x19 0.58x, average 6x6
+//   s2 on 71x71 0.89x; larger planes are the row kernel's (max 4x4 s2 on
+//   128x128: 1.22x, 3x3 s2 on 147x150: 1.41x);
+// * 3-wide windows (the row kernel's own 3-tap kernels) on planes up to 1024
+//   elements: average 3x3 s2 p1 on 28x19 0.81x and on 17x17 0.59x; 1.5-1.7x
+//   slower on 56x56 (the named cases' 3x3 s2 average and L2 norm);
+// * overlapping windows at stride 1, where the row kernel's separable passes
+//   save taps, only on planes up to 256 elements (max 3x3 s1 on 14x14 0.61x,
+//   2x2 s1 on 13x13 0.40x, average 7x7 s1 on 7x6 0.40x), or rows of under 8
+//   outputs on planes up to 1024; average 3x3 s1 on 35x35 1.4x and 7x7 s1 on
+//   112x112 2.5x slower;
+// * 1D rows up to 64, or up to 512 at strides of 2+ with windows under 8
+//   (average 6x6 s3 on 500: 0.32x), 256 for 3-wide windows (average 3x3 s2
+//   on 128: 0.84x; max 3x3 s2 on 2048 1.1x slower); adaptive 1000->100
+//   1.6x slower;
+// * indices wherever the argmax kernel's vector kernels do not apply (3-tap
+//   windows at stride 1 or 2 and tilings, rows of 16+ outputs; adaptive bins
+//   column by column), given a group's eight lanes to fill: 0.12-0.79x;
+//   tilings 28->7 1.6x and bins 50->7 1.35x slower.
+// Not tilings past 8x8 (2x2 s2 on 14x12: 2.6x slower; Lp norms have no
+// tiling kernel: 2x2 s2 on 38x37 0.61x), depth pooled through
+// the slab (1.17-1.27x), averages of bins of unequal size (each output by the
+// tables: 1.1-1.2x), nor calls of under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
     const int64_t slice = plan.in_h * plan.in_w;
     const bool by_table = !(plan.uniform[0] && plan.uniform[1] && plan.uniform[2]);
     const bool one_row = plan.in_h == 1 && plan.in_d == 1;
+    const bool three_wide = plan.uniform_w && plan.dil_w == 1 && plan.kernel_w == 3 &&
+                            (plan.stride_w == 1 || plan.stride_w == 2);
     if (plan.spec.family == Family::argmax) {
-        // the argmax path's vector kernels: 3-tap windows at stride 1 or 2,
+        // the argmax kernel's vector kernels: 3-tap windows at stride 1 or 2,
         // tilings, adaptive bins column by column (float32)
-        const bool three_wide = plan.out_w >= 16 && plan.uniform_w && plan.dil_w == 1 &&
-                                plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2);
         const bool f32 = plan.compute == DType::f32;
         const bool tiles =
             f32 && plan.tile_kw > 0 && simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
         const bool bins = f32 && !plan.uniform_w && plan.dil_w == 1 &&
                           simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
-        if (three_wide || tiles || bins || plan.n_planes < simd::kLanes)
+        if ((three_wide && plan.out_w >= 16) || tiles || bins || plan.n_planes < simd::kLanes)
             return false;
         return !one_row || plan.in_w <= 64;
     }
-    if (by_table || plan.n_planes < 4)
+    const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
+                      !is_half(plan.compute) && plan.spec.family != Family::lp;
+    if (by_table || slab || plan.n_planes < 4)
         return false;
-    if (one_row)
-        return plan.in_w <= 64;
-    if (plan.tile_kw > 0)
+    if (plan.tile_kw > 0 && plan.spec.family != Family::lp)
         return slice <= 64;
-    if (plan.out_w < 8)
-        return slice <= 1024;
-    return slice <= 256 && plan.in_w <= 32;
+    const bool strided = plan.stride_w >= 2 || plan.kernel_w == 1;
+    if (one_row)
+        return plan.in_w <= 64 ||
+               (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
+    if (strided)
+        return slice <= (three_wide ? 1024 : 8192);
+    return slice <= 256 || (plan.out_w < 8 && slice <= 1024);
 }
 
 // The kernel of a plan whose geometry is set: one decision, in order; sets
