@@ -49,6 +49,8 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
     int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out)
     int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride,
                                int64_t pad_begin, int64_t pad_end)
+    bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t pad_begin)
 
     cdef cppclass AxisSpec:
         int64_t n_in, n_out

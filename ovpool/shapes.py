@@ -221,62 +221,17 @@ class PoolGeometry:
                    for a in range(self.n_spatial))
 
 
-def _first_hit(a, b, m, lo, hi):
-    """The smallest x >= 0 with lo <= (a*x + b) mod m <= hi (0 <= lo <= hi < m),
-    or None: Euclid's reduction, O(log m) steps, whatever the sizes."""
-    a, b = a % m, b % m
-    lo, hi = lo - b, hi - b       # then a*x mod m in [lo, hi] taken modulo m
-    if lo < 0 <= hi:
-        return 0
-    lo, hi = lo % m, hi % m
-    if lo <= hi:
-        return _first_hit_at(a, m, lo, hi)
-    hits = [x for x in (_first_hit_at(a, m, lo, m - 1), _first_hit_at(a, m, 0, hi))
-            if x is not None]
-    return min(hits) if hits else None
-
-
-def _first_hit_at(a, m, lo, hi):
-    """The smallest x >= 0 with lo <= a*x mod m <= hi (0 <= a < m, 0 <= lo <= hi < m)."""
-    if lo == 0:
-        return 0
-    if a == 0:
-        return None
-    k = -(-lo // a)
-    if a * k <= hi:
-        return k                  # reached without wrapping around m
-    # a*x - m*y in [lo, hi]: the smallest y is the smallest with m*y mod a in
-    # [-hi mod a, -lo mod a] (an interval without 0: no multiple of a lies in [lo, hi])
-    y = _first_hit_at(m % a, a, -hi % a, -lo % a)
-    return None if y is None else -(-(lo + m * y) // a)
-
-
 def axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin):
-    """True if some window of one fixed-window axis holds no input element,
-    in O(log) steps: a geometry's output may be far larger than anything a
-    caller will allocate (shape inference, an error message), and no table
-    is built.
+    """True if some window of one fixed-window axis holds no input element.
 
-    Only windows starting outside the input can be empty. Past its end, every
-    such window is. In front, window ``o``'s first tap at or past 0 is at
-    ``(o * stride - pad_begin) mod dilation`` when the first window reaches 0
-    at all: the window is empty when that lies beyond the input.
+    Decided by the kernel core (``plan.hpp``) in O(log) steps without a table:
+    a geometry's output may be far larger than anything a caller will allocate
+    (shape inference, an error message). Only windows starting outside the
+    input can be empty: past its end every one is, and in front the first tap
+    at or past 0 of window ``o`` is at ``(o * stride - pad_begin) mod
+    dilation``, empty when that lies beyond the input.
     """
-    if n_out < 1:
-        return False
-    if n_in < 1:
-        return True
-    if (n_out - 1) * stride - pad_begin >= n_in:
-        return True
-    in_front = min(n_out, -(-pad_begin // stride))   # windows starting before 0
-    if in_front == 0:
-        return False
-    if (kernel - 1) * dilation < pad_begin:
-        return True               # the first window's taps are all in front
-    if dilation <= n_in:
-        return False
-    o = _first_hit(stride, -pad_begin, dilation, n_in, dilation - 1)
-    return o is not None and o < in_front
+    return _kernels.axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin)
 
 
 def pool_geometry(in_spatial, kernel, strides, dilations, pads_begin, pads_end,

@@ -75,6 +75,13 @@ def unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t pad
     return k.unpool_output_size(n_in, kernel, stride, pad_begin, pad_end)
 
 
+def axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
+                          int64_t dilation, int64_t pad_begin):
+    """True if some window of one fixed-window axis holds no input element
+    (pads resolved); decided without a table, see plan.hpp."""
+    return k.axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin)
+
+
 cdef k.AxisSpec _axis(tuple axis) except *:
     cdef k.AxisSpec spec
     (spec.n_in, spec.n_out, spec.adaptive, spec.kernel, spec.stride, spec.dilation,

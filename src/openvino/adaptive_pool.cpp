@@ -24,8 +24,12 @@ ov::PartialShape adaptive_shape(const ov::Node *node, bool max_pool) {
     if (size_shape.rank().is_static()) {
         NODE_VALIDATION_CHECK(node, size_shape.size() == 1, "output_size must be 1-D, got shape ",
                               shape_text(size_shape));
-        if (size_shape[0].is_static())
+        if (size_shape[0].is_static()) {
+            NODE_VALIDATION_CHECK(node, size_shape[0].get_length() <= 3,
+                                  "output_size must have 1 to 3 entries, got shape ",
+                                  shape_text(size_shape));
             n_spatial = static_cast<size_t>(size_shape[0].get_length());
+        }
     }
     const bool rank_known =
         split_nc(node, data, n_spatial, "output_size of shape " + shape_text(size_shape));
@@ -56,16 +60,17 @@ ov::PartialShape adaptive_shape(const ov::Node *node, bool max_pool) {
 Spec adaptive_spec(const ov::Node *node, int32_t family, const ov::TensorVector &inputs,
                    ov::Shape &out_shape) {
     const ov::Shape data = inputs[0].get_shape();
-    const std::vector<int64_t> sizes = tensor_ints(inputs[1]);
-    OPENVINO_ASSERT(data.size() >= 3 && data.size() <= 5 && sizes.size() == data.size() - 2,
-                    "ovpool ", node->get_type_info().name, ": output_size ", ints_text(sizes),
+    split_nc(node, ov::PartialShape(data), 0, "");
+    OPENVINO_ASSERT(inputs[1].get_size() == data.size() - 2, "ovpool ", node->get_type_info().name,
+                    ": output_size of shape ", inputs[1].get_shape(),
                     " does not fit data of shape ", data);
+    const std::vector<int64_t> sizes = tensor_ints(inputs[1]);
     Spec spec = base_spec(family, inputs[0].get_element_type(), data);
     out_shape = ov::Shape{data[0], data[1]};
     for (int a = 0; a < spec.n_spatial; a++) {
         const int64_t n_in = static_cast<int64_t>(data[2 + a]);
         OPENVINO_ASSERT(sizes[a] >= 1 && sizes[a] <= kMaxElements, "ovpool ",
-                        node->get_type_info().name, ": output_size must be >= 1, got ",
+                        node->get_type_info().name, ": output_size must be 1 to 2^40, got ",
                         ints_text(sizes));
         OPENVINO_ASSERT(n_in >= 1, "ovpool ", node->get_type_info().name,
                         ": every spatial dim of the data must be non-empty, got shape ", data);
@@ -97,7 +102,7 @@ bool AdaptiveAvgPool::visit_attributes(ov::AttributeVisitor &) {
 void AdaptiveAvgPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 2, "takes 2 inputs (data, output_size), got ",
                           get_input_size());
-    set_output_type(0, get_input_element_type(0), adaptive_shape(this, false));
+    set_checked_output(this, 0, get_input_element_type(0), adaptive_shape(this, false));
 }
 
 std::shared_ptr<ov::Node> AdaptiveAvgPool::clone_with_new_inputs(
@@ -112,7 +117,7 @@ bool AdaptiveAvgPool::has_evaluate() const {
 bool AdaptiveAvgPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     ov::Shape out_shape;
     const Spec spec = adaptive_spec(this, kAverage, inputs, out_shape);
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     run(spec, inputs[0], outputs[0], nullptr);
     return true;
 }
@@ -136,8 +141,8 @@ void AdaptiveMaxPool::validate_and_infer_types() {
         this, m_index_element_type == ov::element::i32 || m_index_element_type == ov::element::i64,
         "ovpool writes i32/i64 indices, not ", m_index_element_type.get_type_name());
     const ov::PartialShape shape = adaptive_shape(this, true);
-    set_output_type(0, get_input_element_type(0), shape);
-    set_output_type(1, m_index_element_type, shape);
+    set_checked_output(this, 0, get_input_element_type(0), shape);
+    set_checked_output(this, 1, m_index_element_type, shape);
 }
 
 std::shared_ptr<ov::Node> AdaptiveMaxPool::clone_with_new_inputs(
@@ -153,12 +158,12 @@ bool AdaptiveMaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector
     const bool with_indices = outputs.size() > 1 && output_read(1);
     ov::Shape out_shape;
     Spec spec = adaptive_spec(this, with_indices ? kArgmax : kMax, inputs, out_shape);
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     if (!with_indices) {
         run(spec, inputs[0], outputs[0], nullptr);
         return true;
     }
-    shape_output(outputs[1], out_shape);
+    shape_output(outputs[1], out_shape, label());
     // the element type OpenVINO allocated (the CPU plugin may narrow i64)
     const auto index_type = outputs[1].get_element_type();
     OPENVINO_ASSERT(index_type == ov::element::i32 || index_type == ov::element::i64,

@@ -16,22 +16,30 @@ bool is_index_type(const ov::element::Type &t) {
     return t.is_integral_number() && t.bitwidth() >= 8 && t != ov::element::boolean;
 }
 
+// The default output size along spatial axis a of an input of n_in there.
+int64_t default_size(const ov::Node *node, size_t a, int64_t n_in,
+                     const std::vector<int64_t> &kernel, const std::vector<int64_t> &strides,
+                     const std::vector<int64_t> &pads) {
+    const size_t n = kernel.size();
+    const int64_t size =
+        ovpool::unpool_output_size(n_in, kernel[a], strides[a], pads[a], pads[n + a]);
+    NODE_VALIDATION_CHECK(node, size >= 1 && size <= kMaxElements,
+                          "the output size along spatial axis ", a, " would be ", size, " (input ",
+                          n_in, ", kernel_shape=", ints_text(kernel),
+                          ", strides=", ints_text(strides), ", pads=(", pads[a], ", ", pads[n + a],
+                          ")); it must be 1 to 2^40");
+    return size;
+}
+
 // (N, C, default spatial...) from X's static shape.
 std::vector<int64_t> default_shape(const ov::Node *node, const ov::Shape &x,
                                    const std::vector<int64_t> &kernel,
                                    const std::vector<int64_t> &strides,
                                    const std::vector<int64_t> &pads) {
-    const size_t n = kernel.size();
     std::vector<int64_t> shape{static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1])};
-    for (size_t a = 0; a < n; a++) {
-        const int64_t size = ovpool::unpool_output_size(static_cast<int64_t>(x[2 + a]), kernel[a],
-                                                        strides[a], pads[a], pads[n + a]);
-        NODE_VALIDATION_CHECK(
-            node, size >= 1 && size <= kMaxElements, "the output size along spatial axis ", a,
-            " would be ", size, " (input ", x[2 + a], ", kernel_shape=", ints_text(kernel),
-            ", strides=", ints_text(strides), ", pads=(", pads[a], ", ", pads[n + a], "))");
-        shape.push_back(size);
-    }
+    for (size_t a = 0; a < kernel.size(); a++)
+        shape.push_back(
+            default_size(node, a, static_cast<int64_t>(x[2 + a]), kernel, strides, pads));
     return shape;
 }
 
@@ -100,6 +108,14 @@ void MaxUnpool::validate_and_infer_types() {
                               shape_type.is_dynamic() || shape_type == ov::element::i32 ||
                                   shape_type == ov::element::i64,
                               "output_shape must be i32 or i64, got ", shape_type.get_type_name());
+        const ov::PartialShape shape_shape = get_input_partial_shape(2);
+        NODE_VALIDATION_CHECK(this,
+                              shape_shape.rank().is_dynamic() ||
+                                  (shape_shape.size() == 1 &&
+                                   (shape_shape[0].is_dynamic() ||
+                                    shape_shape[0].get_length() == static_cast<int64_t>(n + 2))),
+                              "output_shape must be 1-D with ", n + 2, " entries for ", n,
+                              " spatial dims, got shape ", shape_text(shape_shape));
         std::vector<int64_t> values;
         if (constant_ints(input_value(2), values)) {
             NODE_VALIDATION_CHECK(this, values.size() == n + 2, "output_shape must have ", n + 2,
@@ -108,7 +124,7 @@ void MaxUnpool::validate_and_infer_types() {
             dims.clear();
             for (int64_t v : values) {
                 NODE_VALIDATION_CHECK(this, v >= 1 && v <= kMaxElements,
-                                      "output_shape must be >= 1, got ", ints_text(values));
+                                      "output_shape must be 1 to 2^40, got ", ints_text(values));
                 dims.emplace_back(v);
             }
         } else {
@@ -122,10 +138,10 @@ void MaxUnpool::validate_and_infer_types() {
         dims.resize(n + 2, ov::Dimension::dynamic());
         for (size_t a = 0; rank_known && a < n; a++)
             if (data[2 + a].is_static())
-                dims[2 + a] = ovpool::unpool_output_size(data[2 + a].get_length(), kernel[a],
-                                                         strides[a], pads[a], pads[n + a]);
+                dims[2 + a] =
+                    default_size(this, a, data[2 + a].get_length(), kernel, strides, pads);
     }
-    set_output_type(0, get_input_element_type(0), ov::PartialShape(dims));
+    set_checked_output(this, 0, get_input_element_type(0), ov::PartialShape(dims));
 }
 
 std::shared_ptr<ov::Node> MaxUnpool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -144,6 +160,7 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     const size_t n = m_kernel_shape.size();
     OPENVINO_ASSERT(x.size() == n + 2, "ovpool ", op, ": X of shape ", x, " for kernel_shape ",
                     ints_text(m_kernel_shape));
+    split_nc(this, ov::PartialShape(x), n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
     OPENVINO_ASSERT(inputs[1].get_shape() == x, "ovpool ", op, ": I must have the shape of X ", x,
                     ", got ", inputs[1].get_shape());
     const auto kernel = per_axis(this, "kernel_shape", m_kernel_shape, n, 1, 1);
@@ -152,29 +169,36 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     const std::vector<int64_t> base = default_shape(this, x, kernel, strides, pads);
     std::vector<int64_t> full = base;
     if (inputs.size() > 2) {
+        OPENVINO_ASSERT(inputs[2].get_size() == n + 2, "ovpool ", op, ": output_shape of shape ",
+                        inputs[2].get_shape(), " must have ", n + 2, " entries");
         full = tensor_ints(inputs[2]);
-        OPENVINO_ASSERT(full.size() == n + 2, "ovpool ", op, ": output_shape ", ints_text(full),
-                        " must have ", n + 2, " entries");
         OPENVINO_ASSERT(full[0] == base[0] && full[1] == base[1], "ovpool ", op, ": output_shape ",
                         ints_text(full), " must keep N and C of X ", x);
-        for (size_t a = 0; a < full.size(); a++)
-            OPENVINO_ASSERT(full[a] >= base[a] && full[a] <= kMaxElements, "ovpool ", op,
-                            ": output_shape ", ints_text(full),
+        for (size_t a = 0; a < full.size(); a++) {
+            OPENVINO_ASSERT(full[a] >= base[a], "ovpool ", op, ": output_shape ", ints_text(full),
                             " is smaller than the default shape ", ints_text(base));
+            OPENVINO_ASSERT(full[a] <= kMaxElements, "ovpool ", op, ": output_shape ",
+                            ints_text(full), " has a dim past ovpool's limit of 2^40");
+        }
     }
     const std::vector<int64_t> &index_shape = m_indices_relative_to == "output_shape" ? full : base;
-    int64_t space = 1, size = 1;
-    for (size_t a = 0; a < full.size(); a++) {
-        space *= index_shape[a];
-        size *= full[a];
-    }
+    const int64_t space = ovpool::shape_elements(index_shape.data(), static_cast<int>(n + 2));
+    const int64_t size = ovpool::shape_elements(full.data(), static_cast<int>(n + 2));
+    OPENVINO_ASSERT(space >= 0 && size >= 0, "ovpool ", op, ": an output of shape ",
+                    ints_text(full), " is past ovpool's limit of 2^40 elements");
     ov::Shape out_shape;
     for (int64_t d : full)
         out_shape.push_back(static_cast<size_t>(d));
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, op);
     const int64_t count = static_cast<int64_t>(inputs[0].get_size());
     check_budget(op, "the indices as int64", 8 * count);
-    std::vector<int64_t> indices = tensor_ints(inputs[1]);
+    std::vector<int64_t> indices;
+    try {
+        indices = tensor_ints(inputs[1]);
+    } catch (const std::bad_alloc &) {
+        OPENVINO_THROW("ovpool ", op, ": cannot allocate ", 8 * count,
+                       " bytes for the indices as int64");
+    }
     for (int64_t i = 0; i < count; i++) {
         const int64_t target = indices[static_cast<size_t>(i)];
         OPENVINO_ASSERT(target >= 0 && target < space, "ovpool ", op, ": the index ", target,
@@ -183,9 +207,9 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     }
     if (index_shape != full) {
         // positions in the default shape -> the same coordinates in the output
+        std::vector<int64_t> coords(full.size());
         for (auto &target : indices) {
             int64_t rest = target, flat = 0, stride = 1;
-            std::vector<int64_t> coords(full.size());
             for (size_t a = full.size(); a-- > 0;) {
                 coords[a] = rest % index_shape[a];
                 rest /= index_shape[a];

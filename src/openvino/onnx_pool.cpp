@@ -125,7 +125,7 @@ void OnnxAveragePool::validate_and_infer_types() {
     const OnnxResolved r = resolve(this, m_window, data);
     if (!m_count_include_pad)
         refuse_empty(this, r);
-    set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
+    set_checked_output(this, 0, get_input_element_type(0), pool_shape(data, r.geometry));
 }
 
 std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(
@@ -144,7 +144,7 @@ bool OnnxAveragePool::evaluate(ov::TensorVector &outputs, const ov::TensorVector
     ov::Shape out_shape;
     const Spec spec =
         onnx_spec(kAverage, inputs[0], r, m_count_include_pad ? kDeclaredPads : kTaps, out_shape);
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     run(spec, inputs[0], outputs[0], nullptr);
     return true;
 }
@@ -175,8 +175,8 @@ void OnnxMaxPool::validate_and_infer_types() {
     const OnnxResolved r = resolve(this, m_window, data);
     refuse_empty(this, r);
     const ov::PartialShape shape = pool_shape(data, r.geometry);
-    set_output_type(0, get_input_element_type(0), shape);
-    set_output_type(1, ov::element::i64, shape);
+    set_checked_output(this, 0, get_input_element_type(0), shape);
+    set_checked_output(this, 1, ov::element::i64, shape);
 }
 
 std::shared_ptr<ov::Node> OnnxMaxPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -194,12 +194,12 @@ bool OnnxMaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &in
     const bool with_indices = outputs.size() > 1 && output_read(1);
     ov::Shape out_shape;
     Spec spec = onnx_spec(with_indices ? kArgmax : kMax, inputs[0], r, kTaps, out_shape);
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     if (!with_indices) {
         run(spec, inputs[0], outputs[0], nullptr);
         return true;
     }
-    shape_output(outputs[1], out_shape);
+    shape_output(outputs[1], out_shape, label());
     const auto index_type = outputs[1].get_element_type();
     OPENVINO_ASSERT(index_type == ov::element::i32 || index_type == ov::element::i64,
                     "ovpool OnnxMaxPool: indices of type ", index_type.get_type_name());
@@ -236,7 +236,7 @@ void LpPool::validate_and_infer_types() {
     check_p(this, m_p);
     const ov::PartialShape data = get_input_partial_shape(0);
     const OnnxResolved r = resolve(this, m_window, data);
-    set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
+    set_checked_output(this, 0, get_input_element_type(0), pool_shape(data, r.geometry));
 }
 
 std::shared_ptr<ov::Node> LpPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -252,7 +252,7 @@ bool LpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs)
     ov::Shape out_shape;
     Spec spec = onnx_spec(kLp, inputs[0], r, kTaps, out_shape);
     spec.p = m_p;
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     run(spec, inputs[0], outputs[0], nullptr);
     return true;
 }
@@ -274,7 +274,7 @@ void GlobalLpPool::validate_and_infer_types() {
     check_p(this, m_p);
     const ov::PartialShape data = get_input_partial_shape(0);
     if (!split_nc(this, data, 0, "", "X")) {
-        set_output_type(0, get_input_element_type(0), ov::PartialShape::dynamic());
+        set_checked_output(this, 0, get_input_element_type(0), ov::PartialShape::dynamic());
         return;
     }
     std::vector<ov::Dimension> dims{data[0], data[1]};
@@ -283,7 +283,7 @@ void GlobalLpPool::validate_and_infer_types() {
                               "spatial dims must be non-empty, got ", shape_text(data));
         dims.emplace_back(1);
     }
-    set_output_type(0, get_input_element_type(0), ov::PartialShape(dims));
+    set_checked_output(this, 0, get_input_element_type(0), ov::PartialShape(dims));
 }
 
 std::shared_ptr<ov::Node> GlobalLpPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -296,6 +296,7 @@ bool GlobalLpPool::has_evaluate() const {
 
 bool GlobalLpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     const ov::Shape data = inputs[0].get_shape();
+    split_nc(this, ov::PartialShape(data), 0, "", "X");
     Spec spec = base_spec(kLp, inputs[0].get_element_type(), data);
     spec.p = m_p;
     ov::Shape out_shape{data[0], data[1]};
@@ -307,7 +308,7 @@ bool GlobalLpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &i
         spec.axes[a].n_out = 1;
         out_shape.push_back(1);
     }
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     run(spec, inputs[0], outputs[0], nullptr);
     return true;
 }

@@ -67,7 +67,14 @@ void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out,
     const int64_t n_in = static_cast<int64_t>(x.get_size()),
                   n_out = static_cast<int64_t>(out.get_size());
     check_budget(label(), "a float32 copy of the 16-bit input and output", 4 * (n_in + n_out));
-    std::vector<float> wide_in(static_cast<size_t>(n_in)), wide_out(static_cast<size_t>(n_out));
+    std::vector<float> wide_in, wide_out;
+    try {
+        wide_in.resize(static_cast<size_t>(n_in));
+        wide_out.resize(static_cast<size_t>(n_out));
+    } catch (const std::bad_alloc &) {
+        OPENVINO_THROW("ovpool ", label(), ": cannot allocate ", 4 * (n_in + n_out),
+                       " bytes for a float32 copy of the 16-bit input and output");
+    }
     const bool bf16 = spec.dtype == kBF16;
     plan->widen(static_cast<const uint16_t *>(x.data()), wide_in.data(), n_in, bf16);
     run_plan(*plan, wide_in.data(), wide_out.data(), index_data, label());
@@ -190,7 +197,64 @@ bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spati
     NODE_VALIDATION_CHECK(node, n_spatial == 0 || rank - 2 == n_spatial, source, " gives ",
                           n_spatial, " spatial dims but the ", role, " input has shape ",
                           shape_text(data), " (", rank - 2, " spatial dims)");
+    check_elements(node, "the " + role + " input", data, node->get_input_element_type(0));
     return true;
+}
+
+namespace {
+
+std::string node_label(const ov::Node *node) {
+    return std::string(node->get_type_info().name) + " (" + node->get_friendly_name() + ")";
+}
+
+// The product of the known dims of a shape, in floating point: for messages
+// about shapes whose element count passes 2^63.
+double known_elements(const ov::PartialShape &shape) {
+    double product = 1;
+    for (size_t i = 0; i < shape.size(); i++)
+        if (shape[i].is_static())
+            product *= static_cast<double>(shape[i].get_length());
+    return product;
+}
+
+}  // namespace
+
+void check_elements(const ov::Node *node, const std::string &what, const ov::PartialShape &shape,
+                    const ov::element::Type &type) {
+    if (shape.rank().is_dynamic())
+        return;
+    std::vector<int64_t> known;
+    for (size_t i = 0; i < shape.size(); i++) {
+        if (shape[i].is_dynamic())
+            continue;
+        const int64_t d = shape[i].get_length();
+        NODE_VALIDATION_CHECK(node, d <= kMaxElements, what, " ", shape_text(shape), " has dim ", i,
+                              " = ", d, ", more than ovpool's limit of 2^40 (", kMaxElements, ")");
+        known.push_back(d);
+    }
+    if (ovpool::shape_elements(known.data(), static_cast<int>(known.size())) >= 0)
+        return;
+    const double elements = known_elements(shape);
+    std::ostringstream bytes;
+    if (type.is_static() && type.size() > 0)
+        bytes << " (" << elements * static_cast<double>(type.size()) << " bytes of "
+              << type.get_type_name() << ")";
+    NODE_VALIDATION_CHECK(node, false, what, " ", shape_text(shape), " would hold ", elements,
+                          " elements", bytes.str(), ", more than ovpool's limit of 2^40 (",
+                          kMaxElements, ") elements");
+}
+
+void set_checked_output(ov::Node *node, size_t port, const ov::element::Type &type,
+                        const ov::PartialShape &shape) {
+    const std::string what = "output " + std::to_string(port);
+    check_elements(node, what, shape, type);
+    if (shape.is_static() && type.is_static()) {
+        const int64_t elements = static_cast<int64_t>(ov::shape_size(shape.to_shape()));
+        check_budget(node_label(node),
+                     what + " " + shape_text(shape) + " of " + type.get_type_name(),
+                     elements * static_cast<int64_t>(type.size()));
+    }
+    node->set_output_type(port, type, shape);
 }
 
 // ---------------------------------------------------------------------------
@@ -219,6 +283,8 @@ FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data,
             continue;
         }
         const int64_t n_in = data[2 + a].get_length();
+        NODE_VALIDATION_CHECK(node, n_in <= kMaxElements, "spatial dim ", a, " of the input is ",
+                              n_in, ", more than ovpool's limit of 2^40");
         const ovpool::AxisSize size =
             ovpool::axis_output_size(n_in, kernel[a], strides[a], dilations[a], pads_begin[a],
                                      pads_end[a], auto_pad, rounding);
@@ -244,18 +310,10 @@ FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data,
 }
 
 bool has_empty_window(const FixedGeometry &g) {
-    for (const Axis &a : g.axes) {
-        ovpool::AxisSpec spec;
-        spec.n_in = a.n_in;
-        spec.n_out = a.n_out;
-        spec.kernel = a.kernel;
-        spec.stride = a.stride;
-        spec.dilation = a.dilation;
-        spec.pad_begin = a.pad_begin;
-        spec.pad_end = a.pad_end;
-        if (ovpool::fixed_windows(spec).any_empty())
+    for (const Axis &a : g.axes)
+        if (ovpool::axis_has_empty_window(a.n_in, a.n_out, a.kernel, a.stride, a.dilation,
+                                          a.pad_begin))
             return true;
-    }
     return false;
 }
 
@@ -272,7 +330,7 @@ ov::PartialShape pool_shape(const ov::PartialShape &data, const FixedGeometry &g
     return ov::PartialShape(dims);
 }
 
-bool constant_ints(const ov::Output<ov::Node> &value, std::vector<int64_t> &out) {
+bool constant_ints(const ov::Output<ov::Node> &value, std::vector<int64_t> &out, size_t max_count) {
     auto node = value.get_node_shared_ptr();
     if (auto convert = ov::as_type_ptr<ov::op::v0::Convert>(node)) {
         if (!convert->get_destination_type().is_integral_number())
@@ -280,7 +338,8 @@ bool constant_ints(const ov::Output<ov::Node> &value, std::vector<int64_t> &out)
         node = convert->input_value(0).get_node_shared_ptr();
     }
     auto constant = ov::as_type_ptr<ov::op::v0::Constant>(node);
-    if (!constant || !constant->get_element_type().is_integral_number())
+    if (!constant || !constant->get_element_type().is_integral_number() ||
+        ov::shape_size(constant->get_shape()) > max_count)
         return false;
     out = constant->cast_vector<int64_t>();
     return true;
@@ -322,9 +381,22 @@ Spec base_spec(int32_t family, const ov::element::Type &type, const ov::Shape &d
     return spec;
 }
 
-void shape_output(ov::Tensor &tensor, const ov::Shape &shape) {
-    if (tensor.get_shape() != shape)
+void shape_output(ov::Tensor &tensor, const ov::Shape &shape, const std::string &op) {
+    if (tensor.get_shape() == shape)
+        return;
+    // (the shapes evaluate computes are within 2^40 per dim)
+    const std::vector<int64_t> dims(shape.begin(), shape.end());
+    const int64_t elements = ovpool::shape_elements(dims.data(), static_cast<int>(dims.size()));
+    OPENVINO_ASSERT(elements >= 0, "ovpool ", op, ": an output of shape ", shape,
+                    " is past ovpool's limit of 2^40 (", kMaxElements, ") elements");
+    const int64_t bytes = elements * static_cast<int64_t>(tensor.get_element_type().size());
+    check_budget(op, "an output of shape " + shape_text(ov::PartialShape(shape)), bytes);
+    try {
         tensor.set_shape(shape);
+    } catch (const std::bad_alloc &) {
+        OPENVINO_THROW("ovpool ", op, ": cannot allocate ", bytes, " bytes for an output of shape ",
+                       shape);
+    }
 }
 
 }  // namespace ovpool_openvino

@@ -111,7 +111,7 @@ void AvgPool::validate_and_infer_types() {
                 ", pads_end=", ints_text(r.pads_end), "); some window would be empty");
         }
     }
-    set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
+    set_checked_output(this, 0, get_input_element_type(0), pool_shape(data, r.geometry));
 }
 
 std::shared_ptr<ov::Node> AvgPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -140,7 +140,7 @@ bool AvgPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs
         spec.axes[a].divisor = divisor;
         out_shape.push_back(static_cast<size_t>(spec.axes[a].n_out));
     }
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     run(spec, inputs[0], outputs[0], nullptr);
     return true;
 }
@@ -181,8 +181,8 @@ void MaxPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, m_axis >= -rank && m_axis < rank, "axis=", m_axis,
                           " is out of range for a rank-", rank, " input");
     const ov::PartialShape shape = pool_shape(data, r.geometry);
-    set_output_type(0, get_input_element_type(0), shape);
-    set_output_type(1, m_index_element_type, shape);
+    set_checked_output(this, 0, get_input_element_type(0), shape);
+    set_checked_output(this, 1, m_index_element_type, shape);
 }
 
 std::shared_ptr<ov::Node> MaxPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -204,12 +204,12 @@ bool MaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs
         spec.axes[a] = r.geometry.axes[static_cast<size_t>(a)];
         out_shape.push_back(static_cast<size_t>(spec.axes[a].n_out));
     }
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, label());
     if (!with_indices) {
         run(spec, inputs[0], outputs[0], nullptr);
         return true;
     }
-    shape_output(outputs[1], out_shape);
+    shape_output(outputs[1], out_shape, label());
     const auto index_type = outputs[1].get_element_type();
     OPENVINO_ASSERT(index_type == ov::element::i32 || index_type == ov::element::i64,
                     "ovpool MaxPool: indices of type ", index_type.get_type_name());

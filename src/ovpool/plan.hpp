@@ -29,6 +29,32 @@
 OVPOOL_BEGIN
 
 // ---------------------------------------------------------------------------
+// Sizes
+// ---------------------------------------------------------------------------
+
+// The largest number ovpool takes for any size: the elements of an array,
+// one of its dims, an attribute (2^40, 4 TiB of float32). Front doors refuse
+// larger numbers before any arithmetic on them, so that no size product
+// below (dims, window arithmetic, plans) can overflow.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+// The elements of a shape of n dims (each >= 0): their product, or -1 when it
+// passes kMaxElements (checked factor by factor: nothing overflows). A dim of
+// 0 makes it 0 whatever the others.
+inline int64_t shape_elements(const int64_t *dims, int n) {
+    for (int i = 0; i < n; i++)
+        if (dims[i] == 0)
+            return 0;
+    int64_t product = 1;
+    for (int i = 0; i < n; i++) {
+        if (dims[i] < 0 || dims[i] > kMaxElements / product)
+            return -1;
+        product *= dims[i];
+    }
+    return product;
+}
+
+// ---------------------------------------------------------------------------
 // Output sizes
 // ---------------------------------------------------------------------------
 
@@ -102,10 +128,13 @@ inline int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out) {
     return ((i + 1) * n_in + n_out - 1) / n_out;
 }
 
-// ONNX MaxUnpool's default output size: (n_in - 1) s + k - pad_begin - pad_end.
+// ONNX MaxUnpool's default output size: (n_in - 1) s + k - pad_begin - pad_end,
+// INT64_MAX where that passes it (n_in s: two sizes of up to 2^40 each).
 inline int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t pad_begin,
                                   int64_t pad_end) {
-    return (n_in - 1) * stride + kernel - pad_begin - pad_end;
+    const __int128 size = static_cast<__int128>(n_in - 1) * stride + kernel - pad_begin - pad_end;
+    return size > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                      : static_cast<int64_t>(size);
 }
 
 // ---------------------------------------------------------------------------
@@ -220,6 +249,78 @@ inline Windows adaptive_windows(int64_t n_in, int64_t n_out) {
 
 inline Windows axis_windows(const AxisSpec &a) {
     return a.adaptive ? adaptive_windows(a.n_in, a.n_out) : fixed_windows(a);
+}
+
+// ---------------------------------------------------------------------------
+// Empty windows, without a table
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+inline int64_t mod(int64_t a, int64_t m) {
+    const int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+// The smallest x >= 0 with lo <= a x mod m <= hi (0 <= a < m, 0 <= lo <= hi
+// < m), or -1: Euclid's reduction, O(log m) steps. When no multiple of a
+// lands in [lo, hi] before wrapping around m, a x - m y in [lo, hi] asks for
+// the smallest y with m y mod a in [-hi mod a, -lo mod a], the same problem
+// on (m mod a, a). The back-substitution multiplies two sizes: 128 bits.
+inline int64_t first_hit_at(int64_t a, int64_t m, int64_t lo, int64_t hi) {
+    if (lo == 0)
+        return 0;
+    if (a == 0)
+        return -1;
+    const int64_t k = (lo + a - 1) / a;
+    if (a * k <= hi)  // (a k < lo + a < 2 m)
+        return k;
+    const int64_t y = first_hit_at(m % a, a, mod(-hi, a), mod(-lo, a));
+    if (y < 0)
+        return -1;
+    const __int128 numerator = static_cast<__int128>(lo) + static_cast<__int128>(m) * y;
+    return static_cast<int64_t>((numerator + a - 1) / a);
+}
+
+}  // namespace detail
+
+// Whether some window of a fixed-window axis holds no input element (pads
+// already resolved by axis_output_size), decided in O(log) steps without a
+// table: shape inference and attribute checks answer for any size at once
+// and allocate nothing. Arguments: n_out as axis_output_size gives it, every
+// size below 2^40.
+//
+// Only windows starting outside the input can be empty. Past its end, every
+// such window is. In front, window o (start o s - pad_begin < 0) reaches 0
+// when the first one does ((k - 1) d >= pad_begin; otherwise the first is
+// empty), and its first tap at or past 0 is at (o s - pad_begin) mod d: the
+// window is empty when that lies beyond the input. The smallest such o comes
+// from first_hit_at.
+inline bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
+                                  int64_t dilation, int64_t pad_begin) {
+    if (n_out < 1)
+        return false;
+    if (n_in < 1)
+        return true;
+    if (static_cast<__int128>(n_out - 1) * stride - pad_begin >= n_in)
+        return true;
+    const int64_t in_front = std::min(n_out, (pad_begin + stride - 1) / stride);
+    if (in_front == 0)
+        return false;
+    if (static_cast<__int128>(kernel - 1) * dilation < pad_begin)
+        return true;
+    if (dilation <= n_in)
+        return false;
+    // the smallest o with (o s - pad_begin) mod d in [n_in, d - 1]; that
+    // interval holds no 0, so the shift by -pad_begin never wraps it
+    const int64_t b = detail::mod(-pad_begin, dilation);
+    int64_t lo = n_in - b, hi = dilation - 1 - b;
+    if (lo < 0 && hi >= 0)
+        return true;  // window 0 itself
+    lo = detail::mod(lo, dilation);
+    hi = detail::mod(hi, dilation);
+    const int64_t o = detail::first_hit_at(stride % dilation, dilation, lo, hi);
+    return o >= 0 && o < in_front;
 }
 
 // ---------------------------------------------------------------------------
@@ -489,11 +590,9 @@ struct Schedule {
 
 namespace detail {
 
-// The largest sizes a plan accepts: 2^40 elements of any array, 2^31 rows of
-// a window table; front doors check their own limits (and the memory budget)
-// first, so these only keep the arithmetic below from overflowing.
-constexpr int64_t kMaxElements = int64_t(1) << 40;
-
+// A plan takes arrays of up to kMaxElements; front doors check their own
+// limits (and the memory budget) first, so this only keeps the arithmetic
+// below from overflowing.
 inline int64_t checked_mul(int64_t a, int64_t b) {
     if (a < 0 || b < 0 || (a != 0 && b > kMaxElements / a))
         throw std::length_error("ovpool: sizes too large");
