@@ -121,7 +121,7 @@ void run_plan(const Plan &plan, const void *x, void *out, void *indices, const s
         check_budget(op,
                      "per-thread scratch (" + std::to_string(n_threads) + " threads of " +
                          std::to_string(scratch_bytes) + " bytes)",
-                     scratch_bytes * n_threads);
+                     scratch_bytes > INT64_MAX / n_threads ? INT64_MAX : scratch_bytes * n_threads);
     const Units units = plan.units(static_cast<int>(n_threads));
     if (n_threads == 1 || units.n_units <= 1) {
         char *scratch = allocate(scratch_bytes);
