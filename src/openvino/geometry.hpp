@@ -73,7 +73,8 @@ void set_checked_output(ov::Node *node, size_t port, const ov::element::Type &ty
                         const ov::PartialShape &shape);
 
 // The geometry of a fixed-window pool: per spatial axis the output dim and,
-// when the input is static, the core's axis (pads resolved by auto_pad).
+// when the input is static, the core's axis (pads resolved by auto_pad). The
+// data's dims are those split_nc checked.
 struct FixedGeometry {
     size_t n = 0;
     bool rank_known = false;

@@ -283,8 +283,6 @@ FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data,
             continue;
         }
         const int64_t n_in = data[2 + a].get_length();
-        NODE_VALIDATION_CHECK(node, n_in <= kMaxElements, "spatial dim ", a, " of the input is ",
-                              n_in, ", more than ovpool's limit of 2^40");
         const ovpool::AxisSize size =
             ovpool::axis_output_size(n_in, kernel[a], strides[a], dilations[a], pads_begin[a],
                                      pads_end[a], auto_pad, rounding);
