@@ -7,7 +7,9 @@ exception naming the op, the tensor and ovpool's limit or budget, never in a
 
 The measuring tests run a child process that imports only ``openvino``, loads
 the library (``core.add_extension``) and measures its own peak resident
-memory (``getrusage``) under an address-space limit.
+memory under an address-space limit: its ``VmHWM``, the high-water mark of
+its own address space (``getrusage``'s ``ru_maxrss`` also holds the RSS of
+the process it was forked from, here the test runner).
 """
 
 import os
@@ -38,11 +40,13 @@ assert "ovpool" not in sys.modules
 with open("/proc/self/status") as f:
     vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
 resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 30), resource.RLIM_INFINITY))
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(field + ":"))
 def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return status("VmRSS")
 def peak():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return status("VmHWM")
 """
 
 
@@ -247,3 +251,40 @@ def test_max_unpool_output_shape_at_run_time_is_checked(core):
     assert "ovpool::MaxUnpool" in message and "output 0 [1,1,1073741824,1073741824] would hold " \
         "1.15292e+18 elements (4.61169e+18 bytes of f32), more than ovpool's limit of 2^40" \
         in message, message
+
+
+def test_window_numbers_native_openvino_cannot_take_stay_on_ovpools_ops(ov_extension, tmp_path):
+    # OpenVINO's CPU plugin crashes (SIGFPE) on an AvgPool stride of 2^32:
+    # the default policy, which gives an AveragePool native OpenVINO computes
+    # right to a native node, keeps this one on ovpool's op
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("AveragePool", ["X"], ["Y"], kernel_shape=[1], strides=[2**32])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 12])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    path = tmp_path / "stride.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+                     .SerializeToString())
+    out = _child(ov_extension, """
+        model = core.read_model(sys.argv[2])
+        print(sorted({op.get_type_info().version_id for op in model.get_ordered_ops()}))
+        x = np.arange(36, dtype=np.float32).reshape(1, 3, 12)
+        print(core.compile_model(model, "CPU")([x])[0].ravel().tolist())
+    """, path, OVPOOL_OPENVINO_POLICY="default")
+    types, values = out.splitlines()
+    assert "ovpool" in types
+    assert values == "[0.0, 12.0, 24.0]"
+
+
+def test_patch_model_moves_window_numbers_native_openvino_cannot_take():
+    from ovpool.openvino import _decide
+
+    x = o8.parameter([1, 2, 9, 9], np.float32)
+    model = ov.Model([o8.max_pool(x, [2**32, 1], [1, 1], [0, 0], [0, 0], [1, 1]).output(0),
+                      o8.max_pool(x, [2, 1], [1, 1], [0, 0], [0, 0], [1, 1]).output(0)], [x])
+    decisions = {tuple(node.get_strides()): _decide(node, "default")[0]
+                 for node in model.get_ordered_ops() if node.get_type_info().name == "MaxPool"}
+    assert decisions[2**32, 1].deviation == "window_numbers" and decisions[2**32, 1].move
+    assert decisions[2, 1].deviation is None and not decisions[2, 1].move

@@ -109,7 +109,7 @@ ov::OutputVector average_pool(const Context &node) {
     const bool include = flag_attr(node, "count_include_pad");
     auto pool = std::make_shared<OnnxAveragePool>(ov::OutputVector{x}, w, include);  // validates
     const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll ||
+    if (conversion_policy() == Policy::kAll || !native_takes(o) ||
         native_avg_deviates(x.get_partial_shape(), o, !include) || native_shape_deviates(o))
         return pool->outputs();
     return {native_avg_pool(x, o, !include)};
@@ -121,7 +121,7 @@ ov::OutputVector max_pool(const Context &node) {
     auto pool =
         std::make_shared<OnnxMaxPool>(ov::OutputVector{x}, w, int_attr(node, "storage_order", 0));
     const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll || native_shape_deviates(o))
+    if (conversion_policy() == Policy::kAll || !native_takes(o) || native_shape_deviates(o))
         return pool->outputs();
     // the values natively; the indices, when the graph reads them, from
     // ovpool's op (native OpenVINO computes them single-threaded, ignoring

@@ -166,6 +166,9 @@ def library_summary(passes):
             elif o.cls == "error" and lib == "lib-ir" and stage == 0 and (
                     twin is None or twin.cls == "no-twin"):
                 notes[f"{lib}: refused by OpenVINO's IR reader (no stock twin)"].append(o)
+            elif o.cls == "error" and o.extra.get("untyped_parameter"):
+                notes[f"{lib}: a Parameter without element type, which OpenVINO's CPU plugin "
+                      "compiles with no op"].append(o)
             elif o.cls == "error":
                 o.cls = "foreign"
     lib = by_kind.get("lib-onnx", {})
