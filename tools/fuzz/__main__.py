@@ -184,8 +184,8 @@ def library_summary(passes):
             notes["ONNX Runtime and the library differ"].append(ours)
             ours.cls, ours.detail = "wrong", comparison
         elif o.extra.get("incomparable") and ours.extra.get("stage") == "ran":
-            notes["both ran, not compared: SAME_* with dilations (ONNX Runtime departs from "
-                  "the spec)"].append(ours)
+            notes["both ran, not compared: SAME_* with dilations or a negative total pad "
+                  "(ovpool documents another reading than ONNX Runtime's)"].append(ours)
         elif o.cls == "ok" and o.extra.get("stage") == "ran" and ours.cls in (
                 "ovpool-error", "budget"):
             notes["the library refuses what ONNX Runtime runs"].append(ours)
