@@ -116,7 +116,7 @@ class BuildExtWithOpenMP(build_ext):
                 raise RuntimeError(message + " OVPOOL_FAIL_NO_OPENMP is set.")
             print("WARNING: " + message, file=sys.stderr)
         for ext in self.extensions:
-            if use_openmp:
+            if use_openmp and ext.name != "ovpool._spec":
                 ext.extra_compile_args.append(OPENMP_FLAG)
                 ext.extra_link_args.append(OPENMP_FLAG)
         super().build_extensions()
@@ -184,7 +184,15 @@ class BuildPyWithHeaders(build_py):
             self.copy_file(source, target)
 
 
-extensions = [_kernel_extension("_kernels")]
+# ovpool._spec: the vocabulary of spec.hpp (codes, limits, the budget and ISA
+# rules) for Python, without kernels; ovpool._isa asks it which kernel build
+# to load.
+extensions = [
+    Extension("ovpool._spec", ["src/_spec.pyx"], language="c++", include_dirs=["src"],
+              extra_compile_args=COMMON_FLAGS, extra_link_args=[],
+              depends=["ovpool/kernels.pxd", "src/ovpool/spec.hpp", "src/ovpool/common.hpp"]),
+    _kernel_extension("_kernels"),
+]
 if (platform.machine().lower() in ("x86_64", "amd64")
         and os.environ.get("OVPOOL_NO_V3_BUILD", "0") in ("", "0")):
     extensions.append(_kernel_extension("_kernels_v3", [V3_FLAG, "-mtune=generic"]))

@@ -119,6 +119,10 @@ def build_parser(prog="benchmarks/run.py"):
                         f"on, seed {sweep.REPORT_SEED} only reported)")
     p.add_argument("--sweep-count", type=int, default=sweep.DEFAULT_COUNT, metavar="N",
                    help="configurations of the sweep (default %(default)s)")
+    p.add_argument("--small-calls", action="store_true",
+                   help="instead of the cases, the small-call group: seven calls on a 1x8x8x8 "
+                        "input as a function, as a prepared pool and in torch, beside a tiny "
+                        "numpy ufunc call (benchmarks/small_calls.py)")
     p.add_argument("--baseline", default=None, metavar="DIR",
                    help="also time an earlier build of ovpool, found as the package ovpool_base "
                         "in DIR, in the same rounds (the system ovpool_base, the ratio "
@@ -1042,6 +1046,10 @@ def main(argv=None, prog="benchmarks/run.py"):
         print()
         print(configs_table(report))
         return 0
+    if args.small_calls:
+        from . import small_calls
+
+        return small_calls.main(args.out, args.name, rounds=args.rounds or 9, seed=args.seed)
     if args.processes > 1:
         report = run_fresh_processes(args)
     else:

@@ -21,7 +21,12 @@ except ImportError as exc:  # after scikit-learn's __check_build
         "`pip install -e .` (or `python setup.py build_ext --inplace`)."
     ) from exc
 
-from . import _limits, _threads
+from . import (
+    _limits,
+    _threads,
+    ov_ops,  # noqa: F401  (its functions register with prepare)
+)
+from ._core import Pool
 from ._version import __version__
 from .errors import (
     IRError,
@@ -40,6 +45,7 @@ from .ops import (
     lp_pool,
     max_pool,
     max_unpool,
+    prepare,
 )
 
 
@@ -251,6 +257,8 @@ __all__ = [
     "global_max_pool",
     "global_lp_pool",
     "max_unpool",
+    "prepare",
+    "Pool",
     "OvpoolError",
     "OvpoolValueError",
     "OvpoolTypeError",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,42 +24,100 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ir
+from ._limits import check_budget
 from .errors import IRError, OvpoolError
-from .layers import numpy_dtype
+from .layers import LAYERS, numpy_dtype
 
 # rtol = atol per output element type (OpenVINO computes f16/bf16/f64 in f32)
 TOLERANCES = {"f16": 2e-3, "bf16": 1.6e-2, "f32": 1e-5, "f64": 1e-5}
+
+
+_POOL_TYPES = frozenset(t for t, _ in LAYERS) - {"Parameter", "Const", "Convert", "Result"}
+
+
+def is_pool(layer):
+    """Whether ``layer`` (an :class:`ovpool.ir.Layer`) is a pool layer of the
+    layer table's types, in any version."""
+    return layer.type in _POOL_TYPES
 
 
 # --------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------
 
-def random_inputs(model, seed=0, given=None):
-    """Inputs for ``model``: ``given`` ({name: array}) plus seeded random
-    arrays for the others (standard normal floats, integers in [0, 10),
-    random booleans). Raises OvpoolError for an input with a dynamic shape
-    that is not given."""
+def _names(info, key):
+    """Whether ``key`` names the input ``info`` (a tensor name or its
+    Parameter's layer name)."""
+    return key == info.name or key in info.names or key == info.layer.name
+
+
+def names_of(model, keys):
+    """The ``keys`` that name an input of ``model``."""
+    return {key for key in keys if any(_names(info, key) for info in model.inputs)}
+
+
+def _example_shape(info):
+    """A shape that fits ``info`` (for a message): its static dims, the
+    lower bound of a bounded dim, 1 for a dynamic batch and 224 for another
+    dynamic dim (an image side)."""
+    if info.shape is None:
+        return "D0,D1,..."
+    dims, bounds = [], info.bounds or ((0, None),) * len(info.shape)
+    for k, (d, (lo, hi)) in enumerate(zip(info.shape, bounds)):
+        if d is not None:
+            dims.append(d)
+        elif lo > 0 or hi is not None:
+            dims.append(max(lo, 1) if hi is None else min(max(lo, 1), hi))
+        else:
+            dims.append(1 if k == 0 else 224)
+    return ",".join(str(d) for d in dims)
+
+
+def random_inputs(model, seed=0, given=None, shapes=None):
+    """Inputs for ``model``, in its input order: the arrays of ``given``
+    ({name: array}, e.g. loaded from ``--input NAME=FILE.npy``), seeded random
+    arrays of the shapes in ``shapes`` ({name: shape}, ``--shape``), and
+    seeded random arrays for the other inputs, which must have a static
+    shape: standard normal floats, integers in [0, 10), random booleans. A
+    name is a tensor name of the input or its Parameter's layer name.
+
+    Every array is checked against the input's element type and shape
+    (bounds included) with the messages of :class:`ovpool.ir.Model`, and a
+    random array against ovpool's memory budget before it is made. Raises
+    OvpoolError for a name the model does not have, an input given twice,
+    and a dynamic input given neither way (naming both options)."""
     rng = np.random.default_rng(seed)
-    given = dict(given or {})
-    for key in given:
-        if not any(key == i.name or key in i.names or key == i.layer.name for i in model.inputs):
+    given, shapes = dict(given or {}), dict(shapes or {})
+    for key in [*given, *shapes]:
+        if not names_of(model, [key]):
             raise OvpoolError(f"{model.path}: the model has no input {key!r}; its inputs "
                               f"are {[i.name for i in model.inputs]}")
     arrays = []
     for info in model.inputs:
-        key = next((k for k in given if k == info.name or k in info.names
-                    or k == info.layer.name), None)
+        named = [f"--input {k}=..." for k in given if _names(info, k)] + \
+            [f"--shape {k}=..." for k in shapes if _names(info, k)]
+        if len(named) > 1:
+            raise OvpoolError(f"{model.path}: input {info.name!r} is given twice "
+                              f"({' and '.join(named)})")
+        key = next((k for k in given if _names(info, k)), None)
         if key is not None:
-            arrays.append(given.pop(key))
+            arrays.append(model._check_input(info, given[key]))
             continue
-        if info.shape is None or None in info.shape:
-            raise OvpoolError(f"{model.path}: input {info.name!r} has the dynamic shape "
-                              f"{info.shape_str()}; give it with --input {info.name}=FILE.npy")
+        key = next((k for k in shapes if _names(info, k)), None)
+        shape = shapes[key] if key is not None else info.shape
+        if shape is None or None in shape:
+            raise OvpoolError(
+                f"{model.path}: input {info.name!r} has the dynamic shape {info.shape_str()}; "
+                f"give it as a file, --input {info.name}=FILE.npy, or as seeded random data "
+                f"of a shape, e.g. --shape {info.name}={_example_shape(info)}")
         if info.dtype is None:
             raise OvpoolError(f"{model.path}: input {info.name!r} has element type "
                               f"{info.element_type}, which numpy cannot hold")
-        arrays.append(_random(rng, info.shape, info.dtype))
+        shape = tuple(shape)
+        model._check_input(info, np.broadcast_to(np.zeros((), info.dtype), shape))  # no data yet
+        check_budget(model.path, f"the random input {info.name!r}",
+                     math.prod(shape) * np.dtype(info.dtype).itemsize, shape, info.dtype)
+        arrays.append(_random(rng, shape, info.dtype))
     return arrays
 
 
@@ -243,6 +302,7 @@ class CheckRow:
     reference: str = ""        # "openvino", "recorded (openvino)", "recorded (spec)"
     reference_s: float | None = None
     note: str = ""
+    given: frozenset = frozenset()   # the names of --input / --shape this model has
 
     @property
     def failed(self):
@@ -265,36 +325,54 @@ def find_models(paths):
     return found
 
 
-def check_model(path, seed=0, use_openvino=None, repeat=3):
-    """Run one model on ovpool's runtime and compare it (see the module docstring)."""
+def check_model(path, seed=0, use_openvino=None, repeat=3, given=None, shapes=None):
+    """Run one model on ovpool's runtime and compare it (see the module docstring).
+
+    ``given`` ({name: array}) and ``shapes`` ({name: shape}) are the inputs
+    of ``random_inputs``; those naming no input of this model are left out
+    (``ovpool check`` gives them to every model it checks), the names used
+    are in the row's ``given``. A model given an input is compared on those
+    inputs, not on its recording."""
     if use_openvino is None:
         use_openvino = openvino_available()
     try:
         model = ir.read_model(path)
     except IRError as exc:
         return CheckRow(path, "ERROR", note=str(exc))
+    given = {k: v for k, v in (given or {}).items() if names_of(model, [k])}
+    shapes = {k: v for k, v in (shapes or {}).items() if names_of(model, [k])}
+    row = _check_model(path, model, seed, use_openvino, repeat, given, shapes)
+    row.given = frozenset([*given, *shapes])
+    if row.given and os.path.exists(npz_path(path)):
+        row.note = "; ".join(x for x in (row.note, "inputs given: the recording is not used") if x)
+    return row
+
+
+def _check_model(path, model, seed, use_openvino, repeat, given, shapes):
     try:
-        recording = load_recording(path)
+        recording = None if given or shapes else load_recording(path)
     except OvpoolError as exc:
         return CheckRow(path, "ERROR", note=str(exc))
+    route = "ovpool"
     if not model.runs_on_ovpool:
         ready, why = openvino_extension() if use_openvino else (False, "")
-        if ready:
-            return check_openvino_route(path, model, recording, seed, repeat)
-        if use_openvino:
+        if not ready:
             kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
-            return CheckRow(path, "openvino-route",
-                            note=f"needs ovpool's OpenVINO extension ({', '.join(kinds)}), which "
-                                 f"is not available: {why}")
-        kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
-        return CheckRow(path, "openvino-route",
-                        note=f"needs OpenVINO + ovpool's extension ({', '.join(kinds)})")
+            if use_openvino:
+                why = f"needs ovpool's OpenVINO extension ({', '.join(kinds)}), which is not " \
+                      f"available: {why}"
+            else:
+                why = f"needs OpenVINO + ovpool's extension ({', '.join(kinds)})"
+            return CheckRow(path, "openvino-route", note=why)
+        route = "openvino"
     try:
         inputs = recording.inputs if recording is not None and recording.inputs else \
-            random_inputs(model, seed)
+            random_inputs(model, seed, given, shapes)
+        if route == "openvino":
+            return check_openvino_route(path, model, recording, inputs, repeat)
         got, ovpool_s = time_ovpool(model, inputs, repeat)
     except OvpoolError as exc:
-        return CheckRow(path, "ERROR", note=str(exc))
+        return CheckRow(path, "ERROR", route=route, note=str(exc))
 
     row = CheckRow(path, "ok", ovpool_s=ovpool_s)
     ov_outputs, ov_error = None, None
@@ -334,11 +412,15 @@ def check_model(path, seed=0, use_openvino=None, repeat=3):
 _extension_state = {}
 
 
+def _one_line(exc, limit=300):
+    return " ".join(str(exc).split())[:limit]
+
+
 def openvino_extension():
     """``(ready, why not)``: the extension library, built once on the spot when
     it is missing or stale (``python -m ovpool.openvino build``: CMake and a
-    C++ compiler, about a minute), so that ``ovpool check`` can compare
-    models through OpenVINO."""
+    C++ compiler, about a minute), so that ``ovpool run`` and ``ovpool
+    check`` can take models through OpenVINO."""
     if "ready" in _extension_state:
         return _extension_state["ready"], _extension_state["why"]
     ready, why = False, ""
@@ -358,15 +440,63 @@ def openvino_extension():
             _library.build()
             ready = True
     except Exception as exc:  # no compiler, no CMake, OpenVINO unusable: say so in the rows
-        why = " ".join(str(exc).split())[:300]
+        why = _one_line(exc)
     _extension_state.update(ready=ready, why=why)
     return ready, why
 
 
-def check_openvino_route(path, model, recording, seed=0, repeat=3):
+def run_openvino_route(model, inputs, policy="default", repeat=1):
+    """Run ``model`` (an :class:`ovpool.ir.Model` with layers ovpool's runtime
+    does not run) in OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT=f32``)
+    with its pool layers on ovpool's ops where ``policy`` says
+    (:func:`ovpool.openvino.patch_model`). The extension library must be
+    ready (:func:`openvino_extension`). Returns ``(outputs, best time in
+    seconds, decisions)``, the decisions of
+    :func:`ovpool.openvino.patch_plan` for every native pool layer."""
+    import openvino as ov
+
+    from . import openvino as ovpool_openvino
+
+    try:
+        core = ovpool_openvino.register(ov.Core())
+        native = ovpool_openvino._read_validated(core, model)
+        plan = ovpool_openvino.patch_plan(native, policy=policy)
+        ovpool_openvino.patch_model(native, policy=policy)
+        outputs, seconds = _run_compiled(core, native, inputs, repeat)
+    except RuntimeError as exc:       # OpenVINO's own failure
+        raise OvpoolError(f"{model.path}: OpenVINO could not run the model: "
+                          f"{_one_line(exc)}") from None
+    return outputs, seconds, plan
+
+
+def openvino_plan(model, policy="default"):
+    """``(decisions, why not)``: what :func:`ovpool.openvino.read_model` does
+    with each native pool layer of ``model`` under ``policy``
+    (:func:`ovpool.openvino.patch_plan`), or ``(None, the reason)`` when
+    OpenVINO cannot tell (not installed, or it cannot read the model). Builds
+    nothing: a model holding ovpool's own ops is read only when the
+    extension library is already there."""
+    if not openvino_available():
+        return None, "OpenVINO is not installed"
+    import openvino as ov
+
+    from . import openvino as ovpool_openvino
+
+    core = ov.Core()
+    try:
+        if any(layer.version == "ovpool" for layer in model.layers):
+            ovpool_openvino.register(core)
+        native = ovpool_openvino._read_validated(core, model)
+    except (OvpoolError, RuntimeError) as exc:
+        return None, f"OpenVINO cannot read the model here: {_one_line(exc, 160)}"
+    return ovpool_openvino.patch_plan(native, policy=policy), ""
+
+
+def check_openvino_route(path, model, recording, inputs, repeat=3):
     """Check a model with layers ovpool's runtime does not run (Convolution,
     ...) through OpenVINO: the model with its pool layers on ovpool's ops
-    against native OpenVINO.
+    against native OpenVINO, both on ``inputs`` (a dynamic model is reshaped
+    to their shapes first).
 
     Every pool layer ovpool's kernels take moves onto ovpool's ops, except
     where native OpenVINO deviates from the specification: those stay native
@@ -393,16 +523,25 @@ def check_openvino_route(path, model, recording, seed=0, repeat=3):
             decision = dataclasses.replace(decision, move=False)
         return decision, how
 
+    def read():
+        # the dynamic inputs set to the shapes of `inputs`, so that the
+        # deviation rules see the real sizes (as read where OpenVINO cannot
+        # reshape the model)
+        native = ovpool_openvino._read_validated(core, model)
+        if any(port.get_partial_shape().is_dynamic for port in native.inputs):
+            try:
+                native.reshape({k: ov.PartialShape(list(a.shape)) for k, a in enumerate(inputs)})
+            except RuntimeError:
+                native = ovpool_openvino._read_validated(core, model)
+        return native
+
     try:
-        inputs = recording.inputs if recording is not None and recording.inputs else \
-            random_inputs(model, seed)
         core = ovpool_openvino.register(ov.Core())
-        patched = core.read_model(os.fspath(path))   # ovpool's reader validated the file
+        patched = read()
         moved = ovpool_openvino._patch(patched, select)
         got, ovpool_s = _run_compiled(core, patched, inputs, repeat)
     except (OvpoolError, RuntimeError) as exc:
-        message = " ".join(str(exc).split())[:300]
-        return CheckRow(path, "ERROR", route="openvino", note=f"OpenVINO route: {message}")
+        return CheckRow(path, "ERROR", route="openvino", note=f"OpenVINO route: {_one_line(exc)}")
     row = CheckRow(path, "ok", ovpool_s=ovpool_s, route="openvino")
     layers = f"{moved} pool layer(s) on ovpool's ops in OpenVINO"
     if kept:
@@ -411,14 +550,12 @@ def check_openvino_route(path, model, recording, seed=0, repeat=3):
     if spec:
         expected, row.reference = recording.outputs, "recorded (spec)"
         try:
-            _, row.reference_s = _run_compiled(core, core.read_model(os.fspath(path)), inputs,
-                                               repeat)
+            _, row.reference_s = _run_compiled(core, read(), inputs, repeat)
         except RuntimeError:
             pass
     else:
         try:
-            expected, row.reference_s = _run_compiled(core, core.read_model(os.fspath(path)),
-                                                      inputs, repeat)
+            expected, row.reference_s = _run_compiled(core, read(), inputs, repeat)
             row.reference = "openvino"
         except RuntimeError as exc:
             if recording is None or not recording.outputs:

@@ -1,85 +1,129 @@
-"""Input normalisation, allocation and the calls into the kernel core.
+"""Inputs, plans and prepared pools: the Python side of a call.
 
-Python validates and allocates; the C++ kernel core (``src/ovpool``) plans
-and computes. The functions here turn an array-like into contiguous
-``(n_planes, plane_size)`` planes of a kernel dtype, build the core's plan of
-a call (:func:`make_plan`: window tables, the kernel path, the scratch each
-thread needs), allocate the outputs (or check a caller's ``out=``), pick the
-thread count and run the plan through the compiled driver.
-
-Plans depend only on the shapes, the dtype and the attributes of a call: the
-ops cache them by their arguments (:func:`cached`), so a repeated call costs
-a dictionary lookup, not a re-validation.
+Python validates and explains; the C++ kernel core plans and computes; the
+compiled driver carries a call across. A public function of :mod:`ovpool.ops`
+or :mod:`ovpool.ov_ops` is a :class:`FrontDoor`: its builder validates the
+attributes for an input shape and dtype once and returns a prepared
+:class:`Pool` (the plan, the output shapes and dtypes), which the driver
+caches under a key of plain integers and runs on every later call with the
+same shape, dtype and attributes (``_kernels.call``). The per-call path is
+compiled; this module holds what it hands back to Python: the errors, the
+coercion of array-likes, and the rare calls that widen a 16-bit input first.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _limits
+from . import _limits, _spec, _threads
 from ._isa import kernels as _kernels
 from ._limits import check_budget
-from ._threads import resolve_num_threads
-from .errors import OvpoolTypeError, OvpoolValueError
+from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
 from .shapes import MAX_ELEMENTS
+
+Pool = _kernels.Pool
+FrontDoor = _kernels.FrontDoor
 
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _INT8 = (np.dtype(np.int8), np.dtype(np.uint8))
 
 # Thresholds of the kernel core's plans to change from their defaults
 # (plan.hpp's Tuning, by field name). Empty in use; the tests lower the size
-# thresholds to run the large-input paths on small arrays.
+# thresholds to run the large-input paths on small arrays (and clear _cache).
 TUNING = {}
 
-# Codes of plan.hpp's Family and DType (by dtype.char: dtype.name costs two
-# microseconds, a third of a small call).
-AVERAGE, LP, MAX, ARGMAX = 0, 1, 2, 3
-_DTYPE_CODES = {"f": 0, "d": 1, "e": 2, "b": 4, "B": 5}
-_BFLOAT16_CODE = 3
+# The pools the numpy functions have built (the driver's cache, by key).
+_cache = _kernels.pool_cache
+
+# Codes of spec.hpp's Family and DType (by dtype.char).
+AVERAGE, LP, MAX, ARGMAX = (_spec.FAMILY_AVERAGE, _spec.FAMILY_LP, _spec.FAMILY_MAX,
+                            _spec.FAMILY_ARGMAX)
+_DTYPE_CODES = {"f": _spec.DTYPE_F32, "d": _spec.DTYPE_F64, "e": _spec.DTYPE_F16,
+                "b": _spec.DTYPE_I8, "B": _spec.DTYPE_U8}
+_BFLOAT16_CODE = _spec.DTYPE_BF16
 
 
 def _is_bfloat16(dtype):
-    # ml_dtypes.bfloat16, without importing it; its kind is "V" (void), and
-    # the kind check first spares the other dtypes dtype.name (2 us a call)
+    # ml_dtypes.bfloat16, without importing it; its kind is "V" (void)
     return dtype.kind == "V" and dtype.name == "bfloat16"
 
 
-@dataclass
-class Planes:
-    """An input seen as contiguous planes of the kernel dtype."""
+def cached_plans():
+    """The plans of the pools in the cache (for tests)."""
+    return [pool.plan for pool in _cache.values()]
 
-    planes: np.ndarray        # (n_planes, prod(spatial)), kernel dtype, C-contiguous
+
+# --------------------------------------------------------------------------
+# inputs
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Input:
+    """What a pool is prepared for: an input's shape and dtype, validated."""
+
     lead: tuple               # (N, C)
     spatial: tuple            # the spatial shape, 1 to 3 dims
-    result_dtype: np.dtype    # dtype of the values returned to the caller
-    half: str = None          # "f16" / "bf16": planes hold the raw bits as uint16
-    code: int = 0             # plan.hpp's DType of result_dtype (a cache key too)
+    dtype: np.dtype           # the input's dtype, also the values' dtype
+    code: int                 # spec.hpp's DType of it
 
     @property
     def n_spatial(self):
         return len(self.spatial)
 
-    def widened(self):
-        """The same planes as float32 (the fallback for 16-bit floats when a
-        kernel's per-thread scratch would be too large)."""
-        if self.half is None:
-            return self
-        values = self.planes.view(self.result_dtype).astype(np.float32)
-        return Planes(values, self.lead, self.spatial, self.result_dtype, None, 0)
+    @property
+    def shape(self):
+        return self.lead + self.spatial
+
+    @property
+    def half(self):
+        return self.code in (_spec.DTYPE_F16, _spec.DTYPE_BF16)
 
 
-def prepare(x, op, *, allow_int8=False, name="x"):
-    """Validate ``x`` and view it as planes.
+def _check_dtype(dtype, op, allow_int8, name):
+    if dtype in _NATIVE or (allow_int8 and dtype in _INT8) or dtype == np.float16 \
+            or _is_bfloat16(dtype):
+        return
+    allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
+    raise OvpoolTypeError(f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
 
-    float32/float64 are used as they are; float16 and bfloat16 are computed in
-    float32 and returned in their own dtype; int8/uint8 only where
-    ``allow_int8`` (the max ops). Anything else is a TypeError. An array in
-    non-native byte order is converted to native order first (results are
-    native).
-    """
+
+def _check_rank(shape, op, name):
+    if len(shape) not in (3, 4, 5):
+        raise OvpoolValueError(
+            f"{op}: {name} must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
+            f"got shape {tuple(shape)}")
+
+
+def input_of(shape, dtype, op, *, allow_int8=False, name="x"):
+    """An :class:`Input` of ``shape`` and ``dtype``: float32/float64, float16
+    and bfloat16 (computed in float32, returned in their own dtype), int8 and
+    uint8 only where ``allow_int8`` (the max ops); 3 to 5 dims."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as exc:
+        raise OvpoolTypeError(f"{op}: {name} has no numpy dtype: {exc}") from None
+    if not dtype.isnative:
+        dtype = dtype.newbyteorder("=")
+    _check_dtype(dtype, op, allow_int8, name)
+    try:
+        shape = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise OvpoolTypeError(f"{op}: the shape of {name} must be a sequence of ints, "
+                              f"got {shape!r}") from None
+    _check_rank(shape, op, name)
+    if min(shape) < 0:
+        raise OvpoolValueError(f"{op}: the shape of {name} {shape} has a negative dim")
+    code = _BFLOAT16_CODE if _is_bfloat16(dtype) else _DTYPE_CODES[dtype.char]
+    return Input(shape[:2], shape[2:], dtype, code)
+
+
+def coerce(x, op, allow_int8=False, name="x"):
+    """``x`` as an ndarray the kernels read in place: C-contiguous, aligned,
+    native byte order. Its dtype and rank are checked before any copy; the
+    copy of a strided or broadcast view is checked against the memory budget
+    (a broadcast view of a few bytes may claim terabytes)."""
     if isinstance(x, np.ndarray):
         array = x
     else:
@@ -90,158 +134,66 @@ def prepare(x, op, *, allow_int8=False, name="x"):
     dtype = array.dtype
     if not dtype.isnative:  # e.g. big-endian data from a file: the kernels read native order
         dtype = dtype.newbyteorder("=")
-        array = array.astype(dtype)
-    half = None
-    if dtype in _NATIVE or (allow_int8 and dtype in _INT8):
-        kernel_dtype = dtype
-    elif dtype == np.float16 or _is_bfloat16(dtype):
-        kernel_dtype = dtype  # viewed as raw uint16 bits below
-        half = "f16" if dtype == np.float16 else "bf16"
-    else:
-        allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
-        raise OvpoolTypeError(
-            f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
-    if array.ndim not in (3, 4, 5):
-        raise OvpoolValueError(
-            f"{op}: {name} must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
-            f"got shape {array.shape}")
-    lead = array.shape[:2]
-    spatial = array.shape[2:]
-    plane_size = 1
-    for n in spatial:
-        plane_size *= n
-    if not array.flags.c_contiguous:
-        # the copy needs the view's logical size: a broadcast view of a few
-        # bytes may claim terabytes
-        check_budget(op, f"a contiguous copy of {name}", array.size * dtype.itemsize,
-                     array.shape, dtype)
+    _check_dtype(dtype, op, allow_int8, name)
+    _check_rank(array.shape, op, name)
+    if array.flags.c_contiguous and array.flags.aligned and array.dtype.isnative:
+        return array
+    check_budget(op, f"a contiguous copy of {name}", array.size * dtype.itemsize,
+                 array.shape, dtype)
     try:
-        planes = np.ascontiguousarray(array, dtype=kernel_dtype).reshape(lead[0] * lead[1],
-                                                                         plane_size)
+        return np.require(array.astype(dtype, copy=False), dtype, ("C", "A"))
     except MemoryError:
         raise OvpoolValueError(f"{op}: out of memory for a contiguous copy of {name} of shape "
                                f"{array.shape}") from None
-    if half is not None:
-        planes = planes.view(np.uint16)
-    code = _BFLOAT16_CODE if half == "bf16" else _DTYPE_CODES[dtype.char]
-    return Planes(planes, lead, spatial, dtype, half, code)
 
 
 # --------------------------------------------------------------------------
-# plans and their cache
+# plans and pools
 # --------------------------------------------------------------------------
 
-# Bytes per output position per axis of a plan's window tables, an upper
-# bound (plan.hpp: a (first, taps, divisor) row of int64, plus on W the
-# divisor factors and the list of empty windows). The tables follow the output
-# size even when the output holds nothing (N or C is 0).
-_TABLE_BYTES = 40
-
-
-def check_output_budget(op, planes, out_spatial, out=None):
+def check_output_budget(op, inp, out_spatial, out=None):
     """The output's bytes against the memory budget, checked before any work
     that grows with them; not when ``out`` is an array of that many elements
     (the caller's memory)."""
-    n = planes.lead[0] * planes.lead[1]
+    n = inp.lead[0] * inp.lead[1]
     for d in out_spatial:
         n *= d
     if isinstance(out, np.ndarray) and out.size == n:
         return
-    nbytes = n * planes.result_dtype.itemsize
+    nbytes = n * inp.dtype.itemsize
     if nbytes > _limits._budget:
-        check_budget(op, "out", nbytes, planes.lead + tuple(out_spatial), planes.result_dtype)
+        check_budget(op, "out", nbytes, inp.lead + tuple(out_spatial), inp.dtype)
 
 
-def make_plan(op, planes, family, axes, *, out=None, p=2.0, index_dtype=np.int64,
-              planes_per_index_space=1, column_major=False, index_modulo=0):
-    """The kernel core's plan of one call on ``planes`` (:class:`Planes`):
-    ``family`` (AVERAGE, LP, MAX, ARGMAX), one axis tuple per spatial dim
-    (:func:`ovpool.shapes.fixed_axes` / :func:`~ovpool.shapes.adaptive_axes`),
-    and for ARGMAX the index dtype and layout (see plan.hpp's PoolSpec).
-    The output (unless ``out`` holds it) and the window tables are checked
-    against the memory budget first."""
-    out_spatial = [a[1] for a in axes]
-    check_output_budget(op, planes, out_spatial, out)
-    tables = _TABLE_BYTES * sum(out_spatial)
+def make_plan(op, inp, lowering):
+    """The kernel core's plan of a call on ``inp`` (:class:`Input`) that
+    :func:`ovpool.shapes.lower` lowered. The window tables are checked
+    against the memory budget first (the outputs by each call that allocates
+    them)."""
+    out_spatial = lowering.out_shape[2:]
+    tables = _spec.window_table_bytes(out_spatial)
     if tables > _limits._budget:
+        # an output that large is what a call would refuse first
+        check_output_budget(op, inp, out_spatial)
         check_budget(op, "the window tables", tables)
-    n, c = planes.lead
     try:
-        return _kernels.make_plan(
-            family, planes.code, n, c, axes, p,
-            1 if np.dtype(index_dtype) == np.int64 else 0, max(1, planes_per_index_space),
-            column_major, index_modulo, TUNING)
+        return _kernels.make_plan(lowering, TUNING)
     except (RuntimeError, ValueError, OverflowError) as exc:
-        shape = planes.lead + tuple(a[1] for a in axes)
-        raise OvpoolValueError(f"{op}: output shape {shape} is absurdly large ({exc})") from None
-    except MemoryError:
-        shape = planes.lead + tuple(a[1] for a in axes)
         raise OvpoolValueError(
-            f"{op}: cannot allocate the window tables of output shape {shape}") from None
+            f"{op}: output shape {lowering.out_shape} is absurdly large ({exc})") from None
+    except MemoryError:
+        raise OvpoolValueError(f"{op}: cannot allocate the window tables of output shape "
+                               f"{lowering.out_shape}") from None
 
 
-_CACHE_SIZE = 256
-_cache = {}
-_cache_lock = threading.Lock()
-
-
-_TAG = object()  # marks frozen non-int values
-_TYPED_SCALARS = frozenset([int, float, bool, np.int64, np.int32, np.float64, np.float32,
-                            np.bool_])
-
-
-def _freeze(value):
-    """A hashable stand-in for an argument (lists and arrays become tuples).
-
-    Scalars keep their type: 2.0 == 2 and True == 1, but only the int is a
-    valid size, so they must not share a cached plan. Exact type checks (not
-    isinstance) keep this cheap: it runs on every call.
-    """
-    kind = type(value)
-    if kind is int or kind is str or value is None:
-        return value
-    if kind is tuple or kind is list:
-        for v in value:
-            if type(v) is not int:
-                return tuple([_freeze(v) for v in value])
-        return tuple(value)  # the common case: plain ints
-    if kind in _TYPED_SCALARS:
-        return (_TAG, kind, value)  # equal to no argument a caller can write
-    if kind is np.ndarray:
-        return (_TAG, value.dtype.str, value.shape, value.tobytes())
-    if kind is np.dtype or kind is type:
-        return value
-    raise TypeError  # not cacheable: the caller builds without the cache
-
-
-def cached_plans():
-    """The plans in the cache (for tests)."""
-    return [value for value in _cache.values() if isinstance(value, _kernels.Plan)]
-
-
-def cached(key_parts, build):
-    """``build()``, memoised by the hashable form of ``key_parts``.
-
-    Only successful builds are cached; an argument that cannot be frozen
-    bypasses the cache (the build then validates and reports it).
-    """
-    try:
-        key = _freeze(key_parts)
-        hash(key)
-    except TypeError:
-        return build()
-    value = _cache.get(key)
-    if value is None:
-        value = build()
-        with _cache_lock:
-            if len(_cache) >= _CACHE_SIZE:
-                _cache.pop(next(iter(_cache)))
-            _cache[key] = value
-    return value
+def pool(op, inp, lowering, index_dtype=None):
+    """The prepared :class:`Pool` of a lowered call for inputs like ``inp``."""
+    return Pool(make_plan(op, inp, lowering), op, inp.shape, inp.dtype, lowering.out_shape,
+                None if index_dtype is None else np.dtype(index_dtype))
 
 
 # --------------------------------------------------------------------------
-# allocation
+# the per-call path's Python side (called by the driver, only when needed)
 # --------------------------------------------------------------------------
 
 def _check_out(out, shape, dtype, op, name, source, others=()):
@@ -256,8 +208,10 @@ def _check_out(out, shape, dtype, op, name, source, others=()):
         raise OvpoolValueError(
             f"{op}: {name} must have shape {tuple(shape)} and dtype {dtype}, "
             f"got shape {out.shape} and dtype {out.dtype}")
-    if not out.flags.c_contiguous or not out.flags.writeable:
-        raise OvpoolValueError(f"{op}: {name} must be C-contiguous and writeable")
+    if not (out.flags.c_contiguous and out.flags.writeable and out.flags.aligned
+            and out.dtype.isnative):
+        raise OvpoolValueError(
+            f"{op}: {name} must be C-contiguous, aligned, writeable and in native byte order")
     if source is not None and np.shares_memory(out, source):
         raise OvpoolValueError(f"{op}: {name} must not overlap the input")
     for other_name, other in others:
@@ -267,8 +221,91 @@ def _check_out(out, shape, dtype, op, name, source, others=()):
     return out
 
 
+def _pool_check_out(pool, x, out, out_indices):
+    if out is not None:
+        _check_out(out, pool.out_shape, pool.dtype, pool.op, "out", x)
+    if out_indices is not None and pool.index_dtype is not None:
+        _check_out(out_indices, pool.out_shape, pool.index_dtype, pool.op, "out_indices", x,
+                   (("out", out),))
+
+
+def _pool_check_budget(pool, n_threads, own_out=True, own_indices=True):
+    op = pool.op
+    budget = _limits.get_memory_budget()   # raises for a malformed OVPOOL_MEMORY_BUDGET
+    if own_out and pool.out_bytes > budget:
+        check_budget(op, "out", pool.out_bytes, pool.out_shape, pool.dtype)
+    if own_indices and pool.index_bytes > budget:
+        check_budget(op, "indices", pool.index_bytes, pool.out_shape, pool.index_dtype)
+    check_budget(op, "per-thread scratch", pool.plan.scratch_bytes * n_threads)
+
+
+def _pool_input(pool, x):
+    """x for a prepared pool: coerced, and of the shape and dtype it was
+    prepared for."""
+    array = coerce(x, pool.op, allow_int8=True)
+    if array.shape != pool.shape or array.dtype != pool.dtype:
+        raise OvpoolValueError(
+            f"{pool.op}: this pool was prepared for x of shape {pool.shape} and dtype "
+            f"{pool.dtype}, got shape {array.shape} and dtype {array.dtype}")
+    return array
+
+
+def _run_widened(pool, x, num_threads, out, out_indices):
+    """A 16-bit input whose kernel scratch would be too large: the whole
+    input is widened to float32, pooled, and rounded back."""
+    op = pool.op
+    n_threads = pool.threads(num_threads)
+    _pool_check_budget(pool, n_threads, out is None, out_indices is None)
+    check_budget(op, "a float32 copy of x", x.size * 4, x.shape, np.dtype(np.float32))
+    if out is not None:
+        _check_out(out, pool.out_shape, pool.dtype, op, "out", x)
+    wide = x.astype(np.float32)
+    values = np.empty(pool.out_shape, np.float32)
+    indices = None
+    if pool.index_dtype is not None:
+        if out_indices is not None:
+            indices = _check_out(out_indices, pool.out_shape, pool.index_dtype, op,
+                                 "out_indices", x, (("out", out),))
+        else:
+            indices = np.empty(pool.out_shape, pool.index_dtype)
+    try:
+        _kernels.run(pool.plan, wide, values, indices, n_threads)
+    except MemoryError as exc:
+        raise OvpoolValueError(f"{op}: {exc}") from None
+    # the cast rounds; values beyond float16's range (the -FLT_MAX of a max
+    # window with no input) become infinities, as OpenVINO's f16 gives
+    with np.errstate(over="ignore"):
+        if out is not None:
+            out[...] = values
+            result = out
+        else:
+            result = values.astype(pool.dtype)
+    return result if indices is None else (result, indices)
+
+
+def _default_threads():
+    return _threads.get_num_threads()
+
+
+_kernels._python.update(
+    OvpoolError=OvpoolError,
+    OvpoolValueError=OvpoolValueError,
+    check_threads=_threads.check,
+    default_threads=_default_threads,
+    coerce=coerce,
+    check_budget=_pool_check_budget,
+    check_out=_pool_check_out,
+    pool_input=_pool_input,
+    run_widened=_run_widened,
+)
+
+
+# --------------------------------------------------------------------------
+# inputs of the ops that have no plan (max_unpool)
+# --------------------------------------------------------------------------
+
 def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
-    """The array the kernel writes: ``out`` itself when it has the kernel
+    """The array a kernel writes: ``out`` itself when it has the kernel
     dtype, else a new array (copied into ``out`` by :func:`finish`).
     ``out`` must have ``result_dtype``, the dtype returned to the caller, and
     share no memory with ``source`` nor ``others`` (see :func:`_check_out`)."""
@@ -283,7 +320,7 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
         if out.dtype == dtype:
             return out
     nbytes = total * dtype.itemsize
-    if nbytes > _limits._budget:   # (the call only when over: it is on every call's path)
+    if nbytes > _limits._budget:
         check_budget(op, name, nbytes, shape, dtype)
     try:
         return np.empty(shape, dtype=dtype)
@@ -293,64 +330,13 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
 
 
 def finish(result, result_dtype, out):
-    """Cast back to the caller's dtype (float16, bfloat16) and fill ``out``.
-
-    The cast rounds; values beyond float16's range (such as the -FLT_MAX of a
-    max window with no input) become infinities, as OpenVINO's f16 gives."""
+    """Cast back to the caller's dtype (float16, bfloat16) and fill ``out``."""
     if out is not None:
         if out is not result:
             with np.errstate(over="ignore"):
                 out[...] = result
         return out
     if result.dtype != result_dtype:
-        with np.errstate(over="ignore"):  # (entering errstate costs a microsecond)
+        with np.errstate(over="ignore"):
             return result.astype(result_dtype)
     return result
-
-
-# --------------------------------------------------------------------------
-# kernel calls
-# --------------------------------------------------------------------------
-
-def _half_output(shape, out, op, planes):
-    """(array the 16-bit kernel writes as uint16, array returned to the caller)."""
-    if out is not None:
-        _check_out(out, shape, planes.result_dtype, op, "out", planes.planes)
-        return out.view(np.uint16), out
-    bits = allocate(shape, np.dtype(np.uint16), None, op, "out", None)
-    return bits, bits.view(planes.result_dtype)
-
-
-def run(plan, planes, *, op, index_dtype=np.int64, num_threads=None, out=None,
-        out_indices=None):
-    """Run ``plan`` on ``planes``: the values, or ``(values, indices)`` for
-    the argmax family. ``out`` / ``out_indices`` are the caller's buffers."""
-    n_threads = resolve_num_threads(num_threads, plan.work_rows, plan.elements)
-    shape = planes.lead + plan.out_spatial
-    x = planes.planes
-    result = None
-    if plan.widen_input:
-        # the 16-bit kernel's scratch would be too large: widen the whole input
-        x = x.view(planes.result_dtype).astype(np.float32)
-    if planes.half is not None and not plan.widen_input:
-        values, result = _half_output(shape, out, op, planes)
-    else:
-        values = allocate(shape, x.dtype, out, op, "out", x, planes.result_dtype)
-    indices = None
-    if plan.family == ARGMAX:
-        index_dtype = np.dtype(index_dtype)
-        if out_indices is not None:
-            indices = _check_out(out_indices, shape, index_dtype, op, "out_indices", x,
-                                 (("out", out),))
-        else:
-            indices = allocate(shape, index_dtype, None, op, "indices", None)
-    scratch = plan.scratch_bytes * n_threads
-    if scratch > _limits._budget:
-        check_budget(op, "per-thread scratch", scratch)
-    try:
-        _kernels.run(plan, x, values, indices, n_threads)
-    except MemoryError as exc:
-        raise OvpoolValueError(f"{op}: {exc}") from None
-    if result is None:
-        result = finish(values, planes.result_dtype, out)
-    return (result, indices) if plan.family == ARGMAX else result

@@ -15,12 +15,9 @@ accounting of the process's memory.
 
 Default: a quarter of the memory this process may use, i.e. of the smallest
 of the physical memory, the cgroup's ``memory.max`` and ``RLIMIT_AS``, but at
-least 256 MiB. Why a quarter: a pooling output is rarely larger than its
-input, and a request that needs more than a quarter of the machine on top of
-its input and of the rest of the process is either a mistake or hostile;
-sizing it from the machine keeps an edge device (2-4 GiB) from being driven
-into the OOM killer and does not refuse a large batch on a server. Services
-that run untrusted IR files or arguments should set a tighter budget.
+least 256 MiB (the rule, and why, is written once in ``src/ovpool/spec.hpp``
+and applies to the OpenVINO extension library too). Services that run
+untrusted IR files or arguments should set a tighter budget.
 
 Change it with :func:`set_memory_budget` or, at import, the environment
 variable ``OVPOOL_MEMORY_BUDGET``: a number of bytes, optionally with a
@@ -32,47 +29,20 @@ from __future__ import annotations
 
 import numbers
 import os
-import re
 
+from . import _spec
+from ._isa import kernels as _kernels
 from .errors import MemoryBudgetError, OvpoolError, OvpoolTypeError, OvpoolValueError
 
 __all__ = ["set_memory_budget", "get_memory_budget", "check_budget", "default_memory_budget",
            "parse_budget"]
 
-_MIN_DEFAULT = 256 << 20
-_DEFAULT_FRACTION = 4          # the default is 1/4 of the usable memory
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_BUDGET_RE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
-_PERCENT_RE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*%\s*")
-
 
 def _usable_memory():
     """Bytes this process may use: the smallest of physical memory, the
     cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``) and
-    ``RLIMIT_AS``; None when none of them is known."""
-    limits = []
-    try:
-        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):
-        pass
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(path) as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            limits.append(int(text))
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY and soft > 0:
-            limits.append(soft)
-    except (ImportError, OSError, ValueError):
-        pass
-    limits = [n for n in limits if n > 0]
-    return min(limits) if limits else None
+    ``RLIMIT_AS``; None when none of them is known (spec.hpp's rule)."""
+    return _spec.usable_memory()
 
 
 _usable = _usable_memory()
@@ -81,9 +51,7 @@ _usable = _usable_memory()
 def default_memory_budget():
     """The budget without ``OVPOOL_MEMORY_BUDGET`` or :func:`set_memory_budget`:
     a quarter of the usable memory (see the module docstring), at least 256 MiB."""
-    if _usable is None:
-        return 4 << 30
-    return max(_MIN_DEFAULT, _usable // _DEFAULT_FRACTION)
+    return _spec.default_budget(_usable)
 
 
 def parse_budget(value, name="memory budget"):
@@ -96,17 +64,12 @@ def parse_budget(value, name="memory budget"):
         if value < 0:
             raise OvpoolValueError(f"{name} must be >= 0 bytes, got {value}")
         return int(value)
-    match = _PERCENT_RE.fullmatch(value)
-    if match:
-        percent = float(match.group(1))
-        if not 0 <= percent <= 100:
-            raise OvpoolValueError(f"{name} {value!r}: a percentage is 0% to 100%")
-        return int((_usable if _usable is not None else 16 << 30) * percent / 100)
-    match = _BUDGET_RE.fullmatch(value)
-    if not match:
-        raise OvpoolValueError(f"{name} {value!r} is not a size (bytes, or a number with K, M, "
-                               "G or T, or a percentage such as '10%')")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    nbytes = _spec.parse_budget(value, _usable)
+    if nbytes == -2:
+        raise OvpoolValueError(f"{name} {value!r}: a percentage is 0% to 100%")
+    if nbytes < 0:
+        raise OvpoolValueError(f"{name} {value!r} is not a size ({_spec.BUDGET_SPELLING})")
+    return nbytes
 
 
 def _from_environment():
@@ -122,6 +85,7 @@ def _from_environment():
 # The budget in bytes; -1 while OVPOOL_MEMORY_BUDGET is malformed, so that the
 # one comparison of the fast path sends every request to the error below.
 _budget, _env_error = _from_environment()
+_kernels._set_budget(_budget)   # what the compiled per-call path compares with
 
 
 def set_memory_budget(nbytes):
@@ -136,6 +100,7 @@ def set_memory_budget(nbytes):
         _budget, _env_error = _from_environment()
     else:
         _budget, _env_error = parse_budget(nbytes, "set_memory_budget(nbytes)"), None
+    _kernels._set_budget(_budget)
     return previous
 
 

@@ -22,9 +22,9 @@ A call's thread count is, in order:
 Every count is capped to the CPUs of 5., which is also the most a call ever
 asks the OpenMP runtime for: more threads than CPUs only slow these kernels
 down, and a count the system cannot give (``num_threads=10**6``) would make
-the OpenMP runtime abort the process. Calls on tiny arrays without
-``num_threads`` stay on one thread. The environment variables and the CPUs
-are read at import (an ``os.environ`` lookup per call cost over a
+the OpenMP runtime abort the process. Calls on small arrays without
+``num_threads`` take fewer threads (spec.hpp's ``useful_threads``). The
+environment variables and the CPUs are read at import (an ``os.environ`` lookup per call cost over a
 microsecond, and a first call made from a thread that OpenVINO pinned to one
 core would see that thread's affinity); a bad ``OVPOOL_NUM_THREADS`` is
 reported by the first call. Without OpenMP every call runs on one thread.
@@ -37,14 +37,9 @@ import os
 from ._isa import kernels as _kernels
 from .errors import OvpoolTypeError, OvpoolValueError
 
-__all__ = ["set_num_threads", "get_num_threads", "resolve_num_threads", "available_cpus"]
+__all__ = ["set_num_threads", "get_num_threads", "available_cpus"]
 
 _process_default = None
-
-# Below this many input+output elements a parallel region costs more than it
-# saves (thread wake-up is a few microseconds).
-_MIN_ELEMENTS_PER_THREAD = 1 << 14
-
 
 def _cgroup_cpus():
     """The CPU quota of this process's cgroup (v2 ``cpu.max``, v1
@@ -116,6 +111,7 @@ def set_num_threads(n):
     """Set the default number of threads of every ovpool kernel (None: reset)."""
     global _process_default
     _process_default = None if n is None else check(n, "set_num_threads(n)")
+    _push()
 
 
 def get_num_threads():
@@ -138,26 +134,14 @@ def get_num_threads():
     return min(n, _cpus)
 
 
-def resolve_num_threads(num_threads, work_items=None, elements=None):
-    """Threads for one kernel call.
-
-    ``num_threads`` is the caller's argument (None: the default above).
-    ``work_items`` (the number of parallel units, e.g. output rows) caps it.
-    ``elements`` (input + output elements) keeps tiny calls on one thread,
-    but only for the default: an explicit ``num_threads`` is honoured up to
-    the available CPUs.
-    """
-    if num_threads is None:
-        n = get_num_threads()
-        if elements is not None:
-            n = min(n, max(1, elements // _MIN_ELEMENTS_PER_THREAD))
-    else:
-        n = min(check(num_threads, "num_threads"), _cpus)
-    if not _openmp:
-        return 1
-    if work_items is not None:
-        n = min(n, max(1, work_items))
-    return n
+def _push():
+    """Hand the default thread count and the CPUs to the compiled per-call
+    path (0: a bad OVPOOL_NUM_THREADS, which the next call then reports)."""
+    try:
+        default = get_num_threads()
+    except OvpoolValueError:
+        default = 0
+    _kernels._set_thread_defaults(default, _cpus)
 
 
 def _register_with_threadpoolctl():
@@ -193,4 +177,5 @@ def _register_with_threadpoolctl():
     register(OvpoolController)
 
 
+_push()
 _register_with_threadpoolctl()

@@ -2,24 +2,37 @@
 
 IR commands:
 
-* ``ovpool info MODEL.xml``: inputs, outputs and layers of an OpenVINO IR
-  model, and which layers ovpool's runtime runs.
-* ``ovpool run MODEL.xml [--input NAME=FILE.npy ...] [--seed S] [--output DIR]``:
-  run it on ovpool's runtime, print output shapes and timing, save .npy files.
-* ``ovpool check PATH...``: run models (or every .xml under folders) on
-  ovpool's runtime and compare with OpenVINO's native CPU result when
-  OpenVINO is installed, else with the outputs recorded next to the model
-  (``MODEL.npz``). One row per model; exit status 1 on any mismatch or error.
-  A model with layers ovpool's runtime does not run (Convolution, ...) is
-  checked through OpenVINO instead: its pool layers on ovpool's ops (the
-  extension library) against native OpenVINO, those where native OpenVINO
-  deviates from the specification left native. Without OpenVINO it is
-  reported as ``openvino-route`` and is not a failure.
+* ``ovpool info MODEL.xml [--layers]``: a summary of an OpenVINO IR model
+  (inputs, outputs, layers counted by type, which ones ovpool's runtime runs)
+  and its pool layers with their attributes and what
+  ``ovpool.openvino.read_model``'s default policy does with each and why;
+  every layer with ``--layers``.
+* ``ovpool run MODEL.xml [--input NAME=FILE.npy] [--shape NAME=DIMS] [--seed S]
+  [--output DIR] [--policy default|all]``: run it, print the input and output
+  shapes and the time, save the outputs as .npy files. A model of pool
+  layers runs on ovpool's runtime; a model with other layers (a network) runs
+  through OpenVINO's CPU plugin with its pool layers on ovpool's extension
+  where ``--policy`` says, and the command says which moved and why.
+* ``ovpool check PATH... [--input ...] [--shape ...]``: run models (or every
+  .xml under folders) on ovpool's runtime and compare with OpenVINO's native
+  CPU result when OpenVINO is installed, else with the outputs recorded next
+  to the model (``MODEL.npz``). One row per model; exit status 1 on any
+  mismatch or error. A model with layers ovpool's runtime does not run
+  (Convolution, ...) is checked through OpenVINO instead: its pool layers on
+  ovpool's ops (the extension library) against native OpenVINO, those where
+  native OpenVINO deviates from the specification left native. Without
+  OpenVINO it is reported as ``openvino-route`` and is not a failure.
+
+``run`` and ``check`` take any input as a file (``--input NAME=FILE.npy``) or
+as seeded random data of a shape (``--shape NAME=1,3,224,224``); the other
+inputs are seeded random data of their static shape, and a dynamic input
+given neither way is an error naming both options.
 
 Bad usage exits with status 2 and a one-line message; an expected error
 (:class:`~ovpool.OvpoolError`, e.g. a malformed IR) prints one line (or, for
-a model with layers ovpool's runtime does not run, one line per layer, the
-first 10), no traceback, and exits with status 1.
+a network that ``run`` cannot take through OpenVINO because OpenVINO is not
+installed, one line per layer ovpool's runtime does not run, the first 10), no
+traceback, and exits with status 1.
 """
 
 from __future__ import annotations
@@ -85,9 +98,18 @@ def _ms(seconds):
     return "-" if seconds is None else f"{seconds * 1e3:.3f}"
 
 
+def _counts(items):
+    """``"a x2, b"``: items counted, the most frequent first."""
+    counts = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} x{n}" if n > 1 else k for k, n in ordered)
+
+
 def _info(args):
-    """Describe an IR model."""
-    from . import ir
+    """Describe an IR model: a summary, the pool layers, every layer with --layers."""
+    from . import _check, ir
 
     model = ir.read_model(args.model)
     print(f"{model.path}: IR v{model.ir_version}, model {model.name!r}, {len(model.layers)} layers")
@@ -95,6 +117,76 @@ def _info(args):
         print(f"{title}:")
         for info in infos:
             print(f"  {info.name:24s} {info.element_type:8s} {info.shape_str()}")
+    print(f"layer types: {_counts(layer.type for layer in model.layers)}")
+    others = [layer for layer in model.layers if not layer.runs_on_ovpool]
+    if not others:
+        print("ovpool's runtime runs every layer: `ovpool run` and `ovpool check` run the model "
+              "on it")
+    else:
+        print(f"ovpool's runtime runs {len(model.layers) - len(others)} of the "
+              f"{len(model.layers)} layers; {len(others)} need OpenVINO "
+              f"({_counts(layer.type for layer in others)}): `ovpool run` and `ovpool check` "
+              "take the model through OpenVINO with ovpool's extension (in Python: "
+              "ovpool.openvino.read_model)")
+    used = {row["id"] for row in model.describe() if row["used"]}
+    if len(used) < len(model.layers):
+        print(f"{len(model.layers) - len(used)} layer(s) not used by any output")
+    _print_pools(model, used, _check)
+    if args.layers:
+        _print_layers(model)
+    else:
+        print(f"every layer: `ovpool info --layers {args.model}`")
+    return 0
+
+
+def _print_pools(model, used, _check):
+    pools = [layer for layer in model.layers if _check.is_pool(layer)]
+    if not pools:
+        print("pool layers: none")
+        return
+    decisions, why_not = _check.openvino_plan(model)
+    by_name = {}
+    for d in decisions or []:
+        by_name.setdefault(d.name, []).append(d)
+    head = f"pool layers: {len(pools)} ({_counts(f'{p.type}-{p.version}' for p in pools)})"
+    if decisions:
+        moving = sum(d.move for d in decisions)
+        head += (f"; ovpool.openvino.read_model's default policy moves {moving} of the "
+                 f"{len(decisions)} native ones onto ovpool's ops")
+    elif decisions is None:
+        head += f"; what ovpool.openvino.read_model's default policy does: unknown ({why_not})"
+    print(head)
+    for layer in pools:
+        ins = [_type_of(model, source) for source in layer.sources[:1]]
+        outs = [str(t) for t in layer.output_types]
+        unused = "" if layer.id in used else "  (not used by any output)"
+        print(f"  {layer.id:>4} {layer.name}  {layer.type}-{layer.version}  "
+              f"{' '.join(ins)} -> {' '.join(outs)}{unused}")
+        attrs = [f"{k}={''.join(v.split())}" for k, v in layer.raw_attributes.items()]
+        for k in layer.entry.value_inputs if layer.entry is not None else ():
+            # an adaptive pool's output size: an input, shown when it is a constant
+            # (the reader has read it already, to infer the shapes)
+            value = model._const_value(layer.sources[k]) if k < len(layer.sources) else None
+            if value is not None:
+                attrs.append(f"{layer.entry.inputs[k]}={','.join(map(str, value.reshape(-1)))}")
+        if attrs:
+            print(f"         {' '.join(attrs)}")
+        if layer.version == "ovpool":
+            print("         ovpool's own op (opset 'ovpool'): runs on ovpool's kernels")
+        elif by_name.get(layer.name):
+            print(f"         default policy: {by_name[layer.name].pop(0).reason}")
+        if not layer.runs_on_ovpool:
+            print(f"         ovpool's runtime: {layer.reason}")
+
+
+def _type_of(model, source):
+    """The type of output ``source`` ((layer id, output index)) as info prints it."""
+    layer_id, index = source
+    types = model._by_id[layer_id].output_types
+    return str(types[index]) if index < len(types) else "?"
+
+
+def _print_layers(model):
     rows = model.describe()
     width = max(len(r["name"]) for r in rows)
     print("layers:")
@@ -104,27 +196,47 @@ def _info(args):
         unused = "" if r["used"] else "  (not used by any output)"
         print(f"  {r['id']:>4} {r['name']:{width}s} {r['type']:>16s} {r['version']:8s} "
               f"{where:8s} {' '.join(r['outputs'])}{note}{unused}")
-    if model.runs_on_ovpool:
-        print("ovpool's runtime runs every layer of this model (ovpool run / ovpool check)")
-    else:
-        kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
-        print(f"{len(model.unsupported_layers)} layer(s) need OpenVINO ({', '.join(kinds)}): "
-              "run the model with OpenVINO and ovpool's extension, "
-              f"ovpool.openvino.read_model(core, {args.model!r}) with core = openvino.Core()")
-    return 0
 
 
-def _parse_inputs(specs):
-    given = {}
+def _named_values(specs, option, form, parse):
+    """``{NAME: parse(NAME, VALUE)}`` of a repeated ``option NAME=VALUE``."""
+    values = {}
     for spec in specs or []:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            raise _UsageError(f"--input takes NAME=FILE.npy, got {spec!r}")
-        try:
-            given[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise OvpoolError(f"{path}: cannot load the input {name!r}: {exc}") from None
-    return given
+        name, sep, value = spec.partition("=")
+        if not sep or not name or not value:
+            raise _UsageError(f"{option} takes {form}, got {spec!r}")
+        if name in values:
+            raise _UsageError(f"{option} {name}=... is given twice")
+        values[name] = value
+    return {name: parse(name, value) for name, value in values.items()}  # usage errors first
+
+
+def _load(name, path):
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise OvpoolError(f"{path}: cannot load the input {name!r}: {exc}") from None
+    if not isinstance(array, np.ndarray):       # an .npz archive
+        array.close()
+        raise OvpoolError(f"{path}: cannot load the input {name!r}: not a .npy file (one array)")
+    return array
+
+
+def _dims(name, text):
+    try:
+        dims = tuple(int(d) for d in text.split(","))
+    except ValueError:
+        raise _UsageError(f"--shape {name}={text}: the dims are integers separated by commas, "
+                          "e.g. 1,3,224,224") from None
+    if any(d < 0 for d in dims):
+        raise _UsageError(f"--shape {name}={text}: a dim is >= 0")
+    return dims
+
+
+def _given_inputs(args):
+    """``(given arrays, shapes)`` of --input and --shape."""
+    return (_named_values(args.input, "--input", "NAME=FILE.npy", _load),
+            _named_values(args.shape, "--shape", "NAME=DIMS, e.g. x=1,3,224,224", _dims))
 
 
 def _safe_name(name):
@@ -132,12 +244,23 @@ def _safe_name(name):
 
 
 def _run(args):
-    """Run an IR model on ovpool's runtime."""
+    """Run an IR model: on ovpool's runtime, or through OpenVINO with ovpool's
+    extension for a model with other layers."""
     from . import _check, ir
 
+    given, shapes = _given_inputs(args)
     model = ir.read_model(args.model)
-    inputs = _check.random_inputs(model, args.seed, _parse_inputs(args.input))
-    outputs, seconds = _check.time_ovpool(model, inputs, repeat=args.repeat)
+    if not model.runs_on_ovpool and not _check.openvino_available():
+        lines = ir._unsupported_report(model.unsupported_layers, model.path)
+        raise ir._error(model.path, model.unsupported_layers[0].line, "\n".join(
+            lines + ["(`ovpool run` does this itself once OpenVINO is installed)"]))
+    inputs = _check.random_inputs(model, args.seed, given, shapes)
+    if model.runs_on_ovpool:
+        outputs, seconds = _check.time_ovpool(model, inputs, repeat=args.repeat)
+        route = f"on ovpool's runtime, {get_num_threads()} threads"
+    else:
+        outputs, seconds = _run_through_openvino(model, inputs, args, _check)
+        route = "through OpenVINO (CPU plugin, f32) with ovpool's extension"
     for info, array in zip(model.inputs, inputs):
         print(f"input  {info.name:24s} {array.dtype!s:8s} {list(array.shape)}")
     used = set()
@@ -155,22 +278,50 @@ def _run(args):
             np.save(path, array)
             line += f" -> {path}"
         print(line)
-    print(f"ran in {_ms(seconds)} ms (best of {args.repeat}) on ovpool's runtime, "
-          f"{get_num_threads()} threads")
+    print(f"ran in {_ms(seconds)} ms (best of {args.repeat}) {route}")
     return 0
+
+
+def _run_through_openvino(model, inputs, args, _check):
+    """The OpenVINO route of ``ovpool run``: says which pool layers move."""
+    others = _counts(f"{layer.type}-{layer.version}" for layer in model.unsupported_layers)
+    ready, why = _check.openvino_extension()
+    if not ready:
+        raise OvpoolError(f"{model.path}: ovpool's runtime does not run {others}, and ovpool's "
+                          f"OpenVINO extension, which runs the model through OpenVINO, is not "
+                          f"available: {why}")
+    print(f"route: OpenVINO (CPU plugin, f32) with ovpool's extension, for the layers "
+          f"ovpool's runtime does not run ({others})")
+    outputs, seconds, plan = _check.run_openvino_route(model, inputs, args.policy, args.repeat)
+    moved = [d for d in plan if d.move]
+    print(f"pool layers under --policy {args.policy}: {len(moved)} of {len(plan)} on ovpool's ops")
+    groups = {}
+    for d in plan:
+        groups.setdefault(d.reason, []).append(d)
+    for reason, group in groups.items():
+        verb, _, why = reason.partition(": ")       # "moved: ..." / "stays native: ..."
+        print(f"  {verb} ({len(group)}): {why}")
+        if group[0].move:
+            for d in group:
+                print(f"      {d.name} ({d.kind})")
+    if len(moved) < len(plan) and args.policy != "all":
+        print("  (`--policy all` moves every pool layer ovpool's kernels take)")
+    return outputs, seconds
 
 
 def _check_cmd(args):
     """Compare models on ovpool's runtime with OpenVINO or recorded outputs."""
     from . import _check
 
+    given, shapes = _given_inputs(args)
     paths = _check.find_models(args.paths)
     if not paths:
         raise OvpoolError(f"no .xml model found in {' '.join(args.paths)}")
     use_openvino = _check.openvino_available() and not args.no_openvino
     source = "OpenVINO (native CPU, f32)" if use_openvino else "the recorded .npz files"
     print(f"ovpool {__version__}: checking {len(paths)} model(s) against {source}")
-    rows = [_check.check_model(p, seed=args.seed, use_openvino=use_openvino, repeat=args.repeat)
+    rows = [_check.check_model(p, seed=args.seed, use_openvino=use_openvino, repeat=args.repeat,
+                               given=given, shapes=shapes)
             for p in paths]
     width = max(len(os.path.relpath(r.path)) for r in rows)
     print(f"{'model':{width}s}  {'status':14s} {'max|diff|':>9s} {'ovpool ms':>10s} "
@@ -194,6 +345,10 @@ def _check_cmd(args):
     if failed:
         summary += f", {len(failed)} FAILED"
     print(summary)
+    unused = sorted((set(given) | set(shapes)) - set().union(*(r.given for r in rows)))
+    if unused:
+        raise OvpoolError(f"no model checked has an input named {', '.join(map(repr, unused))} "
+                          "(given with --input or --shape)")
     return 1 if failed else 0
 
 
@@ -207,24 +362,39 @@ def _positive(text):
     return value
 
 
+def _add_input_options(command):
+    command.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                         help="an input from a .npy file (repeat for several)")
+    command.add_argument("--shape", action="append", metavar="NAME=DIMS",
+                         help="an input of seeded random data of this shape, e.g. "
+                              "x=1,3,224,224 (repeat for several); the inputs given neither "
+                              "way are seeded random data of their static shape")
+
+
 def _add_ir_commands(commands):
     info = commands.add_parser("info", help="describe an OpenVINO IR model (.xml + .bin)")
     info.add_argument("model", metavar="MODEL.xml")
+    info.add_argument("--layers", action="store_true", help="list every layer too")
     info.set_defaults(func=_info)
 
-    run = commands.add_parser("run", help="run an OpenVINO IR model on ovpool's runtime")
+    run = commands.add_parser(
+        "run", help="run an OpenVINO IR model: on ovpool's runtime, or through OpenVINO with "
+                    "ovpool's extension when it has other layers")
     run.add_argument("model", metavar="MODEL.xml")
-    run.add_argument("--input", action="append", metavar="NAME=FILE.npy",
-                     help="an input from a .npy file (repeat for several); the others are "
-                          "seeded random")
+    _add_input_options(run)
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     run.add_argument("--output", metavar="DIR", help="save the outputs as DIR/<name>.npy")
     run.add_argument("--repeat", type=_positive, default=1, help="runs to time (best of)")
+    run.add_argument("--policy", choices=("default", "all"), default="default",
+                     help="through OpenVINO: which pool layers move onto ovpool's ops "
+                          "(ovpool.openvino.patch_model): 'default' where native OpenVINO "
+                          "deviates or ovpool is faster, 'all' every one ovpool's kernels take")
     run.set_defaults(func=_run)
 
     check = commands.add_parser(
         "check", help="compare IR models on ovpool's runtime with OpenVINO or recorded outputs")
     check.add_argument("paths", nargs="+", metavar="PATH", help="model .xml files or folders")
+    _add_input_options(check)
     check.add_argument("--seed", type=int, default=0,
                        help="seed of the random inputs of models without a recorded .npz")
     check.add_argument("--no-openvino", action="store_true",

@@ -851,8 +851,8 @@ def _unsupported_report(layers: list[Layer], xml_path: str,
     lines += [f"  {layer.type} {layer.version} '{layer.name}' (id {layer.id}, line {layer.line}): "
               f"{layer.reason}" for layer in layers[:limit]]
     if len(layers) > limit:
-        lines.append(f"  ... and {len(layers) - limit} more (`ovpool info {xml_path}` lists "
-                     "every layer)")
+        lines.append(f"  ... and {len(layers) - limit} more "
+                     f"(`ovpool info --layers {xml_path}` lists every layer)")
     lines += ["Run the model with OpenVINO and ovpool's extension instead "
               '(pip install "ovpool[openvino]"):',
               "  core = openvino.Core()",

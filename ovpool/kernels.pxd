@@ -18,54 +18,11 @@ driver (``src/_driver.pxi``) does.
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp cimport bool
+from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
-    # --- window arithmetic --------------------------------------------------
-    cdef enum class AutoPad(int32_t):
-        explicit_pads
-        same_upper
-        same_lower
-        valid
-
-    cdef enum class Rounding(int32_t):
-        floor
-        ceil
-        ceil_torch
-
-    cdef enum class Divisor(int32_t):
-        taps
-        declared_pads
-        ov_include
-        ov_exclude
-
-    cdef cppclass AxisSize:
-        int64_t n_out, pad_begin, pad_end
-
-    AxisSize axis_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t dilation,
-                              int64_t pad_begin, int64_t pad_end, AutoPad auto_pad,
-                              Rounding rounding)
-    int64_t adaptive_start(int64_t i, int64_t n_in, int64_t n_out)
-    int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out)
-    int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride,
-                               int64_t pad_begin, int64_t pad_end)
-    bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
-                               int64_t dilation, int64_t pad_begin)
-
-    cdef cppclass AxisSpec:
-        int64_t n_in, n_out
-        bool adaptive
-        int64_t kernel, stride, dilation, pad_begin, pad_end
-        Divisor divisor
-
-    cdef cppclass Windows:
-        int64_t n_in, n_out, kernel, stride, dilation, pad_begin
-        bool uniform
-        vector[int64_t] table
-
-    Windows axis_windows(const AxisSpec& axis) except +
-
-    # --- plans --------------------------------------------------------------
+cdef extern from "ovpool/spec.hpp" namespace "ovpool" nogil:
+    # --- the vocabulary (spec.hpp): a pool call, its limits and rules -------
     cdef enum class Family(int32_t):
         average
         lp
@@ -84,6 +41,131 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         i32
         i64
 
+    cdef enum class AutoPad(int32_t):
+        explicit_pads
+        same_upper
+        same_lower
+        valid
+
+    cdef enum class Rounding(int32_t):
+        floor
+        ceil
+        ceil_torch
+
+    cdef enum class Divisor(int32_t):
+        taps
+        declared_pads
+        ov_include
+        ov_exclude
+
+    cdef cppclass AxisSpec:
+        int64_t n_in, n_out
+        bool adaptive
+        int64_t kernel, stride, dilation, pad_begin, pad_end
+        Divisor divisor
+
+    cdef cppclass PoolSpec:
+        Family family
+        DType dtype
+        int64_t n, c
+        int n_spatial
+        AxisSpec axes[3]
+        double p
+        IndexType index_type
+        int64_t planes_per_index_space
+        bool column_major
+        int64_t index_modulo
+
+    cdef enum class Isa(int32_t):
+        baseline
+        x86_64_v3
+
+    cdef cppclass IsaChoice:
+        Isa isa
+        string error
+
+    const char* kBudgetSpelling
+
+    size_t dtype_size(DType t)
+    int64_t window_table_bytes(int n_spatial, const int64_t* out_spatial)
+    int64_t usable_memory()
+    int64_t default_budget(int64_t usable)
+    int64_t parse_budget(const char* text, int64_t usable)
+    bool cpu_has_x86_64_v3()
+    IsaChoice choose_isa(const char* env, bool have_v3, bool cpu_v3)
+    const char* isa_name(Isa isa)
+
+
+cdef extern from "ovpool/spec.hpp" namespace "ovpool::limits" nogil:
+    const int64_t kMaxElements
+    const int64_t kMaxDilatedKernel
+    const int64_t kMinElementsPerThread
+
+
+cdef extern from "ovpool/lower.hpp" namespace "ovpool" nogil:
+    # --- an op's attributes lowered into the spec (lower.hpp) ---------------
+    cdef enum class Semantics(int32_t):
+        onnx
+        openvino
+
+    cdef cppclass PoolAttrs:
+        Semantics semantics
+        Family family
+        bool adaptive
+        vector[int64_t] output_size
+        vector[int64_t] kernel, strides, dilations, pads, pads_begin, pads_end
+        AutoPad auto_pad
+        Rounding rounding
+        bool count_pads
+        int64_t storage_order
+        int64_t axis
+        IndexType index_type
+        double p
+
+    cdef cppclass Lowered:
+        PoolSpec spec
+        int rank
+        int64_t out_shape[5]
+        bool is_static
+
+    cdef cppclass UnpoolLowered:
+        int rank
+        vector[int64_t] kernel, strides, pads_begin, pads_end
+        int64_t default_shape[5]
+        int64_t out_shape[5]
+
+    Lowered lower(const PoolAttrs& attrs, DType dtype, int rank, const int64_t* dims) except +
+    UnpoolLowered lower_unpool(const vector[int64_t]& kernel_shape,
+                               const vector[int64_t]& strides, const vector[int64_t]& pads,
+                               const vector[int64_t]& output_shape, int rank,
+                               const int64_t* dims) except +
+    AutoPad parse_auto_pad(const string& text, const char* name) except +
+    Rounding parse_rounding(const string& text, const char* name) except +
+
+
+cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
+    # --- window arithmetic --------------------------------------------------
+    cdef cppclass AxisSize:
+        int64_t n_out, pad_begin, pad_end
+
+    AxisSize axis_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t dilation,
+                              int64_t pad_begin, int64_t pad_end, AutoPad auto_pad,
+                              Rounding rounding)
+    int64_t adaptive_start(int64_t i, int64_t n_in, int64_t n_out)
+    int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out)
+    int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride,
+                               int64_t pad_begin, int64_t pad_end)
+    bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t pad_begin)
+
+    cdef cppclass Windows:
+        int64_t n_in, n_out, kernel, stride, dilation, pad_begin
+        bool uniform
+        vector[int64_t] table
+
+    Windows axis_windows(const AxisSpec& axis) except +
+
+    # --- plans --------------------------------------------------------------
     cdef enum class Path(int32_t):
         empty
         global_ "global"
@@ -98,18 +180,6 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         argmax_tiles
 
     const char* path_name(Path path)
-
-    cdef cppclass PoolSpec:
-        Family family
-        DType dtype
-        int64_t n, c
-        int n_spatial
-        AxisSpec axes[3]
-        double p
-        IndexType index_type
-        int64_t planes_per_index_space
-        bool column_major
-        int64_t index_modulo
 
     cdef cppclass ScratchLayout:
         int64_t bytes

@@ -118,15 +118,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import ops, ov_ops
+from . import _core, _spec, ops, ov_ops
+from ._isa import kernels as _kernels
 from ._ov_opsets import LAST_OPSET, OPSETS
 from .errors import OvpoolTypeError, OvpoolValueError
-from .shapes import (
-    MAX_ELEMENTS,
-    adaptive_output_spatial,
-    max_unpool_output_spatial,
-    normalize_int_list,
-)
+from .shapes import MAX_ELEMENTS
 
 __all__ = [
     "Attr",
@@ -842,7 +838,14 @@ def _infer_adaptive(layer, types, attrs, values):
         n_spatial = size.shape[0]
     lead, spatial = _split_nc(data, n_spatial, source=f"output_size of shape {_fmt(size.shape)}")
     if values[1] is not None:
-        out_spatial = adaptive_output_spatial(spatial, _int_vector(values[1], size, "output_size"))
+        index_dtype = None
+        if layer.type == "AdaptiveMaxPool" and attrs["index_element_type"] in INDEX_TYPES:
+            index_dtype = np.dtype(np.int32 if attrs["index_element_type"] == "i32"
+                                   else np.int64)
+        out_spatial = ops.adaptive_lowering(
+            lead + spatial, _spec.DTYPE_F32,
+            _core.AVERAGE if layer.type == "AdaptiveAvgPool" else _core.ARGMAX,
+            _int_vector(values[1], size, "output_size"), index_dtype=index_dtype).out_shape[2:]
     else:
         out_spatial = (None,) * len(spatial)
     if data.shape is None and n_spatial is None:
@@ -913,37 +916,37 @@ def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
     return attrs
 
 
-def _ov_geometry(layer, data, attrs):
+def _ov_out_shape(layer, data, attrs, family, index_dtype=None):
+    """The output shape of an OpenVINO pool layer (None dims where unknown),
+    by the core's rules (ovpool.ov_ops.ov_lowering)."""
     n_spatial = len(attrs["kernel"])
     lead, spatial = _split_nc(data, n_spatial, source=f"kernel={attrs['kernel']}")
-    geometry = ov_ops.ov_geometry(spatial, attrs["kernel"], attrs["strides"],
-                                  _per_axis(attrs["pads_begin"]), _per_axis(attrs["pads_end"]),
-                                  _per_axis(attrs.get("dilations")), attrs["auto_pad"],
-                                  attrs["rounding_type"], layer.type)
-    return lead, geometry
+    lowering = ov_ops.ov_lowering(
+        layer.type, lead + spatial, _spec.DTYPE_F32, family, attrs["kernel"], attrs["strides"],
+        _per_axis(attrs["pads_begin"]), _per_axis(attrs["pads_end"]),
+        _per_axis(attrs.get("dilations")), attrs["auto_pad"], attrs["rounding_type"],
+        exclude_pad=attrs.get("exclude-pad", True), axis=attrs.get("axis", 0),
+        index_dtype=index_dtype)
+    return lowering.out_shape
 
 
 def _infer_ov_avg(layer, types, attrs, values):
     (data,) = types
     _require(data, FLOAT_TYPES, "data", layer)
-    lead, geometry = _ov_geometry(layer, data, attrs)
-    ov_ops.check_avg_pool_pads(geometry, attrs["exclude-pad"], attrs["auto_pad"], layer.type)
-    return [TensorType(lead + geometry.out_spatial, data.etype)]
+    return [TensorType(_ov_out_shape(layer, data, attrs, _core.AVERAGE), data.etype)]
 
 
 def _infer_ov_max(layer, types, attrs, values):
     (data,) = types
     _require(data, MAX_TYPES, "data", layer)
-    lead, geometry = _ov_geometry(layer, data, attrs)
-    out = TensorType(lead + geometry.out_spatial, data.etype)
     if len(layer.outputs) == 1:
-        return [out]
-    rank = 2 + geometry.n_spatial
-    if not -rank <= attrs["axis"] < rank:
-        raise OvpoolValueError(f"axis={attrs['axis']} is out of range for a rank-{rank} input")
+        return [TensorType(_ov_out_shape(layer, data, attrs, _core.MAX), data.etype)]
     if attrs["index_element_type"] not in INDEX_TYPES:
         raise UnsupportedLayer(f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
-    return [out, TensorType(out.shape, attrs["index_element_type"])]
+    shape = _ov_out_shape(layer, data, attrs, _core.ARGMAX,
+                          np.dtype(np.int32 if attrs["index_element_type"] == "i32"
+                                   else np.int64))
+    return [TensorType(shape, data.etype), TensorType(shape, attrs["index_element_type"])]
 
 
 def _run_ov_avg(inputs, attrs, out=(None,), num_threads=None):
@@ -1023,46 +1026,39 @@ def _onnx_window_attrs(*, ceil=True, dilations=True):
     return attrs
 
 
-def _onnx_geometry(layer, data, attrs):
+def _onnx_out_shape(layer, data, attrs, family, **options):
+    """The output shape of an ONNX pool layer (None dims where unknown), by
+    the core's rules (ovpool.ops.onnx_lowering)."""
     n_spatial = len(attrs["kernel_shape"])
     lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
-    geometry = ops.onnx_geometry(spatial, attrs["kernel_shape"],
-                                 _per_axis(attrs["strides"]), _per_axis(attrs["pads"]),
-                                 _per_axis(attrs.get("dilations")), attrs["auto_pad"],
-                                 attrs.get("ceil_mode", False), layer.type)
-    return lead, geometry
-
-
-def _refuse_empty(geometry, layer):
-    if _all_static(geometry.in_spatial):
-        ops._refuse_empty_windows(geometry, layer.type)
+    lowering = ops.onnx_lowering(
+        layer.type, lead + spatial, _spec.DTYPE_F32, family, attrs["kernel_shape"],
+        _per_axis(attrs["strides"]), _per_axis(attrs["pads"]), _per_axis(attrs.get("dilations")),
+        attrs["auto_pad"], attrs.get("ceil_mode", False), **options)
+    return lowering.out_shape
 
 
 def _infer_onnx_avg(layer, types, attrs, values):
     (data,) = types
     _require(data, FLOAT_TYPES, "X", layer)
-    lead, geometry = _onnx_geometry(layer, data, attrs)
-    if not attrs["count_include_pad"]:
-        _refuse_empty(geometry, layer)
-    return [TensorType(lead + geometry.out_spatial, data.etype)]
+    shape = _onnx_out_shape(layer, data, attrs, _core.AVERAGE,
+                            count_include_pad=attrs["count_include_pad"])
+    return [TensorType(shape, data.etype)]
 
 
 def _infer_onnx_max(layer, types, attrs, values):
     (data,) = types
     _require(data, MAX_TYPES, "X", layer)
-    if attrs["storage_order"] not in (0, 1):
-        raise OvpoolValueError(f"storage_order must be 0 or 1, got {attrs['storage_order']}")
-    lead, geometry = _onnx_geometry(layer, data, attrs)
-    _refuse_empty(geometry, layer)
-    shape = lead + geometry.out_spatial
+    shape = _onnx_out_shape(layer, data, attrs, _core.ARGMAX,
+                            storage_order=attrs["storage_order"])
     return [TensorType(shape, data.etype), TensorType(shape, "i64")]
 
 
 def _infer_lp(layer, types, attrs, values):
     (data,) = types
     _require(data, FLOAT_TYPES, "X", layer)
-    lead, geometry = _onnx_geometry(layer, data, attrs)
-    return [TensorType(lead + geometry.out_spatial, data.etype)]
+    return [TensorType(_onnx_out_shape(layer, data, attrs, _core.LP, p=attrs["p"]),
+                       data.etype)]
 
 
 def _infer_global_lp(layer, types, attrs, values):
@@ -1071,10 +1067,9 @@ def _infer_global_lp(layer, types, attrs, values):
     if data.shape is None:
         return [TensorType(None, data.etype)]
     lead, spatial = _split_nc(data, None, "X")
-    for n in spatial:
-        if n is not None and n < 1:
-            raise OvpoolValueError(f"spatial dims must be non-empty, got {_fmt(data.shape)}")
-    return [TensorType(lead + (1,) * len(spatial), data.etype)]
+    lowering = ops.adaptive_lowering(lead + spatial, _spec.DTYPE_F32, _core.LP, None,
+                                     p=attrs["p"])
+    return [TensorType(lowering.out_shape, data.etype)]
 
 
 def _infer_max_unpool(layer, types, attrs, values):
@@ -1088,21 +1083,20 @@ def _infer_max_unpool(layer, types, attrs, values):
             and len(indices.shape) != len(data.shape):
         raise OvpoolValueError(
             f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}")
+    output_shape = None
     if len(types) == 3:
         if types[2].etype not in INDEX_TYPES:
             raise OvpoolValueError(f"output_shape must be i32 or i64, got {types[2].etype}")
         if values[2] is None:
             return [TensorType(lead + (None,) * n_spatial, data.etype)]
-        full = normalize_int_list(_int_vector(values[2], types[2], "output_shape"),
-                                  "output_shape", n_spatial, minimum=1, length=n_spatial + 2)
-        return [TensorType(tuple(full), data.etype)]
-    kernel = normalize_int_list(attrs["kernel_shape"], "kernel_shape", n_spatial, minimum=1)
-    strides = normalize_int_list(_per_axis(attrs["strides"]), "strides", n_spatial, minimum=1,
-                                 default=1)
-    pads = normalize_int_list(_per_axis(attrs["pads"]), "pads", n_spatial, minimum=0, default=0,
-                              length=2 * n_spatial)
-    out = max_unpool_output_spatial(spatial, kernel, strides, pads[:n_spatial], pads[n_spatial:])
-    return [TensorType(lead + tuple(out), data.etype)]
+        output_shape = _int_vector(values[2], types[2], "output_shape")
+    try:
+        *_, out = _kernels.lower_unpool(
+            lead + spatial, attrs["kernel_shape"], _per_axis(attrs["strides"]),
+            _per_axis(attrs["pads"]), output_shape)
+    except ValueError as exc:
+        raise OvpoolValueError(str(exc)) from None
+    return [TensorType(out, data.etype)]
 
 
 def _run_onnx_avg(inputs, attrs, out=(None,), num_threads=None):

@@ -51,18 +51,13 @@ from ._core import ARGMAX, AVERAGE, LP, MAX
 from ._isa import kernels as _kernels
 from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
 from .shapes import (
-    DIVISOR_DECLARED_PADS,
-    DIVISOR_TAPS,
-    MAX_ELEMENTS,
-    PoolGeometry,
-    adaptive_axes,
-    adaptive_output_spatial,
-    fixed_axes,
-    max_unpool_output_spatial,
-    normalize_auto_pad,
-    normalize_int_list,
-    pool_geometry,
-    split_onnx_pads,
+    ONNX,
+    ROUNDING_CEIL_TORCH,
+    ROUNDING_FLOOR,
+    auto_pad_code,
+    index_code,
+    ints,
+    lower,
 )
 
 Ints = int | Sequence[int]
@@ -71,6 +66,7 @@ Ints = int | Sequence[int]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = [
+    "prepare",
     "adaptive_avg_pool",
     "adaptive_max_pool",
     "avg_pool",
@@ -125,6 +121,124 @@ def op_errors(op: str, per_axis: str | None = None) -> Callable[[_F], _F]:
     return decorate
 
 
+# --------------------------------------------------------------------------
+# front doors and prepared pools
+# --------------------------------------------------------------------------
+
+# the compiled per-call path: (door, x, attributes, num_threads, out, out_indices)
+_call = _kernels.call
+
+# public function -> (its FrontDoor, the names of its attributes)
+_DOORS: dict[Callable[..., Any], tuple[Any, tuple[str, ...]]] = {}
+_PER_CALL = ("x", "num_threads", "out", "out_indices")
+
+
+def front_door(op: str, builder: Callable[..., Any], function: Callable[..., Any],
+               per_axis: str | None = None, allow_int8: bool = False) -> Any:
+    """The :class:`~ovpool._core.FrontDoor` of a public ``function``: its
+    pools come from ``builder(shape, dtype, *attributes)``, the attributes
+    being the function's parameters but x, num_threads, out and out_indices,
+    in order. Its errors are explained as :func:`op_errors` explains them."""
+    names = tuple(name for name in inspect.signature(function).parameters
+                  if name not in _PER_CALL)
+    built = tuple(inspect.signature(builder).parameters)[2:2 + len(names)]
+    if built != names:
+        raise TypeError(f"front_door: {builder.__name__} takes {built}, {op} passes {names}")
+
+    def explain(exc: OvpoolError, x: object, args: tuple) -> None:
+        arguments = dict(zip(names, args))
+        arguments["x"] = x
+        _explain(exc, op, per_axis, arguments)
+
+    door = _core.FrontDoor(op, builder, explain, allow_int8)
+    _DOORS[function] = (door, names)
+    return door
+
+
+class _Shape:
+    """Stands in for x in the messages of :func:`prepare` (only its shape counts)."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+
+
+def prepare(op: Callable[..., Any], shape: Sequence[int], dtype: npt.DTypeLike, *args: Any,
+            num_threads: int | None = None, **kwargs: Any) -> Any:
+    """Prepare a pool for repeated calls on inputs of one shape and dtype.
+
+    Everything a call of ``op`` decides from its arguments (their checks, the
+    output shape, the kernel's plan, the memory it needs) is decided once
+    here; calling the returned :class:`~ovpool.Pool` with an array then only
+    checks the array and runs.
+
+    Parameters
+    ----------
+    op : callable
+        A pooling function of :mod:`ovpool` or :mod:`ovpool.ov_ops`, e.g.
+        :func:`ovpool.max_pool` (not :func:`ovpool.max_unpool`).
+    shape : sequence of int
+        The input's shape ``(N, C, D1[, D2[, D3]])``.
+    dtype : dtype-like
+        The input's dtype.
+    *args, **kwargs
+        The arguments of ``op`` after ``x``, as ``op`` takes them (but
+        ``out`` and ``out_indices``, which go to each call).
+    num_threads : int, optional
+        Threads of every call of the pool (default: as the functions choose
+        them, per call).
+
+    Returns
+    -------
+    Pool
+        Call it as ``pool(x, out=None, out_indices=None)``; it returns what
+        ``op`` returns. Its ``out_shape``, ``dtype``, ``index_dtype`` and
+        ``plan`` describe it. One pool may be called from several threads
+        at once.
+
+    Raises
+    ------
+    OvpoolTypeError, OvpoolValueError
+        As ``op`` raises them for these arguments, and when ``op`` is not a
+        pooling function of ovpool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ovpool
+    >>> pool = ovpool.prepare(ovpool.max_pool, (1, 1, 4, 4), np.float32, (2, 2), strides=2)
+    >>> pool.out_shape
+    (1, 1, 2, 2)
+    >>> pool(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+    array([[[[ 5.,  7.],
+             [13., 15.]]]], dtype=float32)
+    """
+    entry = _DOORS.get(op)
+    if entry is None:
+        raise OvpoolTypeError(f"prepare: op must be a pooling function of ovpool or "
+                              f"ovpool.ov_ops, got {op!r}")
+    door, names = entry
+    for name in ("out", "out_indices", "x"):
+        if name in kwargs:
+            raise OvpoolTypeError(f"prepare: {name} is an argument of each call of the pool, "
+                                  "not of prepare")
+    try:
+        bound = inspect.signature(op).bind(None, *args, **kwargs)
+    except TypeError as exc:
+        raise OvpoolTypeError(f"prepare: {door.op}: {exc}") from None
+    bound.apply_defaults()
+    values = tuple(bound.arguments[name] for name in names)
+    try:
+        if num_threads is not None:
+            num_threads = _threads.check(num_threads, f"{door.op}: num_threads")
+        pool = door.builder(shape, dtype, *values)
+    except OvpoolError as exc:
+        door.explain(exc, _Shape(tuple(shape) if isinstance(shape, (tuple, list)) else ()),
+                     values)
+        raise
+    pool._set_num_threads(num_threads)
+    return pool
+
+
 def _explain(exc: OvpoolError, op: str, per_axis: str | None, arguments: dict) -> None:
     message = str(exc)
     if not message.startswith(f"{op}: "):
@@ -170,10 +284,7 @@ def check_num_threads(num_threads: object, op: str) -> None:
 def _p_value(p: object, op: str) -> float:
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
         raise OvpoolTypeError(f"{op}: p must be a number, got {p!r}")
-    p = float(p)
-    if not np.isfinite(p) or p <= 0:
-        raise OvpoolValueError(f"{op}: p must be a positive finite number, got {p}")
-    return p
+    return float(p)
 
 
 def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype") -> np.dtype:
@@ -196,51 +307,30 @@ def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype
     return dtype
 
 
-def onnx_geometry(spatial: Sequence[int | None], kernel_shape: Ints, strides: Ints | None,
-                  pads: Ints | None, dilations: Ints | None, auto_pad: str,
-                  ceil_mode: bool | int, op: str) -> PoolGeometry:
-    """Resolve ONNX pool attributes into a :class:`~ovpool.shapes.PoolGeometry`."""
-    n = len(spatial)
-    kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
-    strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
-    dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
-    check_dilated_kernel(kernel, dilations, op)
-    mode = normalize_auto_pad(auto_pad)
-    if pads is not None and mode != "explicit":
-        given = normalize_int_list(pads, "pads", n, minimum=0, length=2 * n)
-        if any(given):
-            raise OvpoolValueError(
-                f"{op}: pads={list(given)} cannot be combined with auto_pad={auto_pad!r}")
-    begins, ends = split_onnx_pads(pads, n)
-    rounding = "ceil_torch" if _bool(ceil_mode, "ceil_mode", op) else "floor"
-    return pool_geometry(tuple(spatial), kernel, strides, dilations, begins, ends,
-                         mode, rounding, op=op)
-
-
-def check_dilated_kernel(kernel: Sequence[int], dilations: Sequence[int], op: str) -> None:
-    """Refuse a dilated kernel past :data:`~ovpool.shapes.MAX_ELEMENTS` (each
-    factor is within it, their product may pass 2**63 in the window tables)."""
-    for k, d in zip(kernel, dilations):
-        if (k - 1) * d + 1 > MAX_ELEMENTS:
-            raise OvpoolValueError(
-                f"{op}: the dilated kernel is absurdly large (kernel {list(kernel)}, dilations "
-                f"{list(dilations)})")
-
-
-def _refuse_empty_windows(geometry: PoolGeometry, op: str) -> None:
-    if geometry.has_empty_window():
-        raise OvpoolValueError(
-            f"{op}: some window lies entirely in the padding (pads_begin="
-            f"{list(geometry.pads_begin)}, pads_end={list(geometry.pads_end)}, kernel_shape="
-            f"{list(geometry.kernel)}, dilations={list(geometry.dilations)}); "
-            "pads must be smaller than the dilated kernel")
+def onnx_lowering(op: str, dims: Sequence[int | None], code: int, family: int,
+                  kernel_shape: Ints, strides: Ints | None, pads: Ints | None,
+                  dilations: Ints | None, auto_pad: str, ceil_mode: bool | int, *,
+                  count_include_pad: bool = False, storage_order: int = 0,
+                  p: float = 2.0) -> Any:
+    """An ONNX fixed-window pool's attributes, as the numpy API and the IR
+    runtime take them, lowered by the kernel core on an input of shape
+    ``dims`` (None for an unknown dim): its ``out_shape`` and its plan
+    (:func:`ovpool.shapes.lower`)."""
+    n = len(dims) - 2
+    return lower(
+        ONNX, family, code, tuple(dims),
+        kernel=ints(kernel_shape, "kernel_shape", n, required=True),
+        strides=ints(strides, "strides", n), pads=ints(pads, "pads", 2 * n),
+        dilations=ints(dilations, "dilations", n), auto_pad=auto_pad_code(auto_pad),
+        rounding=ROUNDING_CEIL_TORCH if _bool(ceil_mode, "ceil_mode", op) else ROUNDING_FLOOR,
+        count_pads=count_include_pad, storage_order=storage_order, p=p)
 
 
 # --------------------------------------------------------------------------
 # adaptive pools (OpenVINO AdaptiveAvgPool-8 / AdaptiveMaxPool-8, torch)
 # --------------------------------------------------------------------------
 
-@op_errors("adaptive_avg_pool", "output_size")
+
 def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int | None = None,
                       out: np.ndarray | None = None) -> np.ndarray:
     """Adaptive average pooling (OpenVINO AdaptiveAvgPool-8, torch ``adaptive_avg_poolNd``).
@@ -305,30 +395,40 @@ def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int |
     array([[[[ 2.5,  4.5],
              [10.5, 12.5]]]], dtype=float32)
     """
+    return _call(_ADAPTIVE_AVG_POOL, x, (output_size,), num_threads, out, None)
+
+
+def _build_adaptive_avg_pool(shape, dtype, output_size):
     op = "adaptive_avg_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size),
-                        lambda: adaptive_plan(op, planes, output_size, AVERAGE, out=out))
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+    return _adaptive(op, _core.input_of(shape, dtype, op), output_size, AVERAGE)
 
 
-def adaptive_plan(op: str, planes: _core.Planes, output_size: Ints, family: int,
-                  **options: Any) -> Any:
-    """The kernel core's plan of an adaptive pool of ``planes`` (also of the
-    global pools: output size 1)."""
-    spatial = planes.spatial
-    for n_in in spatial:
-        if n_in < 1:
-            raise OvpoolValueError(
-                f"{op}: every spatial dim of x must be non-empty, got size 0 in spatial "
-                f"shape {tuple(spatial)}")
-    out_spatial = adaptive_output_spatial(spatial, output_size)
-    return _core.make_plan(op, planes, family, adaptive_axes(spatial, out_spatial), **options)
+_ADAPTIVE_AVG_POOL = front_door("adaptive_avg_pool", _build_adaptive_avg_pool, adaptive_avg_pool,
+                                "output_size")
 
 
-@op_errors("adaptive_max_pool", "output_size")
+def adaptive_lowering(dims: Sequence[int | None], code: int, family: int,
+                      output_size: Ints | None, *, index_dtype: Any = None,
+                      p: float = 2.0) -> Any:
+    """An adaptive pool (a global one: ``output_size`` None) lowered by the
+    kernel core on an input of shape ``dims``."""
+    n = len(dims) - 2
+    return lower(ONNX, family, code, tuple(dims), adaptive=True,
+                 output_size=ints(output_size, "output_size", n,
+                                  required=family != LP and output_size is not None),
+                 index_type=index_code(index_dtype), p=p)
+
+
+def _adaptive(op: str, inp: _core.Input, output_size: Ints | None, family: int, *,
+              index_dtype: Any = None, p: float = 2.0) -> Any:
+    """The pool of an adaptive pool of ``inp`` (also of the global pools:
+    ``output_size`` None, 1 per axis)."""
+    lowering = adaptive_lowering(inp.shape, inp.code, family, output_size,
+                                 index_dtype=index_dtype, p=p)
+    return _core.pool(op, inp, lowering, index_dtype)
+
+
+
 def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
                       index_dtype: npt.DTypeLike = np.int64, num_threads: int | None = None,
                       out: np.ndarray | None = None,
@@ -398,34 +498,26 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
     >>> indices
     array([[[2, 4, 5]]])
     """
+    return _call(_ADAPTIVE_MAX_POOL, x, (output_size, index_dtype), num_threads, out, out_indices)
+
+
+def _build_adaptive_max_pool(shape, dtype, output_size, index_dtype, index_name="index_dtype"):
     op = "adaptive_max_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    index_dtype = index_dtype_of(index_dtype, op)
-    planes = _core.prepare(x, op, allow_int8=True)
-    _check_index_space(planes.spatial, 1, index_dtype, op)
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, output_size,
-                         index_dtype.char),
-                        lambda: adaptive_plan(op, planes, output_size, ARGMAX, out=out,
-                                              index_dtype=index_dtype))
-    return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
-                     out=out, out_indices=out_indices)
+    index_dtype = index_dtype_of(index_dtype, op, index_name)
+    inp = _core.input_of(shape, dtype, op, allow_int8=True)
+    return _adaptive(op, inp, output_size, ARGMAX, index_dtype=index_dtype)
 
 
-def _check_index_space(spatial, planes_per_index_space, index_dtype, op):
-    """int32 indices must hold every index of their index space."""
-    if index_dtype == np.int32:
-        space = int(np.prod(spatial, dtype=np.int64)) * max(1, planes_per_index_space)
-        if space > np.iinfo(np.int32).max:
-            raise OvpoolValueError(
-                f"{op}: indices up to {space - 1} do not fit in int32; use int64 indices")
+_ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
+                                "output_size", allow_int8=True)
+
 
 
 # --------------------------------------------------------------------------
 # ONNX fixed-window pools
 # --------------------------------------------------------------------------
 
-@op_errors("avg_pool", "kernel_shape")
+
 def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = None,
              pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
              ceil_mode: bool | int = False, count_include_pad: bool | int = False,
@@ -503,23 +595,21 @@ def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
     array([[[[ 6. ,  7.5],
              [12. , 13.5]]]], dtype=float32)
     """
+    return _call(_AVG_POOL, x, (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                                 count_include_pad), num_threads, out, None)
+
+
+def _build_avg_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                    count_include_pad):
     op = "avg_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op)
+    inp = _core.input_of(shape, dtype, op)
+    lowering = onnx_lowering(op, inp.shape, inp.code, AVERAGE, kernel_shape, strides, pads,
+                             dilations, auto_pad, ceil_mode,
+                             count_include_pad=_bool(count_include_pad, "count_include_pad", op))
+    return _core.pool(op, inp, lowering)
 
-    def build():
-        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
-                                 auto_pad, ceil_mode, op)
-        include = _bool(count_include_pad, "count_include_pad", op)
-        if not include:
-            _refuse_empty_windows(geometry, op)
-        divisor = DIVISOR_DECLARED_PADS if include else DIVISOR_TAPS
-        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor), out=out)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
-                         strides, pads, dilations, auto_pad, ceil_mode, count_include_pad), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+_AVG_POOL = front_door("avg_pool", _build_avg_pool, avg_pool, "kernel_shape")
 
 
 @overload
@@ -542,7 +632,7 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = ...
              return_indices: bool = ..., num_threads: int | None = ...,
              out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...
              ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
-@op_errors("max_pool", "kernel_shape")
+
 def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = None,
              pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
              ceil_mode: bool | int = False, storage_order: int = 0, return_indices: bool = False,
@@ -636,33 +726,28 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
     array([[[[ 6, 16],
              [ 8, 18]]]])
     """
+    return _call(_MAX_POOL, x, (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                                 storage_order, return_indices), num_threads, out, out_indices)
+
+
+def _build_max_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                    storage_order, return_indices):
     op = "max_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op, allow_int8=True)
+    inp = _core.input_of(shape, dtype, op, allow_int8=True)
     if isinstance(storage_order, (bool, np.bool_)) or not isinstance(
             storage_order, numbers.Integral) or storage_order not in (0, 1):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
-
-    def build():
-        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
-                                 auto_pad, ceil_mode, op)
-        _refuse_empty_windows(geometry, op)
-        if not return_indices:
-            return _core.make_plan(op, planes, MAX, fixed_axes(geometry), out=out)
-        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), out=out,
-                               planes_per_index_space=planes.lead[0] * planes.lead[1],
-                               column_major=storage_order == 1)
-
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
-                         strides, pads, dilations, auto_pad, ceil_mode, return_indices,
-                         storage_order), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out,
-                     out_indices=out_indices)
+    lowering = onnx_lowering(op, inp.shape, inp.code, ARGMAX if return_indices else MAX,
+                             kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
+                             storage_order=int(storage_order))
+    return _core.pool(op, inp, lowering, np.int64 if return_indices else None)
 
 
-@op_errors("lp_pool", "kernel_shape")
+_MAX_POOL = front_door("max_pool", _build_max_pool, max_pool, "kernel_shape", allow_int8=True)
+
+
+
 def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints | None = None,
             pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
             ceil_mode: bool | int = False, num_threads: int | None = None,
@@ -734,27 +819,26 @@ def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints
     >>> ovpool.lp_pool(x, 2, strides=2, p=1)
     array([[[ 7., 14.]]], dtype=float32)
     """
+    return _call(_LP_POOL, x, (kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode),
+                 num_threads, out, None)
+
+
+def _build_lp_pool(shape, dtype, kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode):
     op = "lp_pool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
     p = _p_value(p, op)
-    planes = _core.prepare(x, op)
+    inp = _core.input_of(shape, dtype, op)
+    return _core.pool(op, inp, onnx_lowering(op, inp.shape, inp.code, LP, kernel_shape, strides,
+                                             pads, dilations, auto_pad, ceil_mode, p=p))
 
-    def build():
-        geometry = onnx_geometry(planes.spatial, kernel_shape, strides, pads, dilations,
-                                 auto_pad, ceil_mode, op)
-        return _core.make_plan(op, planes, LP, fixed_axes(geometry), out=out, p=p)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel_shape,
-                         strides, pads, dilations, auto_pad, ceil_mode, p), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+_LP_POOL = front_door("lp_pool", _build_lp_pool, lp_pool, "kernel_shape")
 
 
 # --------------------------------------------------------------------------
 # global pools
 # --------------------------------------------------------------------------
 
-@op_errors("global_avg_pool")
+
 def global_avg_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
                     out: np.ndarray | None = None) -> np.ndarray:
     """The mean of each ``(n, c)`` plane (ONNX GlobalAveragePool).
@@ -806,11 +890,10 @@ def global_avg_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
     >>> y.ravel()
     array([1.5, 5.5], dtype=float32)
     """
-    planes = _core.prepare(x, "global_avg_pool")
-    return _global(planes, "global_avg_pool", num_threads, out, mode="avg")
+    return _call(_GLOBAL_AVG_POOL, x, (), num_threads, out, None)
 
 
-@op_errors("global_max_pool")
+
 def global_max_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
                     out: np.ndarray | None = None) -> np.ndarray:
     """The maximum of each ``(n, c)`` plane (ONNX GlobalMaxPool); NaN propagates.
@@ -855,11 +938,10 @@ def global_max_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
     >>> ovpool.global_max_pool(x).ravel()
     array([ 7., nan], dtype=float32)
     """
-    planes = _core.prepare(x, "global_max_pool", allow_int8=True)
-    return _global(planes, "global_max_pool", num_threads, out, mode="max")
+    return _call(_GLOBAL_MAX_POOL, x, (), num_threads, out, None)
 
 
-@op_errors("global_lp_pool")
+
 def global_lp_pool(x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = None,
                    out: np.ndarray | None = None) -> np.ndarray:
     """The Lp norm of each ``(n, c)`` plane (ONNX GlobalLpPool): ``(sum of |x|**p) ** (1/p)``.
@@ -905,17 +987,30 @@ def global_lp_pool(x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = 
     >>> ovpool.global_lp_pool(x).ravel()
     array([ 5., 10.], dtype=float32)
     """
-    p = _p_value(p, "global_lp_pool")
-    planes = _core.prepare(x, "global_lp_pool")
-    return _global(planes, "global_lp_pool", num_threads, out, mode="lp", p=p)
+    return _call(_GLOBAL_LP_POOL, x, (p,), num_threads, out, None)
 
 
-def _global(planes: _core.Planes, op: str, num_threads: int | None, out: np.ndarray | None,
-            mode: str, p: float | None = None) -> np.ndarray:
-    family = {"avg": AVERAGE, "max": MAX, "lp": LP}[mode]
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, p),
-                        lambda: adaptive_plan(op, planes, 1, family, p=2.0 if p is None else p))
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+def _build_global_pool(op, family, shape, dtype, p=2.0):
+    inp = _core.input_of(shape, dtype, op, allow_int8=family == MAX)
+    return _adaptive(op, inp, None, family, p=p)
+
+
+def _build_global_avg_pool(shape, dtype):
+    return _build_global_pool("global_avg_pool", AVERAGE, shape, dtype)
+
+
+def _build_global_max_pool(shape, dtype):
+    return _build_global_pool("global_max_pool", MAX, shape, dtype)
+
+
+def _build_global_lp_pool(shape, dtype, p):
+    return _build_global_pool("global_lp_pool", LP, shape, dtype, _p_value(p, "global_lp_pool"))
+
+
+_GLOBAL_AVG_POOL = front_door("global_avg_pool", _build_global_avg_pool, global_avg_pool)
+_GLOBAL_MAX_POOL = front_door("global_max_pool", _build_global_max_pool, global_max_pool,
+                              allow_int8=True)
+_GLOBAL_LP_POOL = front_door("global_lp_pool", _build_global_lp_pool, global_lp_pool)
 
 
 # --------------------------------------------------------------------------
@@ -995,42 +1090,34 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
              [ 0., 14.,  0., 16.]]]], dtype=float32)
     """
     op = "max_unpool"
-    planes = _core.prepare(x, op, allow_int8=True).widened()  # 16-bit floats scatter as float32
-    n = planes.n_spatial
+    array = _core.coerce(x, op, allow_int8=True)
+    inp = _core.input_of(array.shape, array.dtype, op, allow_int8=True)
+    data = array.astype(np.float32) if inp.half else array  # 16-bit floats scatter as float32
+    n = inp.n_spatial
     try:
         index_array = np.asarray(indices)
     except (TypeError, ValueError) as exc:
         raise OvpoolTypeError(f"{op}: indices is not an integer array: {exc}") from None
     if index_array.dtype.kind not in "iu":
         raise OvpoolTypeError(f"{op}: indices must be integers, got dtype {index_array.dtype}")
-    if index_array.shape != planes.lead + planes.spatial:
+    if index_array.shape != inp.lead + inp.spatial:
         raise OvpoolValueError(
-            f"{op}: indices must have the shape of x {planes.lead + planes.spatial}, "
+            f"{op}: indices must have the shape of x {inp.lead + inp.spatial}, "
             f"got {index_array.shape}")
     if not isinstance(indices_relative_to, str) or \
             indices_relative_to not in ("default_shape", "output_shape"):
         raise OvpoolValueError(
             f"{op}: indices_relative_to must be 'default_shape' or 'output_shape', "
             f"got {indices_relative_to!r}")
-    kernel = normalize_int_list(kernel_shape, "kernel_shape", n, minimum=1)
-    strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
-    begins, ends = split_onnx_pads(pads, n)
-    default_shape = planes.lead + max_unpool_output_spatial(planes.spatial, kernel, strides,
-                                                            begins, ends)
-    if output_shape is None:
-        full_shape = default_shape
-    else:
-        full_shape = normalize_int_list(output_shape, "output_shape", n, minimum=1,
-                                        length=n + 2)
-        if full_shape[:2] != planes.lead:
-            raise OvpoolValueError(
-                f"{op}: output_shape {list(full_shape)} must keep N and C of x {planes.lead}")
-        if any(o < d for o, d in zip(full_shape, default_shape)):
-            raise OvpoolValueError(
-                f"{op}: output_shape {list(full_shape)} is smaller than the default "
-                f"shape {list(default_shape)}")
+    try:
+        *_, default_shape, full_shape = _kernels.lower_unpool(
+            inp.shape, ints(kernel_shape, "kernel_shape", n, required=True),
+            ints(strides, "strides", n), ints(pads, "pads", 2 * n),
+            ints(output_shape, "output_shape", n + 2))
+    except ValueError as exc:
+        raise OvpoolValueError(f"{op}: {exc}") from None
     # the output's bytes before any work that grows with them
-    _core.check_output_budget(op, planes, full_shape[2:], out)
+    _core.check_output_budget(op, inp, full_shape[2:], out)
     index_shape = default_shape if indices_relative_to == "default_shape" else full_shape
     index_space = math.prod(index_shape)   # (Python ints: np.prod wraps past 2**63)
     # (uint64 indices above 2**63 wrap to negative here and are caught below)
@@ -1047,11 +1134,11 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
         flat_indices = np.ravel_multi_index(np.unravel_index(flat_indices, index_shape),
                                             full_shape).astype(np.int64, copy=False)
     # out is zeroed before the scatter reads the indices: it must not share them
-    result = _core.allocate(full_shape, planes.planes.dtype, out, op, "out", planes.planes,
-                             planes.result_dtype, (("indices", flat_indices),))
+    result = _core.allocate(full_shape, data.dtype, out, op, "out", data,
+                             inp.dtype, (("indices", flat_indices),))
     flat = result.reshape(-1)
     flat[...] = 0
-    bad = _kernels.max_unpool(planes.planes.reshape(-1), flat_indices, flat)
+    bad = _kernels.max_unpool(data.reshape(-1), flat_indices, flat)
     if bad >= 0:  # unreachable after the check above; the kernel never writes out of range
         raise OvpoolValueError(f"{op}: index {int(flat_indices[bad])} is out of range")
-    return _core.finish(result, planes.result_dtype, out)
+    return _core.finish(result, inp.dtype, out)

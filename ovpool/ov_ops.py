@@ -24,89 +24,50 @@ AvgPool NaN with exclude-pad and 0 without.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from . import ops as _ops
 from ._core import ARGMAX, AVERAGE, MAX
-from .errors import OvpoolTypeError, OvpoolValueError
+from .errors import OvpoolTypeError
 from .ops import (
     Ints,
     _bool,
-    _check_index_space,
+    _call,
     adaptive_avg_pool,
-    check_dilated_kernel,
-    check_num_threads,
+    front_door,
     index_dtype_of,
-    op_errors,
 )
-from .ops import adaptive_max_pool as _adaptive_max_pool
-from .shapes import (
-    DIVISOR_OV_EXCLUDE,
-    DIVISOR_OV_INCLUDE,
-    PoolGeometry,
-    fixed_axes,
-    normalize_auto_pad,
-    normalize_int_list,
-    normalize_rounding,
-    pool_geometry,
-)
+from .shapes import OPENVINO, auto_pad_code, index_code, ints, lower, rounding_code
 
-__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool", "ov_geometry",
-           "check_avg_pool_pads"]
+__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
 
 
-def ov_geometry(spatial: Sequence[int | None], kernel: Ints, strides: Ints | None,
-                pads_begin: Ints | None, pads_end: Ints | None, dilations: Ints | None,
-                auto_pad: str, rounding_type: str, op: str) -> PoolGeometry:
-    """Resolve OpenVINO pool attributes into a :class:`~ovpool.shapes.PoolGeometry`.
-
-    The shape arithmetic of :func:`avg_pool` and :func:`max_pool`, shared
-    with the IR runtime's shape inference (:mod:`ovpool.layers`).
-
-    Parameters
-    ----------
-    spatial : sequence of int or None
-        The input's spatial dims (None: a dynamic dim, for shape inference).
-    kernel, strides, pads_begin, pads_end, dilations, auto_pad, rounding_type
-        As in :func:`avg_pool`. With ``auto_pad`` other than ``"explicit"``
-        the given pads are ignored and recomputed.
-    op : str
-        The op's name, for error messages.
-
-    Returns
-    -------
-    PoolGeometry
-        Output spatial dims and the pads actually used.
-
-    Raises
-    ------
-    OvpoolTypeError, OvpoolValueError
-        For a bad attribute, or a window that does not fit.
-
-    Examples
-    --------
-    >>> from ovpool.ov_ops import ov_geometry
-    >>> g = ov_geometry((5,), 2, 2, 0, 0, None, "explicit", "ceil", "MaxPool")
-    >>> g.out_spatial
-    (3,)
-    """
-    n = len(spatial)
-    kernel = normalize_int_list(kernel, "kernel", n, minimum=1)
-    strides = normalize_int_list(strides, "strides", n, minimum=1, default=1)
-    dilations = normalize_int_list(dilations, "dilations", n, minimum=1, default=1)
-    check_dilated_kernel(kernel, dilations, op)
-    begins = normalize_int_list(pads_begin, "pads_begin", n, minimum=0, default=0)
-    ends = normalize_int_list(pads_end, "pads_end", n, minimum=0, default=0)
-    mode = normalize_auto_pad(auto_pad)
-    rounding = normalize_rounding(rounding_type)
-    return pool_geometry(spatial, kernel, strides, dilations, begins, ends, mode, rounding, op=op)
+def ov_lowering(op: str, dims: Sequence[int | None], code: int, family: int, kernel: Ints,
+                strides: Ints | None, pads_begin: Ints | None, pads_end: Ints | None,
+                dilations: Ints | None, auto_pad: str, rounding_type: str, *,
+                exclude_pad: bool = True, axis: int = 0, index_dtype: Any = None) -> Any:
+    """An OpenVINO AvgPool's or MaxPool's attributes, as the numpy API and the
+    IR runtime take them, lowered by the kernel core on an input of shape
+    ``dims`` (None for an unknown dim): its ``out_shape`` and its plan
+    (:func:`ovpool.shapes.lower`). The divisor of an average, the exclude-pad
+    check and MaxPool-8's index space are the core's rules."""
+    n = len(dims) - 2
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
+    return lower(
+        OPENVINO, family, code, tuple(dims), kernel=ints(kernel, "kernel", n, required=True),
+        strides=ints(strides, "strides", n), pads_begin=ints(pads_begin, "pads_begin", n),
+        pads_end=ints(pads_end, "pads_end", n), dilations=ints(dilations, "dilations", n),
+        auto_pad=auto_pad_code(auto_pad), rounding=rounding_code(rounding_type),
+        count_pads=not exclude_pad, axis=int(axis), index_type=index_code(index_dtype))
 
 
-@op_errors("AvgPool", "kernel")
 def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
              pads_begin: Ints | None = None, pads_end: Ints | None = None, *,
              exclude_pad: bool = True, rounding_type: str = "floor",
@@ -180,74 +141,21 @@ def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> ov_ops.avg_pool(x, 3, 1, 1, 1, exclude_pad=False)
     array([[[0.6666667, 1.       , 1.       , 0.6666667]]], dtype=float32)
     """
+    return _call(_AVG_POOL, x, (kernel, strides, pads_begin, pads_end, exclude_pad, rounding_type,
+                                 auto_pad, dilations), num_threads, out, None)
+
+
+def _build_avg_pool(shape, dtype, kernel, strides, pads_begin, pads_end, exclude_pad,
+                    rounding_type, auto_pad, dilations):
     op = "AvgPool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op)
-
-    def build():
-        geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                               auto_pad, rounding_type, op)
-        exclude = _bool(exclude_pad, "exclude_pad", op)
-        check_avg_pool_pads(geometry, exclude, auto_pad, op)
-        # OpenVINO counts pads only when some pad is non-zero (its reference:
-        # pads_in_avg = !exclude_pad && any pad != 0); with all pads 0 a ceil
-        # window past the input is then 0/0 = NaN, as in OpenVINO. Counting
-        # pads, a rounding_type=ceil window may start beyond the declared pads:
-        # its sum is 0 and OpenVINO returns 0, so its divisor stays non-zero;
-        # excluding them, an empty window is divided as OpenVINO divides it
-        # (plan.hpp's Divisor::ov_exclude).
-        include = not exclude and any(geometry.pads_begin + geometry.pads_end)
-        divisor = DIVISOR_OV_INCLUDE if include else DIVISOR_OV_EXCLUDE
-        return _core.make_plan(op, planes, AVERAGE, fixed_axes(geometry, divisor), out=out)
-
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
-                         strides, pads_begin, pads_end, exclude_pad, rounding_type, auto_pad,
-                         dilations), build)
-    return _core.run(plan, planes, op=op, num_threads=num_threads, out=out)
+    inp = _core.input_of(shape, dtype, op)
+    lowering = ov_lowering(op, inp.shape, inp.code, AVERAGE, kernel, strides, pads_begin,
+                           pads_end, dilations, auto_pad, rounding_type,
+                           exclude_pad=_bool(exclude_pad, "exclude_pad", op))
+    return _core.pool(op, inp, lowering)
 
 
-def check_avg_pool_pads(geometry: PoolGeometry, exclude_pad: bool, auto_pad: str,
-                        op: str = "AvgPool") -> None:
-    """Refuse explicit pads that would leave an exclude-pad AvgPool window empty.
-
-    OpenVINO's own validation ("Kernel after dilation is sometimes entirely
-    in the padding area"); it also works on a shape-inference geometry with
-    dynamic dims.
-
-    Parameters
-    ----------
-    geometry : PoolGeometry
-        From :func:`ov_geometry`.
-    exclude_pad : bool
-        The layer's ``exclude-pad``.
-    auto_pad : str
-        The layer's ``auto_pad``; only ``"explicit"`` pads are checked.
-    op : str, default "AvgPool"
-        The op's name, for the message.
-
-    Raises
-    ------
-    OvpoolValueError
-        If a pad is as large as the dilated kernel.
-
-    Examples
-    --------
-    >>> from ovpool.ov_ops import check_avg_pool_pads, ov_geometry
-    >>> g = ov_geometry((5,), 2, 1, 2, 0, None, "explicit", "floor", "AvgPool")
-    >>> check_avg_pool_pads(g, True, "explicit")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ovpool.errors.OvpoolValueError: AvgPool: with exclude_pad the dilated kernel (2) must be ...
-    """
-    if exclude_pad and normalize_auto_pad(auto_pad) == "explicit":
-        for axis in range(geometry.n_spatial):
-            effective = (geometry.kernel[axis] - 1) * geometry.dilations[axis] + 1
-            if geometry.pads_begin[axis] >= effective or geometry.pads_end[axis] >= effective:
-                raise OvpoolValueError(
-                    f"{op}: with exclude_pad the dilated kernel ({effective}) must be larger "
-                    f"than the pads (pads_begin={list(geometry.pads_begin)}, "
-                    f"pads_end={list(geometry.pads_end)}); some window would be empty")
+_AVG_POOL = front_door("AvgPool", _build_avg_pool, avg_pool, "kernel")
 
 
 @overload
@@ -273,7 +181,7 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = ...,
              return_indices: bool = ..., num_threads: int | None = ...,
              out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...
              ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
-@op_errors("MaxPool", "kernel")
+
 def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
              pads_begin: Ints | None = None, pads_end: Ints | None = None, *,
              dilations: Ints | None = None, rounding_type: str = "floor",
@@ -365,48 +273,26 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> ov_ops.max_pool(x, 2, 2, 0, 1, rounding_type="ceil_torch", return_indices=False)
     array([[[2., 4.]]], dtype=float32)
     """
+    return _call(_MAX_POOL, x, (kernel, strides, pads_begin, pads_end, dilations, rounding_type,
+                                 auto_pad, axis, index_element_type, return_indices),
+                 num_threads, out, out_indices)
+
+
+def _build_max_pool(shape, dtype, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
+                    auto_pad, axis, index_element_type, return_indices):
     op = "MaxPool"
-    if num_threads is not None:
-        check_num_threads(num_threads, op)
-    planes = _core.prepare(x, op, allow_int8=True)
+    inp = _core.input_of(shape, dtype, op, allow_int8=True)
     return_indices = _bool(return_indices, "return_indices", op)
-    index_dtype = planes_per_space = index_modulo = None
+    index_dtype = None
     if return_indices:
         index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
-        rank = 2 + planes.n_spatial
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
-        if not -rank <= axis < rank:
-            raise OvpoolValueError(f"{op}: axis must be in [{-rank}, {rank - 1}], got {axis}")
-        axis = int(axis) % rank
-        n, c = planes.lead
-        index_modulo = 0
-        if axis == 0:
-            planes_per_space = n * c
-        elif axis == 1:
-            planes_per_space = c
-        else:
-            planes_per_space = 1
-            if axis > 2:
-                index_modulo = int(np.prod(planes.spatial[axis - 2:], dtype=np.int64))
-        _check_index_space(planes.spatial, planes_per_space, index_dtype, op)
+    lowering = ov_lowering(op, inp.shape, inp.code, ARGMAX if return_indices else MAX, kernel,
+                           strides, pads_begin, pads_end, dilations, auto_pad, rounding_type,
+                           axis=axis if return_indices else 0, index_dtype=index_dtype)
+    return _core.pool(op, inp, lowering, index_dtype)
 
-    def build():
-        geometry = ov_geometry(planes.spatial, kernel, strides, pads_begin, pads_end, dilations,
-                               auto_pad, rounding_type, op)
-        if not return_indices:
-            return _core.make_plan(op, planes, MAX, fixed_axes(geometry), out=out)
-        return _core.make_plan(op, planes, ARGMAX, fixed_axes(geometry), out=out,
-                               index_dtype=index_dtype,
-                               planes_per_index_space=planes_per_space,
-                               index_modulo=index_modulo)
 
-    plan = _core.cached((op, planes.lead, planes.spatial, planes.code, kernel,
-                         strides, pads_begin, pads_end, dilations, rounding_type, auto_pad,
-                         index_dtype and index_dtype.char, planes_per_space, index_modulo),
-                        build)
-    return _core.run(plan, planes, op=op, index_dtype=index_dtype, num_threads=num_threads,
-                     out=out, out_indices=out_indices)
+_MAX_POOL = front_door("MaxPool", _build_max_pool, max_pool, "kernel", allow_int8=True)
 
 
 def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
@@ -448,6 +334,15 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
     >>> ov_ops.adaptive_max_pool(x, 3, index_element_type="i32")[1]
     array([[[2, 4, 5]]], dtype=int32)
     """
-    return _adaptive_max_pool(x, output_size, index_dtype=index_element_type,
-                              num_threads=num_threads, out=out, out_indices=out_indices)
+    return _call(_ADAPTIVE_MAX_POOL, x, (output_size, index_element_type), num_threads, out,
+                 out_indices)
+
+
+def _build_adaptive_max_pool(shape, dtype, output_size, index_element_type):
+    return _ops._build_adaptive_max_pool(shape, dtype, output_size, index_element_type,
+                                         "index_element_type")
+
+
+_ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
+                                "output_size", allow_int8=True)
 

@@ -12,6 +12,7 @@ not depend on the thread count or the schedule.
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t
 from libcpp cimport bool as cbool
+from libcpp.vector cimport vector
 
 cimport numpy as cnp
 import numpy as np
@@ -210,30 +211,121 @@ cdef class Plan:
                 f"scratch={self.scratch_bytes}B>")
 
 
-def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2.0,
-              int index_type=1, int64_t planes_per_index_space=1, bint column_major=False,
-              int64_t index_modulo=0, dict tuning=None):
-    """A :class:`Plan` from a validated call: the op family and dtype codes of
-    plan.hpp, the leading dims, one tuple per spatial axis as in
-    :func:`window_table`, the Lp or index options, and thresholds of
-    plan.hpp's Tuning to change from their defaults (by field name)."""
-    cdef k.PoolSpec spec
+cdef vector[int64_t] _ints(values) except *:
+    cdef vector[int64_t] out
+    if values is not None:
+        for v in values:
+            out.push_back(v)
+    return out
+
+
+# lower.hpp's Semantics: whose attributes an op takes
+SEMANTICS_ONNX = <int>k.Semantics.onnx
+SEMANTICS_OPENVINO = <int>k.Semantics.openvino
+
+
+cdef class Lowering:
+    """An op's attributes lowered into the kernel core's spec (lower.hpp) for
+    an input shape: the output shape (None for an unknown dim) and, when the
+    shape is known, what :func:`make_plan` plans."""
+
+    cdef k.Lowered lowered
+
+    @property
+    def out_shape(self):
+        return tuple(None if self.lowered.out_shape[i] < 0 else self.lowered.out_shape[i]
+                     for i in range(self.lowered.rank))
+
+    @property
+    def is_static(self):
+        return self.lowered.is_static
+
+    @property
+    def pads(self):
+        """The pads used per spatial axis, (begin, end) (auto_pad resolved;
+        None where the axis's size is unknown)."""
+        cdef int s
+        spec = &self.lowered.spec
+        return tuple((spec.axes[s].pad_begin, spec.axes[s].pad_end)
+                     if self.lowered.out_shape[2 + s] >= 0 else None
+                     for s in range(self.lowered.rank - 2))
+
+
+def parse_auto_pad(str text, str name="auto_pad"):
+    """spec.hpp's AutoPad code of an ONNX or OpenVINO auto_pad spelling
+    (ValueError naming ``name`` otherwise)."""
+    cdef bytes raw = name.encode()
+    return <int>k.parse_auto_pad(text.encode("utf-8", "replace"), raw)
+
+
+def parse_rounding(str text, str name="rounding_type"):
+    """spec.hpp's Rounding code of floor, ceil or ceil_torch."""
+    cdef bytes raw = name.encode()
+    return <int>k.parse_rounding(text.encode("utf-8", "replace"), raw)
+
+
+def lower(int semantics, int family, int dtype, dims, *, kernel=None, strides=None,
+          dilations=None, pads=None, pads_begin=None, pads_end=None, output_size=None,
+          bint adaptive=False, int auto_pad=0, int rounding=0, bint count_pads=False,
+          int64_t storage_order=0, int64_t axis=0, int index_type=1, double p=2.0):
+    """The rules of an op (lower.hpp) applied to its attributes (lists of
+    ints; None: not given) on an input of shape ``dims`` (None for an unknown
+    dim): a :class:`Lowering`, or ValueError with the rule's message."""
+    cdef k.PoolAttrs a
+    cdef int64_t d[5]
+    cdef int i, rank = len(dims)
+    if not 3 <= rank <= 5:
+        raise ValueError(f"x must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
+                         f"got rank {rank}")
+    for i in range(rank):
+        d[i] = -1 if dims[i] is None else dims[i]
+    a.semantics = <k.Semantics>semantics
+    a.family = <k.Family>family
+    a.adaptive = adaptive
+    a.output_size = _ints(output_size)
+    a.kernel = _ints(kernel)
+    a.strides = _ints(strides)
+    a.dilations = _ints(dilations)
+    a.pads = _ints(pads)
+    a.pads_begin = _ints(pads_begin)
+    a.pads_end = _ints(pads_end)
+    a.auto_pad = <k.AutoPad>auto_pad
+    a.rounding = <k.Rounding>rounding
+    a.count_pads = count_pads
+    a.storage_order = storage_order
+    a.axis = axis
+    a.index_type = <k.IndexType>index_type
+    a.p = p
+    cdef Lowering result = Lowering.__new__(Lowering)
+    result.lowered = k.lower(a, <k.DType>dtype, rank, d)
+    return result
+
+
+def lower_unpool(dims, kernel_shape, strides, pads, output_shape):
+    """ONNX MaxUnpool's rules (lower.hpp) on an input of shape ``dims`` (None
+    for an unknown dim): (kernel, strides, pads_begin, pads_end, default
+    shape, output shape), None for unknown dims; ValueError with the rule's
+    message."""
+    cdef int64_t d[5]
+    cdef int i, rank = len(dims)
+    if not 3 <= rank <= 5:
+        raise ValueError(f"x must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
+                         f"got rank {rank}")
+    for i in range(rank):
+        d[i] = -1 if dims[i] is None else dims[i]
+    cdef k.UnpoolLowered u = k.lower_unpool(_ints(kernel_shape), _ints(strides), _ints(pads),
+                                            _ints(output_shape), rank, d)
+    return (list(u.kernel), list(u.strides), list(u.pads_begin), list(u.pads_end),
+            tuple(None if u.default_shape[i] < 0 else u.default_shape[i] for i in range(rank)),
+            tuple(None if u.out_shape[i] < 0 else u.out_shape[i] for i in range(rank)))
+
+
+def make_plan(Lowering lowered not None, dict tuning=None):
+    """A :class:`Plan` of a lowered call on a known shape, with thresholds of
+    plan.hpp's Tuning changed from their defaults (by field name)."""
     cdef k.Tuning t
-    cdef Py_ssize_t i
-    if not 1 <= len(axes) <= 3:
-        raise ValueError("1 to 3 spatial axes")
-    spec.family = <k.Family>family
-    spec.dtype = <k.DType>dtype
-    spec.n = n
-    spec.c = c
-    spec.n_spatial = <int>len(axes)
-    for i in range(spec.n_spatial):
-        spec.axes[i] = _axis(axes[i])
-    spec.p = p
-    spec.index_type = <k.IndexType>index_type
-    spec.planes_per_index_space = planes_per_index_space
-    spec.column_major = column_major
-    spec.index_modulo = index_modulo
+    if not lowered.lowered.is_static:
+        raise ValueError("ovpool: a plan needs a known input shape")
     for name, value in (tuning or {}).items():
         if name == "units_per_thread":
             t.units_per_thread = value
@@ -262,7 +354,7 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
         else:
             raise ValueError(f"unknown tuning field {name!r}")
     cdef Plan plan = Plan.__new__(Plan)
-    plan.plan = k.make_plan(spec, t)
+    plan.plan = k.make_plan(lowered.lowered.spec, t)
     plan.unit = k.unit_function(plan.plan)
     return plan
 
@@ -271,6 +363,16 @@ def make_plan(int family, int dtype, int64_t n, int64_t c, list axes, double p=2
 # Calls
 # --------------------------------------------------------------------------
 
+# Per-thread scratch of a call on one thread, when it fits: on the stack
+# (a small call would spend more on aligned_alloc and free than on pooling).
+cdef extern from *:
+    """
+    struct alignas(64) OvpoolStackScratch { char bytes[16384]; };
+    """
+    cppclass StackScratch "OvpoolStackScratch":
+        char bytes[16384]
+
+
 cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
                     int n_threads) noexcept nogil:
     """Every unit of a call; 1 when a scratch block could not be allocated."""
@@ -278,15 +380,20 @@ cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit,
     cdef int failed[1]        # an array element is shared, a scalar would be private
     cdef char* scratch = NULL
     cdef bint needs_scratch = plan.scratch.bytes > 0
+    cdef StackScratch stack
     failed[0] = 0
     if n_threads <= 1 or n_units <= 1:
-        scratch = k.allocate_scratch(plan[0])
-        if needs_scratch and scratch == NULL:
-            return 1
+        if plan.scratch.bytes <= <int64_t>sizeof(stack.bytes):
+            scratch = stack.bytes
+        else:
+            scratch = k.allocate_scratch(plan[0])
+            if needs_scratch and scratch == NULL:
+                return 1
         k.init_scratch(plan[0], scratch)
         for u in range(n_units):
             unit(plan[0], call[0], u, scratch)
-        k.free_scratch(scratch)
+        if scratch != stack.bytes:
+            k.free_scratch(scratch)
         return 0
     with parallel(num_threads=n_threads):
         scratch = k.allocate_scratch(plan[0])
@@ -371,3 +478,6 @@ def max_unpool(cnp.ndarray x not None, cnp.ndarray indices not None, cnp.ndarray
     if bad == -2:
         raise TypeError(f"ovpool: max_unpool of dtype {x.dtype}")
     return bad
+
+
+include "_prepared.pxi"

@@ -28,6 +28,7 @@ import openvino.opset16 as ov16  # noqa: E402
 from lxml import etree  # noqa: E402
 
 from ovpool import _check, ir, layers, ov_ops  # noqa: E402
+from ovpool.errors import OvpoolError  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_RANDOM_MODELS = int(os.environ.get("OVPOOL_IR_RANDOM_MODELS", "60"))
@@ -80,14 +81,30 @@ def _pool_attrs(rng, spatial, kind, empty_windows):
     if any(s + b + e < ek for s, b, e, ek in zip(spatial, begins, ends, effective)) and \
             auto_pad in ("explicit", "valid"):
         return None
-    if not empty_windows and ov_ops.ov_geometry(
-            tuple(spatial), kernel, strides, begins, ends, dilations, auto_pad, rounding,
-            "pool").has_empty_window():
+    if not empty_windows and _has_empty_window(spatial, kernel, strides, begins, ends,
+                                               dilations, auto_pad, rounding):
         return None            # e.g. dilated taps that all skip over a short input
     return dict(kernel=kernel, strides=strides, dilations=dilations, pads_begin=begins,
                 pads_end=ends, auto_pad=auto_pad, rounding_type=rounding, exclude_pad=exclude_pad,
                 version=version, index_element_type=rng.choice(["i32", "i64"]),
                 axis=rng.randint(-(n + 2), n + 1))
+
+
+def _has_empty_window(spatial, kernel, strides, begins, ends, dilations, auto_pad, rounding):
+    """Whether some window holds no input element, by enumerating every tap
+    (the pads auto_pad resolves come from ovpool's lowering)."""
+    try:
+        lowering = ov_ops.ov_lowering("MaxPool", (1, 1) + tuple(spatial), 0, 2, kernel,
+                                      strides, begins, ends, dilations, auto_pad, rounding)
+    except OvpoolError:
+        return True
+    for a, n_in in enumerate(spatial):
+        pad_begin = lowering.pads[a][0]
+        for o in range(lowering.out_shape[2 + a]):
+            taps = (o * strides[a] - pad_begin + t * dilations[a] for t in range(kernel[a]))
+            if not any(0 <= p < n_in for p in taps):
+                return True
+    return False
 
 
 def _make_pool(rng, node, kind, spatial, empty_windows):

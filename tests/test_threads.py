@@ -207,13 +207,13 @@ def test_threadpoolctl_limits_ovpool(user_api):
     pytest.importorskip("threadpoolctl")
     out = _run_python(f"""
         import numpy as np, threadpoolctl, ovpool
-        from ovpool._threads import resolve_num_threads
+        big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
         info = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "ovpool"]
         print(len(info), info[0]["user_api"], info[0]["num_threads"])
         before = ovpool.get_num_threads()
         with threadpoolctl.threadpool_limits(limits=1, user_api={user_api!r}):
-            print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6, 10**9),
-                  resolve_num_threads(2, 10**6))
+            print(ovpool.get_num_threads(), big.threads(),
+                  big.threads(2))
             x = np.random.default_rng(0).standard_normal((4, 16, 64, 64)).astype(np.float32)
             inside = ovpool.avg_pool(x, (3, 3))
         print(ovpool.get_num_threads() == before, before)
@@ -258,9 +258,9 @@ def test_thread_counts_are_capped_to_the_available_cpus():
     """A thread count the system cannot give is never passed to the OpenMP
     runtime (which would abort the process): num_threads=10**6 runs, on at
     most the available CPUs, with the serial results."""
-    from ovpool._threads import resolve_num_threads
+    big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
     cpus = ovpool._threads.available_cpus()
-    assert resolve_num_threads(10 ** 6, 10 ** 9) == cpus
+    assert big.threads(10 ** 6) == cpus
     x = np.random.default_rng(3).standard_normal((2, 8, 40, 40)).astype(np.float32)
     np.testing.assert_array_equal(ovpool.max_pool(x, (3, 3), num_threads=10 ** 6),
                                   ovpool.max_pool(x, (3, 3), num_threads=1))
@@ -280,13 +280,13 @@ def test_thread_counts_are_capped_to_the_available_cpus():
 def test_set_and_get_num_threads():
     out = _run_python("""
         import ovpool
-        from ovpool._threads import resolve_num_threads
+        big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
         print(ovpool.get_num_threads())
         ovpool.set_num_threads(1)
-        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        print(ovpool.get_num_threads(), big.threads())
         ovpool.set_num_threads(3)
-        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
-        print(resolve_num_threads(2, 10**6))     # the call's argument wins
+        print(ovpool.get_num_threads(), big.threads())
+        print(big.threads(2))     # the call's argument wins
         ovpool.set_num_threads(None)
         print(ovpool.get_num_threads())
     """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
@@ -301,8 +301,8 @@ def test_set_and_get_num_threads():
 def test_ovpool_num_threads_environment_variable_is_honoured(value):
     out = _run_python("""
         import ovpool
-        from ovpool._threads import resolve_num_threads
-        print(ovpool.get_num_threads(), resolve_num_threads(None, 10**6))
+        big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
+        print(ovpool.get_num_threads(), big.threads())
         ovpool.set_num_threads(2)               # set_num_threads wins over the env var
         print(ovpool.get_num_threads())
     """, env_updates={"OVPOOL_NUM_THREADS": value})
@@ -398,9 +398,27 @@ _ISA_BATTERY = """
 """
 
 
+# /proc/cpuinfo names of the x86-64-v3 features ("abm" is LZCNT on AMD and
+# Intel): an independent reading of what spec.hpp's cpu_has_x86_64_v3 asks
+# the compiler's runtime.
+_V3_CPU_FLAGS = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
 def test_baseline_and_x86_64_v3_builds_compute_the_same_bits(tmp_path):
-    from ovpool import _isa
-    if _isa._V3_CPU_FLAGS <= _isa._cpu_flags():
+    from ovpool import _isa, _spec
+    assert _spec.cpu_has_x86_64_v3() == (_V3_CPU_FLAGS <= _cpu_flags())
+    if _V3_CPU_FLAGS <= _cpu_flags():
         assert _isa.name == "x86-64-v3", "this CPU supports x86-64-v3: auto must pick it"
     files = {}
     for isa in ("baseline", "auto"):

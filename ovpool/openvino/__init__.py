@@ -558,13 +558,16 @@ def read_model(core, xml_path, bin_path=None, *, policy="default"):
     :class:`~ovpool.IRError` before OpenVINO sees it), then by
     ``core.read_model``, then patched.
     """
-    register(core)
-    reader = _ir._Reader(xml_path, bin_path)
-    reader.read()
-    if os.path.exists(reader.bin_path):
-        model = core.read_model(os.fspath(xml_path), reader.bin_path)
-    else:                       # no weights: OpenVINO wants a .bin next to the file otherwise
-        with open(xml_path, "rb") as f:
-            model = core.read_model(f.read(), ov.Tensor(np.empty(0, np.uint8)))
+    model = _read_validated(register(core), _ir.read_model(xml_path, bin_path))
     patch_model(model, policy=policy)
     return model
+
+
+def _read_validated(core, ir_model):
+    """``core.read_model`` of the file behind ``ir_model`` (an
+    :class:`ovpool.ir.Model`: a file ovpool's reader validated), unpatched;
+    ``ovpool run`` and ``ovpool check`` plan and patch it themselves."""
+    if os.path.exists(ir_model.bin_path):
+        return core.read_model(ir_model.path, ir_model.bin_path)
+    with open(ir_model.path, "rb") as f:  # no weights: OpenVINO wants a .bin next to it otherwise
+        return core.read_model(f.read(), ov.Tensor(np.empty(0, np.uint8)))

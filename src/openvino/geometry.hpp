@@ -18,7 +18,7 @@ namespace ovpool_openvino {
 
 // The largest attribute value, dim or element count ovpool accepts (the
 // core's 2^40, as ovpool.shapes).
-using ovpool::kMaxElements;
+using ovpool::limits::kMaxElements;
 
 // Element types: floats (every pool) and 8-bit integers (the max pools).
 bool is_float_type(const ov::element::Type &t);

@@ -10,6 +10,9 @@
 //                     adaptive averages of narrow and wide bins
 //   simd/tile.hpp     tiling windows (kernel == stride) in vector blocks
 //   simd/argmax.hpp   vector argmax: windows, adaptive bins, blocks, 3x3 rows
+//   spec.hpp          the vocabulary: enums, the spec of a pool, limits, the
+//                     memory budget, the thread and instruction-set rules
+//   lower.hpp         an op's attributes (ONNX, OpenVINO) -> the spec
 //   plan.hpp          window arithmetic (output sizes, tables), the Plan, the
 //                     kernel path (choose_path), work units (make_schedule)
 //   separable.hpp     the separable vertical / horizontal passes, window rows
@@ -27,4 +30,5 @@
 #pragma once
 
 #include "api.hpp"
+#include "lower.hpp"
 #include "unpool.hpp"

@@ -25,48 +25,13 @@
 #include <vector>
 
 #include "simd/argmax.hpp"
+#include "spec.hpp"
 
 OVPOOL_BEGIN
 
 // ---------------------------------------------------------------------------
-// Sizes
-// ---------------------------------------------------------------------------
-
-// The largest number ovpool takes for any size: the elements of an array,
-// one of its dims, an attribute (2^40, 4 TiB of float32). Front doors refuse
-// larger numbers before any arithmetic on them, so that no size product
-// below (dims, window arithmetic, plans) can overflow.
-constexpr int64_t kMaxElements = int64_t(1) << 40;
-
-// The elements of a shape of n dims (each >= 0): their product, or -1 when it
-// passes kMaxElements (checked factor by factor: nothing overflows). A dim of
-// 0 makes it 0 whatever the others.
-inline int64_t shape_elements(const int64_t *dims, int n) {
-    for (int i = 0; i < n; i++)
-        if (dims[i] == 0)
-            return 0;
-    int64_t product = 1;
-    for (int i = 0; i < n; i++) {
-        if (dims[i] < 0 || dims[i] > kMaxElements / product)
-            return -1;
-        product *= dims[i];
-    }
-    return product;
-}
-
-// ---------------------------------------------------------------------------
 // Output sizes
 // ---------------------------------------------------------------------------
-
-enum class AutoPad : int32_t { explicit_pads = 0, same_upper = 1, same_lower = 2, valid = 3 };
-
-// floor: (n_in + pads - ek) / s + 1. ceil: the same rounded up; a last
-// window that starts in the right padding is kept (OpenVINO's "ceil").
-// ceil_torch: rounded up, but a window that would start in the right
-// padding is dropped (PyTorch's ceil_mode, ONNX ceil_mode=1, OpenVINO's
-// "ceil_torch"). n_in=5, k=2, s=2, pads 1+1: windows start at -1, 1, 3, 5;
-// ceil keeps 4, ceil_torch 3.
-enum class Rounding : int32_t { floor = 0, ceil = 1, ceil_torch = 2 };
 
 struct AxisSize {
     int64_t n_out;  // may be <= 0: the window does not fit (the caller decides)
@@ -133,34 +98,84 @@ inline int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out) {
 inline int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t pad_begin,
                                   int64_t pad_end) {
     const __int128 size = static_cast<__int128>(n_in - 1) * stride + kernel - pad_begin - pad_end;
-    return size > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
-                                                      : static_cast<int64_t>(size);
+    return size > INT64_MAX ? INT64_MAX : static_cast<int64_t>(size);
+}
+
+// ---------------------------------------------------------------------------
+// Empty windows, without a table
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+inline int64_t mod(int64_t a, int64_t m) {
+    const int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+// The smallest x >= 0 with lo <= a x mod m <= hi (0 <= a < m, 0 <= lo <= hi
+// < m), or -1: Euclid's reduction, O(log m) steps. When no multiple of a
+// lands in [lo, hi] before wrapping around m, a x - m y in [lo, hi] asks for
+// the smallest y with m y mod a in [-hi mod a, -lo mod a], the same problem
+// on (m mod a, a). The back-substitution multiplies two sizes: 128 bits.
+inline int64_t first_hit_at(int64_t a, int64_t m, int64_t lo, int64_t hi) {
+    if (lo == 0)
+        return 0;
+    if (a == 0)
+        return -1;
+    const int64_t k = (lo + a - 1) / a;
+    if (a * k <= hi)  // (a k < lo + a < 2 m)
+        return k;
+    const int64_t y = first_hit_at(m % a, a, mod(-hi, a), mod(-lo, a));
+    if (y < 0)
+        return -1;
+    const __int128 numerator = static_cast<__int128>(lo) + static_cast<__int128>(m) * y;
+    return static_cast<int64_t>((numerator + a - 1) / a);
+}
+
+}  // namespace detail
+
+// Whether some window of a fixed-window axis holds no input element (pads
+// already resolved by axis_output_size), decided in O(log) steps without a
+// table: shape inference and attribute checks answer for any size at once
+// and allocate nothing. Arguments: n_out as axis_output_size gives it, every
+// size below 2^40.
+//
+// Only windows starting outside the input can be empty. Past its end, every
+// such window is. In front, window o (start o s - pad_begin < 0) reaches 0
+// when the first one does ((k - 1) d >= pad_begin; otherwise the first is
+// empty), and its first tap at or past 0 is at (o s - pad_begin) mod d: the
+// window is empty when that lies beyond the input. The smallest such o comes
+// from first_hit_at.
+inline bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
+                                  int64_t dilation, int64_t pad_begin) {
+    if (n_out < 1)
+        return false;
+    if (n_in < 1)
+        return true;
+    if (static_cast<__int128>(n_out - 1) * stride - pad_begin >= n_in)
+        return true;
+    const int64_t in_front = std::min(n_out, (pad_begin + stride - 1) / stride);
+    if (in_front == 0)
+        return false;
+    if (static_cast<__int128>(kernel - 1) * dilation < pad_begin)
+        return true;
+    if (dilation <= n_in)
+        return false;
+    // the smallest o with (o s - pad_begin) mod d in [n_in, d - 1]; that
+    // interval holds no 0, so the shift by -pad_begin never wraps it
+    const int64_t b = detail::mod(-pad_begin, dilation);
+    int64_t lo = n_in - b, hi = dilation - 1 - b;
+    if (lo < 0 && hi >= 0)
+        return true;  // window 0 itself
+    lo = detail::mod(lo, dilation);
+    hi = detail::mod(hi, dilation);
+    const int64_t o = detail::first_hit_at(stride % dilation, dilation, lo, hi);
+    return o >= 0 && o < in_front;
 }
 
 // ---------------------------------------------------------------------------
 // Window tables
 // ---------------------------------------------------------------------------
-
-// The divisor factor an axis contributes to an average.
-enum class Divisor : int32_t {
-    taps = 0,           // taps inside the input (count_include_pad=0)
-    declared_pads = 1,  // taps inside [-pad_begin, n_in + pad_end): positions added by
-                        // ceil rounding never count (PyTorch, ONNX Runtime, ONNX's reference)
-    ov_include = 2,     // OpenVINO AvgPool counting pads: declared_pads, at least 1 (a
-                        // rounding_type=ceil window past the pads sums 0 and gives 0)
-    ov_exclude = 3,     // OpenVINO exclude-pad: taps; an empty window that starts at or past
-                        // the end divides by n_in - start (0/0 = NaN, then 0/negative = -0)
-};
-
-// One axis of a pool as a front door describes it: a fixed window (kernel,
-// stride, dilation, pads already resolved by axis_output_size) or adaptive
-// bins (adaptive set: only n_in and n_out count).
-struct AxisSpec {
-    int64_t n_in = 1, n_out = 1;
-    bool adaptive = false;
-    int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
-    Divisor divisor = Divisor::taps;
-};
 
 // The windows of one axis as the kernels take them. When uniform, output o
 // also reads the padded positions o * stride + t * dilation (t < kernel) of
@@ -252,112 +267,8 @@ inline Windows axis_windows(const AxisSpec &a) {
 }
 
 // ---------------------------------------------------------------------------
-// Empty windows, without a table
-// ---------------------------------------------------------------------------
-
-namespace detail {
-
-inline int64_t mod(int64_t a, int64_t m) {
-    const int64_t r = a % m;
-    return r < 0 ? r + m : r;
-}
-
-// The smallest x >= 0 with lo <= a x mod m <= hi (0 <= a < m, 0 <= lo <= hi
-// < m), or -1: Euclid's reduction, O(log m) steps. When no multiple of a
-// lands in [lo, hi] before wrapping around m, a x - m y in [lo, hi] asks for
-// the smallest y with m y mod a in [-hi mod a, -lo mod a], the same problem
-// on (m mod a, a). The back-substitution multiplies two sizes: 128 bits.
-inline int64_t first_hit_at(int64_t a, int64_t m, int64_t lo, int64_t hi) {
-    if (lo == 0)
-        return 0;
-    if (a == 0)
-        return -1;
-    const int64_t k = (lo + a - 1) / a;
-    if (a * k <= hi)  // (a k < lo + a < 2 m)
-        return k;
-    const int64_t y = first_hit_at(m % a, a, mod(-hi, a), mod(-lo, a));
-    if (y < 0)
-        return -1;
-    const __int128 numerator = static_cast<__int128>(lo) + static_cast<__int128>(m) * y;
-    return static_cast<int64_t>((numerator + a - 1) / a);
-}
-
-}  // namespace detail
-
-// Whether some window of a fixed-window axis holds no input element (pads
-// already resolved by axis_output_size), decided in O(log) steps without a
-// table: shape inference and attribute checks answer for any size at once
-// and allocate nothing. Arguments: n_out as axis_output_size gives it, every
-// size below 2^40.
-//
-// Only windows starting outside the input can be empty. Past its end, every
-// such window is. In front, window o (start o s - pad_begin < 0) reaches 0
-// when the first one does ((k - 1) d >= pad_begin; otherwise the first is
-// empty), and its first tap at or past 0 is at (o s - pad_begin) mod d: the
-// window is empty when that lies beyond the input. The smallest such o comes
-// from first_hit_at.
-inline bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, int64_t stride,
-                                  int64_t dilation, int64_t pad_begin) {
-    if (n_out < 1)
-        return false;
-    if (n_in < 1)
-        return true;
-    if (static_cast<__int128>(n_out - 1) * stride - pad_begin >= n_in)
-        return true;
-    const int64_t in_front = std::min(n_out, (pad_begin + stride - 1) / stride);
-    if (in_front == 0)
-        return false;
-    if (static_cast<__int128>(kernel - 1) * dilation < pad_begin)
-        return true;
-    if (dilation <= n_in)
-        return false;
-    // the smallest o with (o s - pad_begin) mod d in [n_in, d - 1]; that
-    // interval holds no 0, so the shift by -pad_begin never wraps it
-    const int64_t b = detail::mod(-pad_begin, dilation);
-    int64_t lo = n_in - b, hi = dilation - 1 - b;
-    if (lo < 0 && hi >= 0)
-        return true;  // window 0 itself
-    lo = detail::mod(lo, dilation);
-    hi = detail::mod(hi, dilation);
-    const int64_t o = detail::first_hit_at(stride % dilation, dilation, lo, hi);
-    return o >= 0 && o < in_front;
-}
-
-// ---------------------------------------------------------------------------
 // The plan
 // ---------------------------------------------------------------------------
-
-enum class Family : int32_t {
-    average = 0,  // sum / divisor
-    lp = 1,       // (sum |x|^p)^(1/p), padding contributes zeros
-    max = 2,      // maximum values (NaN propagates)
-    argmax = 3,   // maximum values and their flat indices
-};
-
-// Element types of a call. f16 and bf16 are computed in float32 and rounded
-// back to nearest even; i8 and u8 for the max families only.
-enum class DType : int32_t { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, i8 = 4, u8 = 5 };
-
-inline size_t dtype_size(DType t) {
-    switch (t) {
-        case DType::f64:
-            return 8;
-        case DType::f16:
-        case DType::bf16:
-            return 2;
-        case DType::i8:
-        case DType::u8:
-            return 1;
-        default:
-            return 4;
-    }
-}
-
-inline bool is_half(DType t) {
-    return t == DType::f16 || t == DType::bf16;
-}
-
-enum class IndexType : int32_t { i32 = 0, i64 = 1 };
 
 // The kernel path of a call, chosen by choose_path. Each exists because the
 // benchmark showed it faster than the general path on the shapes it takes,
@@ -408,26 +319,6 @@ inline const char *path_name(Path p) {
     }
     return "?";
 }
-
-// A pool call as a front door has validated it.
-struct PoolSpec {
-    Family family = Family::average;
-    DType dtype = DType::f32;
-    int64_t n = 1, c = 1;  // leading dims: the planes are their product
-    int n_spatial = 2;     // 1, 2 or 3
-    AxisSpec axes[3];      // the first n_spatial are used
-    double p = 2.0;        // Lp
-    // argmax: index element type, and how indices count. Plane q numbers its
-    // elements from (q % planes_per_index_space) * plane size: 1 gives indices
-    // within each (n, c) plane (AdaptiveMaxPool, PyTorch, OpenVINO axis 2),
-    // n * c over the whole tensor (ONNX, OpenVINO axis 0), c OpenVINO's axis 1.
-    // column_major: ONNX storage_order=1. index_modulo > 0 reduces each index
-    // (OpenVINO MaxPool-8 with an axis inside the spatial dims).
-    IndexType index_type = IndexType::i64;
-    int64_t planes_per_index_space = 1;
-    bool column_major = false;
-    int64_t index_modulo = 0;
-};
 
 // How an Lp or average sum is transformed and finished.
 enum SumMode : int { kSumAverage = 0, kSumLp1 = 1, kSumLp2 = 2, kSumLpP = 3 };
@@ -486,21 +377,6 @@ struct Tuning {
     // widened to float32 as a whole instead.
     int64_t half_scratch_limit = int64_t(8) << 20;
 };
-
-// Limits of the kernels themselves.
-namespace limits {
-// Floats of per-thread scratch the narrow-bin adaptive kernel may take.
-constexpr int64_t kNarrowScratch = 65536;
-// Window rows (over all depth slices) that the (row << 4) + column keys of
-// the bin argmax hold in int32.
-constexpr int64_t kRankKeyRows = int64_t(1) << 27;
-// 16-bit elements widened at a time by the global and tiling pools.
-constexpr int64_t kHalfChunk = 4096;
-// Planes a work unit of the float32/float64/8-bit global pools takes at most.
-constexpr int64_t kGlobalGroup = 64;
-// Window rows of the run path's windows at most (its row offsets).
-constexpr int64_t kRunRows = 16;
-}  // namespace limits
 
 // Per-thread scratch of a call: byte offsets of its parts in one block
 // (each part 64-byte aligned), and its size. -1: the part is not used.
@@ -590,11 +466,10 @@ struct Schedule {
 
 namespace detail {
 
-// A plan takes arrays of up to kMaxElements; front doors check their own
-// limits (and the memory budget) first, so this only keeps the arithmetic
-// below from overflowing.
+// Front doors check limits::kMaxElements (and the memory budget) first, so
+// this only keeps the arithmetic below from overflowing.
 inline int64_t checked_mul(int64_t a, int64_t b) {
-    if (a < 0 || b < 0 || (a != 0 && b > kMaxElements / a))
+    if (a < 0 || b < 0 || (a != 0 && b > limits::kMaxElements / a))
         throw std::length_error("ovpool: sizes too large");
     return a * b;
 }
