@@ -26,8 +26,18 @@ ISA dispatch: the same driver (``src/_driver.pxi``) is compiled twice, as
 accepts it, as ``ovpool._kernels_v3`` with ``-march=x86-64-v3`` (AVX2);
 ``ovpool._isa`` picks one at import. ``OVPOOL_NO_V3_BUILD=1`` skips the
 second build.
+
+The OpenVINO extension library, ``libovpool_openvino.so``, is built by the
+``build_openvino`` step (after ``build_ext``) with CMake against the
+``openvino`` that ``pyproject.toml`` requires for the build, into
+``ovpool/lib/`` of the wheel (of the source tree for an editable install).
+Without OpenVINO at build time (``--no-build-isolation`` in an environment
+without it), or with ``OVPOOL_NO_OPENVINO_LIBRARY=1``, the package is built
+without it: the numpy API, the IR runtime and the command line work, and
+``python -m ovpool.openvino build`` builds the library later.
 """
 
+import importlib.util
 import os
 import platform
 import shutil
@@ -35,10 +45,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from typing import ClassVar
 
 import numpy as np
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Command, Extension, setup
+from setuptools.command.build import build
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
@@ -166,9 +178,8 @@ class BuildPyWithHeaders(build_py):
     """Install the kernel headers inside the package (ovpool/include), where
     ovpool.get_include() finds them; a checkout's get_include() is src/.
     The OpenVINO extension's sources go to ovpool/openvino/src, from where
-    ``python -m ovpool.openvino build`` builds the library against the
-    OpenVINO installed beside it (it is never built here: ovpool itself
-    needs no OpenVINO)."""
+    ``python -m ovpool.openvino build`` builds the library against another
+    OpenVINO release than the wheel's."""
 
     def run(self):
         super().run()
@@ -182,6 +193,86 @@ class BuildPyWithHeaders(build_py):
                                   os.path.basename(source))
             self.mkpath(os.path.dirname(target))
             self.copy_file(source, target)
+
+
+NO_OPENVINO_LIBRARY = "OVPOOL_NO_OPENVINO_LIBRARY"
+
+
+def _openvino_library_module():
+    """ovpool/openvino/_library.py loaded alone: it builds the library the
+    way ``python -m ovpool.openvino build`` does, and the package cannot be
+    imported while it is being built."""
+    spec = importlib.util.spec_from_file_location(
+        "_ovpool_openvino_library", os.path.join("ovpool", "openvino", "_library.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BuildOpenVINOLibrary(Command):
+    """Build libovpool_openvino.so against the build environment's OpenVINO
+    into the package's ``lib/`` folder, with its record (the OpenVINO
+    release, the sources' hash) beside it."""
+
+    description = "build ovpool's OpenVINO extension library (CMake)"
+    user_options: ClassVar[list] = []
+    editable_mode = False
+
+    def initialize_options(self):
+        self.build_lib = None
+
+    def finalize_options(self):
+        self.set_undefined_options("build_ext", ("build_lib", "build_lib"))
+
+    def _skip_reason(self):
+        if os.environ.get(NO_OPENVINO_LIBRARY, "0") not in ("", "0"):
+            return f"{NO_OPENVINO_LIBRARY} is set"
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            return "OpenVINO is not installed in the build environment"
+        return None
+
+    def _names(self):
+        library = _openvino_library_module()
+        return library, (library.LIBRARY_NAME, library.RECORD_NAME)
+
+    def run(self):
+        reason = self._skip_reason()
+        if reason is not None:
+            print(f"WARNING: ovpool: {reason}: building without the OpenVINO extension "
+                  "library. The numpy API, the IR runtime and the ovpool command work "
+                  "without it; for ovpool.openvino, install OpenVINO and run: "
+                  "python -m ovpool.openvino build", file=sys.stderr)
+            return
+        library, _ = self._names()
+        # in place for an editable install, as build_ext puts the kernels
+        out = (os.path.join("ovpool", "lib") if self.editable_mode
+               else os.path.join(self.build_lib, "ovpool", "lib"))
+        release = library.installed_openvino()[0]
+        print(f"ovpool: building libovpool_openvino.so against OpenVINO {release} (CMake) "
+              f"into {out}", file=sys.stderr, flush=True)
+        try:
+            library.build(out, relocatable=True)
+        except library.ExtensionError as exc:
+            raise RuntimeError(f"{exc}\n{NO_OPENVINO_LIBRARY}=1 builds ovpool without the "
+                               "OpenVINO extension library.") from exc
+
+    def get_outputs(self):
+        if self._skip_reason() is not None:
+            return []
+        _, names = self._names()
+        return [os.path.join(self.build_lib, "ovpool", "lib", name) for name in names]
+
+    def get_output_mapping(self):
+        if not self.editable_mode:
+            return {}
+        return {output: os.path.join("ovpool", "lib", os.path.basename(output))
+                for output in self.get_outputs()}
+
+
+class BuildWithOpenVINOLibrary(build):
+    sub_commands = build.sub_commands + [("build_openvino", None)]
 
 
 # ovpool._spec: the vocabulary of spec.hpp (codes, limits, the budget and ISA
@@ -214,5 +305,6 @@ setup(
         include_path=["src", "."],
         compiler_directives=COMPILER_DIRECTIVES,
     ),
-    cmdclass={"build_ext": BuildExtWithOpenMP, "build_py": BuildPyWithHeaders},
+    cmdclass={"build": BuildWithOpenVINOLibrary, "build_ext": BuildExtWithOpenMP,
+              "build_py": BuildPyWithHeaders, "build_openvino": BuildOpenVINOLibrary},
 )

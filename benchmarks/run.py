@@ -445,7 +445,7 @@ def bench_models(args, protocol, threads, rng):
         return {"skipped": reason}
     try:
         import ovpool.openvino as ovx
-    except Exception as exc:  # the extension is being built (issue 4)
+    except Exception as exc:  # an OpenVINO that imports but is unusable: no model hook
         return {"skipped": f"ovpool.openvino is not importable: {_short(exc)}"}
     import openvino as ov
 

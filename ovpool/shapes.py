@@ -88,7 +88,8 @@ def ints(value, name, count, *, required=False):
         return None
     if isinstance(value, np.ndarray):
         if value.ndim > 1:
-            raise OvpoolValueError(f"{name} must be an int or a 1-D sequence, got shape {value.shape}")
+            raise OvpoolValueError(
+                f"{name} must be an int or a 1-D sequence, got shape {value.shape}")
         value = value.tolist()
     if isinstance(value, (str, bytes)):
         raise OvpoolTypeError(f"{name} must be an int or a sequence of ints, got {value!r}")

@@ -23,9 +23,10 @@ _extension = {"path": None, "error": None}
 
 @pytest.fixture(scope="session", autouse=True)
 def _build_openvino_extension():
-    """With OpenVINO installed, build ovpool's extension library once per
-    session (kept while its sources and the OpenVINO release are unchanged),
-    so that the suite tests it: README's test command builds it this way.
+    """With OpenVINO installed, make sure ovpool's extension library is built
+    from these sources against the installed OpenVINO, building it once per
+    session when it is not (README's test command, an editable install,
+    already built it), so that the suite tests it.
 
     It goes where ``python -m ovpool.openvino build`` puts it; where that
     folder is not writable (an installed wheel), into a temporary folder

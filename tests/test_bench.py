@@ -199,7 +199,7 @@ def test_aggregate_takes_the_median_of_run_medians():
 
 
 def test_model_hook_with_a_stand_in_extension(monkeypatch):
-    """The hook's plumbing, with a stand-in for ovpool.openvino (issue 4) that patches nothing."""
+    """The hook's plumbing, with a stand-in for ovpool.openvino that patches nothing."""
     if "openvino" not in INSTALLED:
         pytest.skip("openvino is not installed")
     import argparse

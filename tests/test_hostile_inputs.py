@@ -1,4 +1,4 @@
-"""Hostile inputs of issue 22: outputs that share memory with the inputs or
+"""Hostile inputs: outputs that share memory with the inputs or
 with each other, num_threads on empty inputs, and IR files that deepen the
 reader's walks or flood it with attributes, ports or layers. Each ends in an
 OvpoolError / IRError naming the argument or the element (or in the right
@@ -20,6 +20,12 @@ torch = pytest.importorskip("torch")
 # --------------------------------------------------------------------------
 # outputs that overlap inputs or each other
 # --------------------------------------------------------------------------
+
+# The readers below are linear in the file's size and take a second or two
+# here; a quadratic one takes minutes on these sizes. The bound separates the
+# two with room for a machine shared with other jobs (a guard on the
+# algorithm, not a performance claim).
+LINEAR_SECONDS = 30
 
 def _x():
     return np.random.default_rng(5).standard_normal((2, 3, 8)).astype(np.float64)
@@ -179,7 +185,7 @@ def test_long_convert_chain_into_a_value_input(tmp_path):
     path = _convert_chain(tmp_path, 5000)
     start = time.perf_counter()
     model = ir.read_model(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < LINEAR_SECONDS
     x = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
     (out,) = model(x)
     expected = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(x), (2, 4)).numpy()
@@ -191,7 +197,7 @@ def test_one_convert_chain_feeding_many_layers_is_read_once(tmp_path):
     path = _convert_chain(tmp_path, 1000, consumers=1000)
     start = time.perf_counter()
     model = ir.read_model(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < LINEAR_SECONDS
     assert len(model.outputs) == 1000
 
 
@@ -256,7 +262,7 @@ def test_layer_with_many_ports_and_edges_reads_in_linear_time(tmp_path):
     path.write_text(text)
     start = time.perf_counter()
     model = ir.read_model(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < LINEAR_SECONDS
     assert [layer.type for layer in model.unsupported_layers] == ["Concat"]
     assert model.outputs[0].shape == (n,)
 
@@ -275,7 +281,7 @@ def test_long_cycle_reported_in_linear_time(tmp_path):
     start = time.perf_counter()
     with pytest.raises(ovpool.IRError, match=r"cycle: .* \.\.\. \(19992 more layers\) .*") as info:
         ir.read_model(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < LINEAR_SECONDS
     assert len(str(info.value)) < 1000
 
 

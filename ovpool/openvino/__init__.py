@@ -1,8 +1,9 @@
 """ovpool inside OpenVINO: the extension library and a thin Python layer over it.
 
 ovpool's ops live in a C++ OpenVINO extension library,
-``libovpool_openvino.so``, built against the installed OpenVINO with
-``python -m ovpool.openvino build``. Any OpenVINO consumer loads it: this
+``libovpool_openvino.so``, which the wheel carries (built against the
+OpenVINO release the ``openvino`` extra installs; ``python -m ovpool.openvino
+build`` builds it for another). Any OpenVINO consumer loads it: this
 module, ``core.add_extension(path)`` from any Python or C++ program,
 ``benchmark_app -extensions path``, ``ovc --extension path``,
 ``ov.convert_model(..., extension=path)`` and OpenVINO Model Server's CPU

@@ -1,15 +1,20 @@
 """Where ``libovpool_openvino.so`` is, what it was built against, and building it.
 
-The library is built on the user's machine against the OpenVINO that is
-installed (``python -m ovpool.openvino build``: CMake with the package
-config that the ``openvino`` wheel ships), the way ``openvino-tokenizers``
-ties its library to one OpenVINO release. It goes to ``ovpool/lib/`` next
-to the package, with ``libovpool_openvino.json`` beside it recording the
-OpenVINO release and the hash of the sources it was built from;
-``OVPOOL_OPENVINO_EXTENSION`` (a file, or a folder holding the library)
-points at another build.
+The wheel carries the library in ``ovpool/lib/``, built by ``setup.py``
+with CMake against the ``openvino`` release that ``pyproject.toml`` pins
+as a build requirement; the ``openvino`` extra pins the same release
+series, the way ``openvino-tokenizers`` ties its library to one OpenVINO
+release. ``libovpool_openvino.json`` beside it records the OpenVINO
+release and the hash of the sources it was built from. For another
+OpenVINO release (or an install built without OpenVINO),
+``python -m ovpool.openvino build`` builds it against the installed one
+(CMake with the package config that the ``openvino`` wheel ships) into
+the same folder; ``OVPOOL_OPENVINO_EXTENSION`` (a file, or a folder
+holding the library) points at a build elsewhere.
 
-Nothing here imports OpenVINO at import time.
+Nothing here imports OpenVINO at import time, and nothing needs the rest of
+ovpool: ``setup.py`` loads this file alone to build the wheel's library (the
+package is not importable while it is being built).
 """
 
 from __future__ import annotations
@@ -17,18 +22,27 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import runpy
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import OvpoolError
+try:
+    from ..errors import OvpoolError
+except ImportError:  # loaded alone by setup.py
+
+    class OvpoolError(Exception):  # type: ignore[no-redef]
+        """ovpool.errors.OvpoolError's stand-in outside the package."""
 
 LIBRARY_NAME = "libovpool_openvino.so"
 RECORD_NAME = "libovpool_openvino.json"
 ENV_VAR = "OVPOOL_OPENVINO_EXTENSION"
 BUILD_COMMAND = "python -m ovpool.openvino build"
+# The RUNPATH of the wheel's library: site-packages/ovpool/lib/ -> the openvino
+# wheel's libopenvino and TBB (src/openvino/CMakeLists.txt says when it serves).
+WHEEL_RUNPATH = "$ORIGIN/../../openvino/libs"
 
 _PACKAGE = Path(__file__).resolve().parent.parent          # .../ovpool
 
@@ -39,7 +53,8 @@ class ExtensionError(OvpoolError, RuntimeError):
 
 
 def default_dir() -> Path:
-    """``ovpool/lib``, where ``python -m ovpool.openvino build`` puts the library."""
+    """``ovpool/lib``: where the wheel's library is, and where ``python -m
+    ovpool.openvino build`` puts one."""
     return _PACKAGE / "lib"
 
 
@@ -104,15 +119,17 @@ def read_record(path: Path) -> dict | None:
 def extension_path() -> str:
     """Path of ``libovpool_openvino.so`` for ``core.add_extension(path)``.
 
-    Raises :class:`ExtensionError` when the library is not built or was
-    built against another OpenVINO release than the installed one, naming
-    both releases and the command that rebuilds it.
+    Raises :class:`ExtensionError` when the library is missing or was built
+    against another OpenVINO release than the installed one, naming both
+    releases, the OpenVINO to install for this library and the command that
+    builds one for the installed OpenVINO.
     """
     path = _located()
     if not path.is_file():
         raise ExtensionError(
-            f"ovpool's OpenVINO extension library is not built ({path} does not exist). "
-            f"Build it against the installed OpenVINO with: {BUILD_COMMAND}")
+            f"ovpool's OpenVINO extension library is not in this install ({path} does not "
+            "exist: ovpool was built without OpenVINO). Build it against the installed "
+            f"OpenVINO with: {BUILD_COMMAND}")
     record = read_record(path)
     if record is not None:
         release, full = installed_openvino()
@@ -120,7 +137,9 @@ def extension_path() -> str:
         if built != release:
             raise ExtensionError(
                 f"{path} was built against OpenVINO {built}, but OpenVINO {release} ({full}) is "
-                f"installed. Rebuild it with: {BUILD_COMMAND}")
+                f"installed. Install the release it was built for (pip install "
+                f"\"openvino=={built}\"), or build the library for OpenVINO {release} with: "
+                f"{BUILD_COMMAND} (or point {ENV_VAR} at a library built for it)")
     return str(path)
 
 
@@ -174,14 +193,17 @@ def openvino_cmake_dir() -> Path:
 
 def build(output_dir: str | os.PathLike | None = None, *,
           build_dir: str | os.PathLike | None = None, jobs: int | None = None,
-          verbose: bool = False, force: bool = False) -> str:
+          verbose: bool = False, force: bool = False, relocatable: bool = False) -> str:
     """Build ``libovpool_openvino.so`` against the installed OpenVINO.
 
     ``output_dir``: where the library and its record go (default
     ``ovpool/lib``). ``build_dir``: CMake's build folder, kept for
     incremental rebuilds (default: a temporary folder, removed after).
     Unless ``force``, a library already built from these sources against
-    this OpenVINO is kept. Returns the library's path.
+    this OpenVINO is kept. ``relocatable`` (the wheel's build): the
+    library finds OpenVINO's runtime only through :data:`WHEEL_RUNPATH`,
+    not also through the absolute folder of the OpenVINO it was built
+    against. Returns the library's path.
     """
     out = Path(output_dir) if output_dir is not None else default_dir()
     target = out / LIBRARY_NAME
@@ -199,6 +221,8 @@ def build(output_dir: str | os.PathLike | None = None, *,
         configure = [cmake, "-S", str(ext_dir), "-B", str(work), "-DCMAKE_BUILD_TYPE=Release",
                      f"-DOpenVINO_DIR={openvino_cmake_dir()}",
                      f"-DOVPOOL_INCLUDE_DIR={include_dir}"]
+        if relocatable:
+            configure.append(f"-DOVPOOL_RUNPATH={WHEEL_RUNPATH}")
         for command in (configure, [cmake, "--build", str(work), "-j", str(jobs)]):
             result = subprocess.run(command, capture_output=not verbose, text=True)
             if result.returncode != 0:
@@ -212,12 +236,15 @@ def build(output_dir: str | os.PathLike | None = None, *,
         partial = out / (LIBRARY_NAME + ".partial")
         shutil.copy2(built, partial)
         os.replace(partial, target)     # a process that loaded the old one keeps its copy
-        from .._version import __version__
-
         record = {"openvino_release": release, "openvino_version": full, "sources": digest,
-                  "ovpool": __version__, "python": sys.version.split()[0]}
+                  "ovpool": _ovpool_version(), "python": sys.version.split()[0]}
         (out / RECORD_NAME).write_text(json.dumps(record, indent=1) + "\n")
     finally:
         if temporary:
             shutil.rmtree(work, ignore_errors=True)
     return str(target)
+
+
+def _ovpool_version() -> str:
+    # read from the file, not imported: the same whether or not the package imports
+    return runpy.run_path(str(_PACKAGE / "_version.py"))["__version__"]

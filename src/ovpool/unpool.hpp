@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "common.hpp"
+
 OVPOOL_BEGIN
 
 // out[indices[i]] = x[i] for i < n, in order: later duplicates win, as in
