@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _spec
 from .. import ir as _ir
 from .. import layers as _layers
 from ..errors import OvpoolError, OvpoolValueError
@@ -133,9 +134,9 @@ DEVIATIONS = {
 """Where native OpenVINO (CPU, 2026.4) deviates from the specification; the
 default policy moves these nodes whatever the cost."""
 
-# The largest kernel, stride, dilation or pad left to native OpenVINO (the
-# library's conversions: native_takes in src/openvino/native.hpp).
-NATIVE_LARGEST = 65536
+# The largest kernel, stride, dilation or pad left to native OpenVINO
+# (spec.hpp's kNativeLargestWindow, which the library's conversions read).
+NATIVE_LARGEST = _spec.NATIVE_LARGEST_WINDOW
 
 
 # --------------------------------------------------------------------------

@@ -92,10 +92,9 @@ bool native_shape_deviates(const OvWindowAttrs &w) {
 }
 
 bool native_takes(const OvWindowAttrs &w) {
-    constexpr int64_t kLargest = 65536;
     for (const auto *values : {&w.kernel, &w.strides, &w.dilations, &w.pads_begin, &w.pads_end})
         for (int64_t v : *values)
-            if (v > kLargest)
+            if (v > ovpool::limits::kNativeLargestWindow)
                 return false;
     return true;
 }

@@ -38,11 +38,8 @@ bool native_avg_deviates(const ov::PartialShape &data, const OvWindowAttrs &w, b
 bool native_shape_deviates(const OvWindowAttrs &w);
 
 // Whether native OpenVINO takes these window numbers: every kernel, stride,
-// dilation and pad at most 65536. OpenVINO's CPU plugin (2026.4.1) crashes
-// (SIGFPE) on a stride of 2^32, stalls or crashes on a kernel of 2^31 and
-// refuses to compile a dilation or kernel of 2^32, where ovpool's ops, whose
-// windows are clipped to the input, compute; 65536 compiled and ran in each.
-// Larger numbers therefore stay on ovpool's ops whatever the policy.
+// dilation and pad at most spec.hpp's kNativeLargestWindow (why: there).
+// Larger numbers stay on ovpool's ops whatever the policy.
 bool native_takes(const OvWindowAttrs &w);
 
 }  // namespace ovpool_openvino

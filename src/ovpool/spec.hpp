@@ -125,6 +125,14 @@ constexpr int64_t kTableBytesPerLastOutput = 16;
 // microseconds, more than pooling 2^14 elements.
 constexpr int64_t kMinElementsPerThread = int64_t(1) << 14;
 
+// The largest kernel, stride, dilation or pad the extension leaves to native
+// OpenVINO: its CPU plugin (2026.4.1) crashes (SIGFPE) on a stride of 2^32,
+// stalls or crashes on a kernel of 2^31 and refuses to compile a dilation or
+// kernel of 2^32, where ovpool's ops, whose windows are clipped to the input,
+// compute; 65536 compiled and ran in each. The conversions and the Python
+// policy (patch_model) both read it.
+constexpr int64_t kNativeLargestWindow = 65536;
+
 // Limits of the kernels themselves.
 // Floats of per-thread scratch the narrow-bin adaptive kernel may take.
 constexpr int64_t kNarrowScratch = 65536;
