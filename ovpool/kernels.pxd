@@ -99,6 +99,7 @@ cdef extern from "ovpool/spec.hpp" namespace "ovpool" nogil:
 cdef extern from "ovpool/spec.hpp" namespace "ovpool::limits" nogil:
     const int64_t kMaxElements
     const int64_t kMaxDilatedKernel
+    const int64_t kNativeLargestWindow
 
 
 cdef extern from "ovpool/lower.hpp" namespace "ovpool" nogil:

@@ -132,14 +132,24 @@ cdef class Plan:
 
     @property
     def family(self):
-        """The op family code of plan.hpp (0 average, 1 Lp, 2 max, 3 argmax)."""
+        """The op family code of spec.hpp (ovpool._spec.FAMILY_*)."""
         return <int>self.plan.spec.family
 
     @property
     def dtype(self):
         """The element type of the call: "float32", "float16", "int8", ..."""
-        return ("float32", "float64", "float16", "bfloat16", "int8",
-                "uint8")[<int>self.plan.spec.dtype]
+        cdef k.DType t = self.plan.spec.dtype
+        if t == k.DType.f64:
+            return "float64"
+        if t == k.DType.f16:
+            return "float16"
+        if t == k.DType.bf16:
+            return "bfloat16"
+        if t == k.DType.i8:
+            return "int8"
+        if t == k.DType.u8:
+            return "uint8"
+        return "float32"
 
     @property
     def out_spatial(self):

@@ -50,6 +50,7 @@ DIVISOR_OV_EXCLUDE = <int>k.Divisor.ov_exclude
 # limits
 MAX_ELEMENTS = k.kMaxElements
 MAX_DILATED_KERNEL = k.kMaxDilatedKernel
+NATIVE_LARGEST_WINDOW = k.kNativeLargestWindow
 
 # the memory budget
 BUDGET_SPELLING = k.kBudgetSpelling.decode()

@@ -410,18 +410,41 @@ def test_both_kernel_builds_give_the_same_bits(core):
 
 
 def test_memory_budget_refuses_with_the_bytes():
+    # the window tables (40 bytes per output column: spec.hpp's rule, the
+    # Python side's too) are over a 32 KiB budget, the 12 KB output is not:
+    # refused when the plan is built
     result = _subprocess("""
         import numpy as np, openvino as ov, openvino.opset8 as o8
         import ovpool.openvino as ovp
         core = ovp.register(ov.Core())
         x = o8.parameter([1, 1, 64, 3000], np.float32)
-        node = ovp.make_op("AdaptiveAvgPool", [x, o8.constant(np.array([63, 2999]))])
+        node = ovp.make_op("AdaptiveAvgPool", [x, o8.constant(np.array([1, 2999]))])
         c = core.compile_model(ov.Model([o8.result(node.output(0))], [x]), "CPU")
         try:
             c([np.ones((1, 1, 64, 3000), np.float32)])
         except RuntimeError as exc:
             print(exc)
-    """, OVPOOL_MEMORY_BUDGET="4K")
+    """, OVPOOL_MEMORY_BUDGET="32K")
     assert result.returncode == 0, result.stderr
-    assert "memory budget of 4096 bytes" in result.stdout
-    assert "would need" in result.stdout and "OVPOOL_MEMORY_BUDGET" in result.stdout
+    assert ovpool._spec.window_table_bytes([1, 2999]) == 24 * 3000 + 16 * 2999
+    assert "the window tables would need 119984 bytes" in result.stdout
+    assert "memory budget of 32768 bytes" in result.stdout
+    assert "OVPOOL_MEMORY_BUDGET" in result.stdout
+
+
+def test_an_output_over_the_budget_is_refused_by_shape_inference():
+    # OpenVINO allocates what shape inference declares: an output over the
+    # budget is refused there (here when the op is made), before anything
+    result = _subprocess("""
+        import numpy as np, openvino as ov, openvino.opset8 as o8
+        import ovpool.openvino as ovp
+        x = o8.parameter([1, 1, 64, 3000], np.float32)
+        try:
+            ovp.make_op("AdaptiveAvgPool", [x, o8.constant(np.array([63, 2999]))])
+        except RuntimeError as exc:
+            print(exc)
+    """, OVPOOL_MEMORY_BUDGET="32K")
+    assert result.returncode == 0, result.stderr
+    assert ("ovpool AdaptiveAvgPool (op): output 0 [1,1,63,2999] of f32 would need 755748 bytes"
+            in result.stdout), result.stdout
+    assert "memory budget of 32768 bytes" in result.stdout

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _spec
 from .. import ir as _ir
 from .. import layers as _layers
 from ..errors import OvpoolError, OvpoolValueError
@@ -125,9 +126,17 @@ DEVIATIONS = {
     "adaptive_max_pool": (
         "AdaptiveMaxPool: native OpenVINO ignores a NaN unless it comes first in its bin and "
         "cannot compile int64 indices"),
+    "window_numbers": (
+        "a kernel, stride, dilation or pad beyond 65536: native OpenVINO's CPU plugin crashes "
+        "on a stride of 2**32, stalls on a kernel of 2**31 and cannot compile 2**32; ovpool "
+        "clips its windows to the input"),
 }
 """Where native OpenVINO (CPU, 2026.4) deviates from the specification; the
 default policy moves these nodes whatever the cost."""
+
+# The largest kernel, stride, dilation or pad left to native OpenVINO
+# (spec.hpp's kNativeLargestWindow, which the library's conversions read).
+NATIVE_LARGEST = _spec.NATIVE_LARGEST_WINDOW
 
 
 # --------------------------------------------------------------------------
@@ -457,7 +466,11 @@ def _decide(node, policy):
     out_shape = inferred[0].shape
     native_shape = _shape_of(node.get_output_partial_shape(0))
     deviation = faster = stays = None
-    if native_shape is not None and out_shape is not None and None not in native_shape \
+    if info.name in ("AvgPool", "MaxPool") and any(
+            v > NATIVE_LARGEST for name in ("kernel", "strides", "dilations", "pads_begin",
+                                            "pads_end") for v in attrs.get(name) or ()):
+        deviation = "window_numbers"
+    elif native_shape is not None and out_shape is not None and None not in native_shape \
             and None not in out_shape and tuple(native_shape) != tuple(out_shape):
         deviation = "output_shape"
     elif info.name == "AdaptiveMaxPool":

@@ -13,56 +13,22 @@
 
 namespace ovpool_openvino {
 
-std::shared_ptr<const Plan> make_plan_baseline(const Spec &spec);
+std::shared_ptr<const Plan> make_plan_baseline(const PoolSpec &spec);
 #if defined(OVPOOL_HAVE_V3)
-std::shared_ptr<const Plan> make_plan_x86_64_v3(const Spec &spec);
+std::shared_ptr<const Plan> make_plan_x86_64_v3(const PoolSpec &spec);
 #endif
 
 namespace {
 
-bool cpu_has_v3() {
-#if defined(OVPOOL_HAVE_V3) && defined(__GNUC__)
-    __builtin_cpu_init();
-    // the features of -march=x86-64-v3 the kernels use (the OS's saving of
-    // the AVX state included: __builtin_cpu_supports checks it)
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
-           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c") &&
-           __builtin_cpu_supports("movbe") && __builtin_cpu_supports("lzcnt");
+#if defined(OVPOOL_HAVE_V3)
+constexpr bool kHaveV3 = true;
 #else
-    return false;
+constexpr bool kHaveV3 = false;
 #endif
-}
 
-struct Choice {
-    bool v3 = false;
-    std::string error;  // a bad OVPOOL_ISA: reported by the first plan
-};
-
-Choice choose() {
-    Choice choice;
-    const char *env = std::getenv("OVPOOL_ISA");
-    std::string value = env ? env : "";
-    for (auto &ch : value)
-        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (value.empty() || value == "auto") {
-        choice.v3 = cpu_has_v3();
-    } else if (value == "baseline") {
-        choice.v3 = false;
-    } else if (value == "x86-64-v3") {
-        choice.v3 = cpu_has_v3();
-        if (!choice.v3)
-            choice.error =
-                "OVPOOL_ISA=x86-64-v3, but this CPU (or this build of libovpool_openvino) lacks it";
-    } else {
-        choice.error =
-            "OVPOOL_ISA must be auto, baseline or x86-64-v3, got '" + std::string(env) + "'";
-    }
-    return choice;
-}
-
-const Choice &chosen() {
-    static const Choice choice = choose();
+const ovpool::IsaChoice &chosen() {
+    static const ovpool::IsaChoice choice =
+        ovpool::choose_isa(std::getenv("OVPOOL_ISA"), kHaveV3, ovpool::cpu_has_x86_64_v3());
     return choice;
 }
 
@@ -75,29 +41,15 @@ char *allocate(int64_t bytes) {
 }  // namespace
 
 const char *isa_name() {
-    return chosen().v3 ? "x86-64-v3" : "baseline";
+    return ovpool::isa_name(chosen().isa);
 }
 
-int64_t table_bytes(const Spec &spec) {
-    // three int64 per output of each axis, plus the float and double divisor
-    // rows of the last axis (plan.hpp's Windows and div_w_*)
-    int64_t bytes = 0;
-    for (int a = 0; a < spec.n_spatial; a++) {
-        const int64_t n_out = std::max<int64_t>(0, spec.axes[a].n_out);
-        bytes += n_out > (int64_t(1) << 56) / 64 ? (int64_t(1) << 56) : 3 * 8 * n_out;
-    }
-    if (spec.n_spatial > 0)
-        bytes += 12 * std::min<int64_t>(std::max<int64_t>(0, spec.axes[spec.n_spatial - 1].n_out),
-                                        int64_t(1) << 50);
-    return bytes;
-}
-
-std::shared_ptr<const Plan> make_plan(const Spec &spec) {
-    const Choice &choice = chosen();
+std::shared_ptr<const Plan> make_plan(const PoolSpec &spec) {
+    const ovpool::IsaChoice &choice = chosen();
     if (!choice.error.empty())
         OPENVINO_THROW("ovpool: ", choice.error);
 #if defined(OVPOOL_HAVE_V3)
-    if (choice.v3)
+    if (choice.isa == ovpool::Isa::x86_64_v3)
         return make_plan_x86_64_v3(spec);
 #endif
     return make_plan_baseline(spec);
@@ -116,7 +68,7 @@ void run_plan(const Plan &plan, const void *x, void *out, void *indices, const s
         check_budget(op,
                      "per-thread scratch (" + std::to_string(n_threads) + " threads of " +
                          std::to_string(scratch_bytes) + " bytes)",
-                     scratch_bytes * n_threads);
+                     scratch_bytes > INT64_MAX / n_threads ? INT64_MAX : scratch_bytes * n_threads);
     if (n_threads == 1 || units.n_units <= 1) {
         char *scratch = allocate(scratch_bytes);
         if (scratch_bytes > 0 && scratch == nullptr)

@@ -1,7 +1,7 @@
 // The kernel core as the extension drives it.
 //
-// The ops describe a call in the neutral types below (a Spec mirrors the
-// core's PoolSpec field for field); make_plan hands it to the core build
+// The ops describe a call as the core's PoolSpec (spec.hpp, lowered from
+// their attributes by lower.hpp); make_plan hands it to the core build
 // chosen for this CPU (baseline x86-64 or x86-64-v3, each compiled from
 // plan_isa.inc in a translation unit of its own, in the core's inline
 // namespace of that build), and run_plan runs the plan's units on OpenVINO's
@@ -15,50 +15,11 @@
 #include <memory>
 #include <string>
 
+#include "ovpool/spec.hpp"
+
 namespace ovpool_openvino {
 
-// Codes of the core's plan.hpp enums (Family, DType, Divisor).
-enum Family : int32_t { kAverage = 0, kLp = 1, kMax = 2, kArgmax = 3 };
-enum DType : int32_t { kF32 = 0, kF64 = 1, kF16 = 2, kBF16 = 3, kI8 = 4, kU8 = 5 };
-enum DivisorRule : int32_t { kTaps = 0, kDeclaredPads = 1, kOvInclude = 2, kOvExclude = 3 };
-
-struct Axis {
-    int64_t n_in = 1, n_out = 1;
-    bool adaptive = false;
-    int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
-    int32_t divisor = kTaps;
-
-    bool operator==(const Axis &o) const {
-        return n_in == o.n_in && n_out == o.n_out && adaptive == o.adaptive && kernel == o.kernel &&
-               stride == o.stride && dilation == o.dilation && pad_begin == o.pad_begin &&
-               pad_end == o.pad_end && divisor == o.divisor;
-    }
-};
-
-struct Spec {
-    int32_t family = kAverage;
-    int32_t dtype = kF32;
-    int64_t n = 1, c = 1;
-    int n_spatial = 2;
-    Axis axes[3];
-    double p = 2.0;
-    bool index_i64 = true;
-    int64_t planes_per_index_space = 1;
-    bool column_major = false;
-    int64_t index_modulo = 0;
-
-    bool operator==(const Spec &o) const {
-        if (!(family == o.family && dtype == o.dtype && n == o.n && c == o.c &&
-              n_spatial == o.n_spatial && p == o.p && index_i64 == o.index_i64 &&
-              planes_per_index_space == o.planes_per_index_space &&
-              column_major == o.column_major && index_modulo == o.index_modulo))
-            return false;
-        for (int a = 0; a < n_spatial; a++)
-            if (!(axes[a] == o.axes[a]))
-                return false;
-        return true;
-    }
-};
+using ovpool::PoolSpec;
 
 // A call's threads and work units (the core's Schedule).
 struct Units {
@@ -92,16 +53,12 @@ class Plan {
     virtual void narrow(const float *src, uint16_t *dst, int64_t n, bool bf16) const = 0;
 };
 
-// Bytes of the window tables a plan of `spec` allocates (checked against the
-// memory budget before the plan is built).
-int64_t table_bytes(const Spec &spec);
-
 // The plan of `spec` in the core build chosen for this CPU; throws
 // std::invalid_argument / std::length_error as the core's make_plan does.
-std::shared_ptr<const Plan> make_plan(const Spec &spec);
+std::shared_ptr<const Plan> make_plan(const PoolSpec &spec);
 
-// "baseline" or "x86-64-v3": the core build make_plan uses (OVPOOL_ISA in the
-// environment forces one, as it does for the Python package).
+// "baseline" or "x86-64-v3": the core build make_plan uses (spec.hpp's
+// choose_isa, the rule of the Python package too: OVPOOL_ISA forces one).
 const char *isa_name();
 
 // Run every unit of `plan` on OpenVINO's threads. `op` names the node in

@@ -16,23 +16,23 @@ bool is_index_type(const ov::element::Type &t) {
     return t.is_integral_number() && t.bitwidth() >= 8 && t != ov::element::boolean;
 }
 
-// (N, C, default spatial...) from X's static shape.
-std::vector<int64_t> default_shape(const ov::Node *node, const ov::Shape &x,
-                                   const std::vector<int64_t> &kernel,
-                                   const std::vector<int64_t> &strides,
-                                   const std::vector<int64_t> &pads) {
-    const size_t n = kernel.size();
-    std::vector<int64_t> shape{static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1])};
-    for (size_t a = 0; a < n; a++) {
-        const int64_t size = ovpool::unpool_output_size(static_cast<int64_t>(x[2 + a]), kernel[a],
-                                                        strides[a], pads[a], pads[n + a]);
-        NODE_VALIDATION_CHECK(
-            node, size >= 1 && size <= kMaxElements, "the output size along spatial axis ", a,
-            " would be ", size, " (input ", x[2 + a], ", kernel_shape=", ints_text(kernel),
-            ", strides=", ints_text(strides), ", pads=(", pads[a], ", ", pads[n + a], "))");
-        shape.push_back(size);
+// ONNX MaxUnpool's rules (lower.hpp) on X of `data`'s shape (rank known) and
+// output_shape (empty: the default); a broken rule fails the node.
+ovpool::UnpoolLowered lower_node(const ov::Node *node, const std::vector<int64_t> &kernel,
+                                 const std::vector<int64_t> &strides,
+                                 const std::vector<int64_t> &pads,
+                                 const std::vector<int64_t> &output_shape,
+                                 const ov::PartialShape &data) {
+    int64_t dims[5];
+    const int rank = static_cast<int>(data.size());
+    for (int i = 0; i < rank && i < 5; i++)
+        dims[i] = data[i].is_static() ? data[i].get_length() : -1;
+    try {
+        return ovpool::lower_unpool(kernel, strides, pads, output_shape, rank, dims);
+    } catch (const ovpool::LoweringError &exc) {
+        NODE_VALIDATION_CHECK(node, false, exc.what());
     }
-    return shape;
+    return {};
 }
 
 template <class T>
@@ -82,9 +82,6 @@ void MaxUnpool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, n >= 1 && n <= 3,
                           "the attribute kernel_shape must have 1 to 3 entries, got ",
                           ints_text(m_kernel_shape));
-    const auto kernel = per_axis(this, "kernel_shape", m_kernel_shape, n, 1, 1);
-    const auto strides = per_axis(this, "strides", m_strides, n, 1, 1);
-    const auto pads = per_axis(this, "pads", m_pads, n, 0, 0, 2);
     const ov::PartialShape data = get_input_partial_shape(0);
     const bool rank_known =
         split_nc(this, data, n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
@@ -92,40 +89,40 @@ void MaxUnpool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(
         this, !rank_known || index_shape.rank().is_dynamic() || index_shape.size() == data.size(),
         "I ", shape_text(index_shape), " must have the shape of X ", shape_text(data));
-    std::vector<ov::Dimension> dims{rank_known ? data[0] : ov::Dimension::dynamic(),
-                                    rank_known ? data[1] : ov::Dimension::dynamic()};
+    std::vector<int64_t> output_shape;
+    bool output_known = true;
     if (inputs == 3) {
         const auto shape_type = get_input_element_type(2);
         NODE_VALIDATION_CHECK(this,
                               shape_type.is_dynamic() || shape_type == ov::element::i32 ||
                                   shape_type == ov::element::i64,
                               "output_shape must be i32 or i64, got ", shape_type.get_type_name());
-        std::vector<int64_t> values;
-        if (constant_ints(input_value(2), values)) {
-            NODE_VALIDATION_CHECK(this, values.size() == n + 2, "output_shape must have ", n + 2,
-                                  " entries for ", n, " spatial dims, got ", values.size(), ": ",
-                                  ints_text(values));
-            dims.clear();
-            for (int64_t v : values) {
-                NODE_VALIDATION_CHECK(this, v >= 1 && v <= kMaxElements,
-                                      "output_shape must be >= 1, got ", ints_text(values));
-                dims.emplace_back(v);
-            }
-        } else {
-            dims.resize(n + 2, ov::Dimension::dynamic());
-        }
-    } else if (rank_known && data.is_static()) {
-        const auto shape = default_shape(this, data.to_shape(), kernel, strides, pads);
-        for (size_t a = 0; a < n; a++)
-            dims.emplace_back(shape[2 + a]);
-    } else {
-        dims.resize(n + 2, ov::Dimension::dynamic());
-        for (size_t a = 0; rank_known && a < n; a++)
-            if (data[2 + a].is_static())
-                dims[2 + a] = ovpool::unpool_output_size(data[2 + a].get_length(), kernel[a],
-                                                         strides[a], pads[a], pads[n + a]);
+        const ov::PartialShape shape_shape = get_input_partial_shape(2);
+        NODE_VALIDATION_CHECK(this,
+                              shape_shape.rank().is_dynamic() ||
+                                  (shape_shape.size() == 1 &&
+                                   (shape_shape[0].is_dynamic() ||
+                                    shape_shape[0].get_length() == static_cast<int64_t>(n + 2))),
+                              "output_shape must be 1-D with ", n + 2, " entries for ", n,
+                              " spatial dims, got shape ", shape_text(shape_shape));
+        output_known = constant_ints(input_value(2), output_shape);
     }
-    set_output_type(0, get_input_element_type(0), ov::PartialShape(dims));
+    ov::PartialShape shape = ov::PartialShape::dynamic(static_cast<int64_t>(n + 2));
+    if (rank_known) {
+        const ovpool::UnpoolLowered u =
+            lower_node(this, m_kernel_shape, m_strides, m_pads,
+                       output_known ? output_shape : std::vector<int64_t>(), data);
+        std::vector<ov::Dimension> dims;
+        for (int i = 0; i < u.rank; i++)
+            dims.emplace_back(output_known && u.out_shape[i] >= 0 ? ov::Dimension(u.out_shape[i])
+                                                                  : ov::Dimension::dynamic());
+        if (!output_known) {
+            dims[0] = data[0];
+            dims[1] = data[1];
+        }
+        shape = ov::PartialShape(dims);
+    }
+    set_checked_output(this, 0, get_input_element_type(0), shape);
 }
 
 std::shared_ptr<ov::Node> MaxUnpool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -144,37 +141,37 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     const size_t n = m_kernel_shape.size();
     OPENVINO_ASSERT(x.size() == n + 2, "ovpool ", op, ": X of shape ", x, " for kernel_shape ",
                     ints_text(m_kernel_shape));
+    split_nc(this, ov::PartialShape(x), n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
     OPENVINO_ASSERT(inputs[1].get_shape() == x, "ovpool ", op, ": I must have the shape of X ", x,
                     ", got ", inputs[1].get_shape());
-    const auto kernel = per_axis(this, "kernel_shape", m_kernel_shape, n, 1, 1);
-    const auto strides = per_axis(this, "strides", m_strides, n, 1, 1);
-    const auto pads = per_axis(this, "pads", m_pads, n, 0, 0, 2);
-    const std::vector<int64_t> base = default_shape(this, x, kernel, strides, pads);
-    std::vector<int64_t> full = base;
+    std::vector<int64_t> output_shape;
     if (inputs.size() > 2) {
-        full = tensor_ints(inputs[2]);
-        OPENVINO_ASSERT(full.size() == n + 2, "ovpool ", op, ": output_shape ", ints_text(full),
-                        " must have ", n + 2, " entries");
-        OPENVINO_ASSERT(full[0] == base[0] && full[1] == base[1], "ovpool ", op, ": output_shape ",
-                        ints_text(full), " must keep N and C of X ", x);
-        for (size_t a = 0; a < full.size(); a++)
-            OPENVINO_ASSERT(full[a] >= base[a] && full[a] <= kMaxElements, "ovpool ", op,
-                            ": output_shape ", ints_text(full),
-                            " is smaller than the default shape ", ints_text(base));
+        OPENVINO_ASSERT(inputs[2].get_size() == n + 2, "ovpool ", op, ": output_shape of shape ",
+                        inputs[2].get_shape(), " must have ", n + 2, " entries");
+        output_shape = tensor_ints(inputs[2]);
     }
+    const ovpool::UnpoolLowered u =
+        lower_node(this, m_kernel_shape, m_strides, m_pads, output_shape, ov::PartialShape(x));
+    const std::vector<int64_t> base(u.default_shape, u.default_shape + u.rank);
+    const std::vector<int64_t> full(u.out_shape, u.out_shape + u.rank);
     const std::vector<int64_t> &index_shape = m_indices_relative_to == "output_shape" ? full : base;
-    int64_t space = 1, size = 1;
-    for (size_t a = 0; a < full.size(); a++) {
-        space *= index_shape[a];
-        size *= full[a];
-    }
+    const int64_t space = ovpool::shape_elements(index_shape.data(), static_cast<int>(n + 2));
+    const int64_t size = ovpool::shape_elements(full.data(), static_cast<int>(n + 2));
+    OPENVINO_ASSERT(space >= 0 && size >= 0, "ovpool ", op, ": an output of shape ",
+                    ints_text(full), " is past ovpool's limit of 2^40 elements");
     ov::Shape out_shape;
     for (int64_t d : full)
         out_shape.push_back(static_cast<size_t>(d));
-    shape_output(outputs[0], out_shape);
+    shape_output(outputs[0], out_shape, op);
     const int64_t count = static_cast<int64_t>(inputs[0].get_size());
     check_budget(op, "the indices as int64", 8 * count);
-    std::vector<int64_t> indices = tensor_ints(inputs[1]);
+    std::vector<int64_t> indices;
+    try {
+        indices = tensor_ints(inputs[1]);
+    } catch (const std::bad_alloc &) {
+        OPENVINO_THROW("ovpool ", op, ": cannot allocate ", 8 * count,
+                       " bytes for the indices as int64");
+    }
     for (int64_t i = 0; i < count; i++) {
         const int64_t target = indices[static_cast<size_t>(i)];
         OPENVINO_ASSERT(target >= 0 && target < space, "ovpool ", op, ": the index ", target,
@@ -183,9 +180,9 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
     }
     if (index_shape != full) {
         // positions in the default shape -> the same coordinates in the output
+        std::vector<int64_t> coords(full.size());
         for (auto &target : indices) {
             int64_t rest = target, flat = 0, stride = 1;
-            std::vector<int64_t> coords(full.size());
             for (size_t a = full.size(); a-- > 0;) {
                 coords[a] = rest % index_shape[a];
                 rest /= index_shape[a];

@@ -91,6 +91,14 @@ bool native_shape_deviates(const OvWindowAttrs &w) {
     return (w.auto_pad == "same_upper" || w.auto_pad == "same_lower") && w.rounding_type != "floor";
 }
 
+bool native_takes(const OvWindowAttrs &w) {
+    for (const auto *values : {&w.kernel, &w.strides, &w.dilations, &w.pads_begin, &w.pads_end})
+        for (int64_t v : *values)
+            if (v > ovpool::limits::kNativeLargestWindow)
+                return false;
+    return true;
+}
+
 bool native_avg_deviates(const ov::PartialShape &data, const OvWindowAttrs &w, bool exclude_pad) {
     if (exclude_pad || w.rounding_type == "floor" || w.auto_pad != "explicit")
         return false;

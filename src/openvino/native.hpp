@@ -37,4 +37,9 @@ ov::Output<ov::Node> native_global(const ov::Output<ov::Node> &x, bool max);
 bool native_avg_deviates(const ov::PartialShape &data, const OvWindowAttrs &w, bool exclude_pad);
 bool native_shape_deviates(const OvWindowAttrs &w);
 
+// Whether native OpenVINO takes these window numbers: every kernel, stride,
+// dilation and pad at most spec.hpp's kNativeLargestWindow (why: there).
+// Larger numbers stay on ovpool's ops whatever the policy.
+bool native_takes(const OvWindowAttrs &w);
+
 }  // namespace ovpool_openvino

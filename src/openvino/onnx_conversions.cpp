@@ -48,6 +48,14 @@ int64_t int_attr(const Context &node, const std::string &name, int64_t fallback)
     OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(), " is not an int");
 }
 
+// An ONNX flag (ceil_mode, count_include_pad): 0 or 1, as ovpool.ops takes it.
+bool flag_attr(const Context &node, const std::string &name) {
+    const int64_t value = int_attr(node, name, 0);
+    OPENVINO_ASSERT(value == 0 || value == 1, "ovpool: the ONNX attribute ", name, " of ",
+                    node.get_name(), " must be 0 or 1, got ", value);
+    return value == 1;
+}
+
 double number_attr(const Context &node, const std::string &name, double fallback) {
     // LpPool-1 wrote p as a float, later versions as an int
     const ov::Any value = node.get_attribute_as_any(name);
@@ -72,7 +80,7 @@ OnnxWindowAttrs window_attrs(const Context &node) {
     const ov::Any auto_pad = node.get_attribute_as_any("auto_pad");
     if (!auto_pad.empty() && auto_pad.is<std::string>() && !auto_pad.as<std::string>().empty())
         w.auto_pad = auto_pad.as<std::string>();
-    w.ceil_mode = int_attr(node, "ceil_mode", 0) != 0;
+    w.ceil_mode = flag_attr(node, "ceil_mode");
     return w;
 }
 
@@ -98,10 +106,10 @@ OvWindowAttrs ov_window(const OnnxWindowAttrs &w) {
 ov::OutputVector average_pool(const Context &node) {
     const auto x = node.get_input(0);
     const OnnxWindowAttrs w = window_attrs(node);
-    const bool include = int_attr(node, "count_include_pad", 0) != 0;
+    const bool include = flag_attr(node, "count_include_pad");
     auto pool = std::make_shared<OnnxAveragePool>(ov::OutputVector{x}, w, include);  // validates
     const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll ||
+    if (conversion_policy() == Policy::kAll || !native_takes(o) ||
         native_avg_deviates(x.get_partial_shape(), o, !include) || native_shape_deviates(o))
         return pool->outputs();
     return {native_avg_pool(x, o, !include)};
@@ -113,7 +121,7 @@ ov::OutputVector max_pool(const Context &node) {
     auto pool =
         std::make_shared<OnnxMaxPool>(ov::OutputVector{x}, w, int_attr(node, "storage_order", 0));
     const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll || native_shape_deviates(o))
+    if (conversion_policy() == Policy::kAll || !native_takes(o) || native_shape_deviates(o))
         return pool->outputs();
     // the values natively; the indices, when the graph reads them, from
     // ovpool's op (native OpenVINO computes them single-threaded, ignoring

@@ -12,51 +12,19 @@
 namespace ovpool_openvino {
 namespace {
 
-struct OnnxResolved {
-    std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end;
-    FixedGeometry geometry;
-};
-
-OnnxResolved resolve(const ov::Node *node, const OnnxWindowAttrs &w, const ov::PartialShape &data) {
-    OnnxResolved r;
-    const size_t n = w.kernel_shape.size();
-    NODE_VALIDATION_CHECK(node, n >= 1 && n <= 3,
-                          "the attribute kernel_shape must have 1 to 3 entries, got ",
-                          ints_text(w.kernel_shape));
-    r.kernel = per_axis(node, "kernel_shape", w.kernel_shape, n, 1, 1);
-    r.strides = per_axis(node, "strides", w.strides, n, 1, 1);
-    r.dilations = per_axis(node, "dilations", w.dilations, n, 1, 1);
-    const std::vector<int64_t> pads = per_axis(node, "pads", w.pads, n, 0, 0, 2);
-    r.pads_begin.assign(pads.begin(), pads.begin() + static_cast<ptrdiff_t>(n));
-    r.pads_end.assign(pads.begin() + static_cast<ptrdiff_t>(n), pads.end());
-    const std::string auto_pad =
-        choose(node, "auto_pad", w.auto_pad, {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
-    ovpool::AutoPad mode = ovpool::AutoPad::explicit_pads;
-    if (auto_pad == "SAME_UPPER")
-        mode = ovpool::AutoPad::same_upper;
-    else if (auto_pad == "SAME_LOWER")
-        mode = ovpool::AutoPad::same_lower;
-    else if (auto_pad == "VALID")
-        mode = ovpool::AutoPad::valid;
-    if (mode != ovpool::AutoPad::explicit_pads)
-        for (int64_t p : pads)
-            NODE_VALIDATION_CHECK(node, p == 0, "pads=", ints_text(pads),
-                                  " cannot be combined with auto_pad='", auto_pad, "'");
-    split_nc(node, data, n, "kernel_shape=" + ints_text(w.kernel_shape), "X");
-    r.geometry =
-        fixed_geometry(node, data, r.kernel, r.strides, r.dilations, r.pads_begin, r.pads_end, mode,
-                       w.ceil_mode ? ovpool::Rounding::ceil_torch : ovpool::Rounding::floor);
-    return r;
-}
-
-void refuse_empty(const ov::Node *node, const OnnxResolved &r) {
-    if (r.geometry.is_static)
-        NODE_VALIDATION_CHECK(
-            node, !has_empty_window(r.geometry),
-            "some window lies entirely in the padding (pads_begin=", ints_text(r.pads_begin),
-            ", pads_end=", ints_text(r.pads_end), ", kernel_shape=", ints_text(r.kernel),
-            ", dilations=", ints_text(r.dilations),
-            "); pads must be smaller than the dilated kernel");
+// The window attributes as the core's lowering takes them (auto_pad parsed:
+// a bad spelling throws the lowering's error).
+ovpool::PoolAttrs lowering_attrs(const OnnxWindowAttrs &w, ovpool::Family family) {
+    ovpool::PoolAttrs a;
+    a.semantics = ovpool::Semantics::onnx;
+    a.family = family;
+    a.kernel = w.kernel_shape;
+    a.strides = w.strides;
+    a.dilations = w.dilations;
+    a.pads = w.pads;
+    a.auto_pad = ovpool::parse_auto_pad(w.auto_pad);
+    a.rounding = w.ceil_mode ? ovpool::Rounding::ceil_torch : ovpool::Rounding::floor;
+    return a;
 }
 
 void visit_window(ov::AttributeVisitor &visitor, OnnxWindowAttrs &w) {
@@ -66,25 +34,6 @@ void visit_window(ov::AttributeVisitor &visitor, OnnxWindowAttrs &w) {
     visitor.on_attribute("dilations", w.dilations);
     visitor.on_attribute("auto_pad", w.auto_pad);
     visitor.on_attribute("ceil_mode", w.ceil_mode);
-}
-
-// The spec of a fixed-window ONNX pool on a static input, and its output shape.
-Spec onnx_spec(int32_t family, const ov::Tensor &x, const OnnxResolved &r, int32_t divisor,
-               ov::Shape &out_shape) {
-    const ov::Shape data = x.get_shape();
-    Spec spec = base_spec(family, x.get_element_type(), data);
-    out_shape = ov::Shape{data[0], data[1]};
-    for (int a = 0; a < spec.n_spatial; a++) {
-        spec.axes[a] = r.geometry.axes[static_cast<size_t>(a)];
-        spec.axes[a].divisor = divisor;
-        out_shape.push_back(static_cast<size_t>(spec.axes[a].n_out));
-    }
-    return spec;
-}
-
-void check_p(const ov::Node *node, double p) {
-    NODE_VALIDATION_CHECK(node, std::isfinite(p) && p > 0, "attribute p=", p,
-                          " must be a positive finite number");
 }
 
 bool float_data(const ov::Node *node) {
@@ -118,14 +67,16 @@ bool OnnxAveragePool::visit_attributes(ov::AttributeVisitor &visitor) {
     return true;
 }
 
+ovpool::PoolAttrs OnnxAveragePool::attrs() const {
+    ovpool::PoolAttrs a = lowering_attrs(m_window, ovpool::Family::average);
+    a.count_pads = m_count_include_pad;
+    return a;
+}
+
 void OnnxAveragePool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 1, "takes 1 input, got ", get_input_size());
     require_type(this, get_input_element_type(0), false, "X");
-    const ov::PartialShape data = get_input_partial_shape(0);
-    const OnnxResolved r = resolve(this, m_window, data);
-    if (!m_count_include_pad)
-        refuse_empty(this, r);
-    set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
+    infer_pool([this] { return attrs(); }, m_window.kernel_shape.size());
 }
 
 std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(
@@ -138,15 +89,7 @@ bool OnnxAveragePool::has_evaluate() const {
 }
 
 bool OnnxAveragePool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
-    const OnnxResolved r = resolve(this, m_window, ov::PartialShape(inputs[0].get_shape()));
-    if (!m_count_include_pad)
-        refuse_empty(this, r);
-    ov::Shape out_shape;
-    const Spec spec =
-        onnx_spec(kAverage, inputs[0], r, m_count_include_pad ? kDeclaredPads : kTaps, out_shape);
-    shape_output(outputs[0], out_shape);
-    run(spec, inputs[0], outputs[0], nullptr);
-    return true;
+    return evaluate_pool([this] { return attrs(); }, outputs, inputs);
 }
 
 // --- OnnxMaxPool -----------------------------------------------------------
@@ -166,17 +109,16 @@ bool OnnxMaxPool::visit_attributes(ov::AttributeVisitor &visitor) {
     return true;
 }
 
+ovpool::PoolAttrs OnnxMaxPool::attrs() const {
+    ovpool::PoolAttrs a = lowering_attrs(m_window, ovpool::Family::argmax);
+    a.storage_order = m_storage_order;
+    return a;
+}
+
 void OnnxMaxPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 1, "takes 1 input, got ", get_input_size());
     require_type(this, get_input_element_type(0), true, "X");
-    NODE_VALIDATION_CHECK(this, m_storage_order == 0 || m_storage_order == 1,
-                          "storage_order must be 0 or 1, got ", m_storage_order);
-    const ov::PartialShape data = get_input_partial_shape(0);
-    const OnnxResolved r = resolve(this, m_window, data);
-    refuse_empty(this, r);
-    const ov::PartialShape shape = pool_shape(data, r.geometry);
-    set_output_type(0, get_input_element_type(0), shape);
-    set_output_type(1, ov::element::i64, shape);
+    infer_pool([this] { return attrs(); }, m_window.kernel_shape.size(), ov::element::i64);
 }
 
 std::shared_ptr<ov::Node> OnnxMaxPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -189,29 +131,7 @@ bool OnnxMaxPool::has_evaluate() const {
 }
 
 bool OnnxMaxPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
-    const OnnxResolved r = resolve(this, m_window, ov::PartialShape(inputs[0].get_shape()));
-    refuse_empty(this, r);
-    const bool with_indices = outputs.size() > 1 && output_read(1);
-    ov::Shape out_shape;
-    Spec spec = onnx_spec(with_indices ? kArgmax : kMax, inputs[0], r, kTaps, out_shape);
-    shape_output(outputs[0], out_shape);
-    if (!with_indices) {
-        run(spec, inputs[0], outputs[0], nullptr);
-        return true;
-    }
-    shape_output(outputs[1], out_shape);
-    const auto index_type = outputs[1].get_element_type();
-    OPENVINO_ASSERT(index_type == ov::element::i32 || index_type == ov::element::i64,
-                    "ovpool OnnxMaxPool: indices of type ", index_type.get_type_name());
-    spec.index_i64 = index_type == ov::element::i64;
-    spec.planes_per_index_space = std::max<int64_t>(1, spec.n * spec.c);
-    spec.column_major = m_storage_order == 1;
-    if (!spec.index_i64)
-        OPENVINO_ASSERT(static_cast<int64_t>(inputs[0].get_size()) <= INT32_MAX,
-                        "ovpool OnnxMaxPool: indices up to ", inputs[0].get_size() - 1,
-                        " do not fit in the int32 the plugin allocated");
-    run(spec, inputs[0], outputs[0], &outputs[1]);
-    return true;
+    return evaluate_pool([this] { return attrs(); }, outputs, inputs);
 }
 
 // --- LpPool ----------------------------------------------------------------
@@ -230,13 +150,16 @@ bool LpPool::visit_attributes(ov::AttributeVisitor &visitor) {
     return true;
 }
 
+ovpool::PoolAttrs LpPool::attrs() const {
+    ovpool::PoolAttrs a = lowering_attrs(m_window, ovpool::Family::lp);
+    a.p = m_p;
+    return a;
+}
+
 void LpPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 1, "takes 1 input, got ", get_input_size());
     require_type(this, get_input_element_type(0), false, "X");
-    check_p(this, m_p);
-    const ov::PartialShape data = get_input_partial_shape(0);
-    const OnnxResolved r = resolve(this, m_window, data);
-    set_output_type(0, get_input_element_type(0), pool_shape(data, r.geometry));
+    infer_pool([this] { return attrs(); }, m_window.kernel_shape.size());
 }
 
 std::shared_ptr<ov::Node> LpPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -248,13 +171,7 @@ bool LpPool::has_evaluate() const {
 }
 
 bool LpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
-    const OnnxResolved r = resolve(this, m_window, ov::PartialShape(inputs[0].get_shape()));
-    ov::Shape out_shape;
-    Spec spec = onnx_spec(kLp, inputs[0], r, kTaps, out_shape);
-    spec.p = m_p;
-    shape_output(outputs[0], out_shape);
-    run(spec, inputs[0], outputs[0], nullptr);
-    return true;
+    return evaluate_pool([this] { return attrs(); }, outputs, inputs);
 }
 
 // --- GlobalLpPool ----------------------------------------------------------
@@ -268,22 +185,19 @@ bool GlobalLpPool::visit_attributes(ov::AttributeVisitor &visitor) {
     return true;
 }
 
+ovpool::PoolAttrs GlobalLpPool::attrs() const {
+    ovpool::PoolAttrs a;
+    a.semantics = ovpool::Semantics::onnx;
+    a.family = ovpool::Family::lp;
+    a.adaptive = true;  // one bin per axis: the whole plane
+    a.p = m_p;
+    return a;
+}
+
 void GlobalLpPool::validate_and_infer_types() {
     NODE_VALIDATION_CHECK(this, get_input_size() == 1, "takes 1 input, got ", get_input_size());
     require_type(this, get_input_element_type(0), false, "X");
-    check_p(this, m_p);
-    const ov::PartialShape data = get_input_partial_shape(0);
-    if (!split_nc(this, data, 0, "", "X")) {
-        set_output_type(0, get_input_element_type(0), ov::PartialShape::dynamic());
-        return;
-    }
-    std::vector<ov::Dimension> dims{data[0], data[1]};
-    for (size_t a = 2; a < data.size(); a++) {
-        NODE_VALIDATION_CHECK(this, data[a].is_dynamic() || data[a].get_length() >= 1,
-                              "spatial dims must be non-empty, got ", shape_text(data));
-        dims.emplace_back(1);
-    }
-    set_output_type(0, get_input_element_type(0), ov::PartialShape(dims));
+    infer_pool([this] { return attrs(); }, 0);
 }
 
 std::shared_ptr<ov::Node> GlobalLpPool::clone_with_new_inputs(const ov::OutputVector &args) const {
@@ -295,21 +209,7 @@ bool GlobalLpPool::has_evaluate() const {
 }
 
 bool GlobalLpPool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
-    const ov::Shape data = inputs[0].get_shape();
-    Spec spec = base_spec(kLp, inputs[0].get_element_type(), data);
-    spec.p = m_p;
-    ov::Shape out_shape{data[0], data[1]};
-    for (int a = 0; a < spec.n_spatial; a++) {
-        OPENVINO_ASSERT(data[2 + a] >= 1,
-                        "ovpool GlobalLpPool: spatial dims must be non-empty, got ", data);
-        spec.axes[a].adaptive = true;
-        spec.axes[a].n_in = static_cast<int64_t>(data[2 + a]);
-        spec.axes[a].n_out = 1;
-        out_shape.push_back(1);
-    }
-    shape_output(outputs[0], out_shape);
-    run(spec, inputs[0], outputs[0], nullptr);
-    return true;
+    return evaluate_pool([this] { return attrs(); }, outputs, inputs);
 }
 
 }  // namespace ovpool_openvino

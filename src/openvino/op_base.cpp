@@ -19,19 +19,41 @@ std::string PoolOp::label() const {
     return std::string(get_type_info().name) + " (" + get_friendly_name() + ")";
 }
 
-std::shared_ptr<const Plan> PoolOp::plan_for(const Spec &spec) const {
+namespace {
+
+bool same_axis(const ovpool::AxisSpec &a, const ovpool::AxisSpec &b) {
+    return a.n_in == b.n_in && a.n_out == b.n_out && a.adaptive == b.adaptive &&
+           a.kernel == b.kernel && a.stride == b.stride && a.dilation == b.dilation &&
+           a.pad_begin == b.pad_begin && a.pad_end == b.pad_end && a.divisor == b.divisor;
+}
+
+bool same_spec(const PoolSpec &a, const PoolSpec &b) {
+    if (!(a.family == b.family && a.dtype == b.dtype && a.n == b.n && a.c == b.c &&
+          a.n_spatial == b.n_spatial && a.p == b.p && a.index_type == b.index_type &&
+          a.planes_per_index_space == b.planes_per_index_space &&
+          a.column_major == b.column_major && a.index_modulo == b.index_modulo))
+        return false;
+    for (int s = 0; s < a.n_spatial; s++)
+        if (!same_axis(a.axes[s], b.axes[s]))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const Plan> PoolOp::plan_for(const PoolSpec &spec) const {
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         for (const auto &entry : m_plans)
-            if (entry.first == spec)
+            if (same_spec(entry.first, spec))
                 return entry.second;
     }
     // built outside the lock: a large plan takes milliseconds, and two
     // streams building the same one only waste a little work
-    check_budget(label(), "the window tables", table_bytes(spec));
+    check_budget(label(), "the window tables", ovpool::window_table_bytes(spec));
     std::shared_ptr<const Plan> plan;
     try {
-        plan = make_plan(spec);
+        plan = ovpool_openvino::make_plan(spec);
     } catch (const std::bad_alloc &) {
         OPENVINO_THROW("ovpool ", label(), ": cannot allocate the window tables");
     } catch (const std::exception &exc) {
@@ -54,7 +76,7 @@ bool PoolOp::output_read(size_t port) const {
     return read == 1;
 }
 
-void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out,
+void PoolOp::run(const PoolSpec &spec, const ov::Tensor &x, ov::Tensor &out,
                  ov::Tensor *indices) const {
     const auto plan = plan_for(spec);
     void *index_data = indices != nullptr ? indices->data() : nullptr;
@@ -67,11 +89,81 @@ void PoolOp::run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out,
     const int64_t n_in = static_cast<int64_t>(x.get_size()),
                   n_out = static_cast<int64_t>(out.get_size());
     check_budget(label(), "a float32 copy of the 16-bit input and output", 4 * (n_in + n_out));
-    std::vector<float> wide_in(static_cast<size_t>(n_in)), wide_out(static_cast<size_t>(n_out));
-    const bool bf16 = spec.dtype == kBF16;
+    std::vector<float> wide_in, wide_out;
+    try {
+        wide_in.resize(static_cast<size_t>(n_in));
+        wide_out.resize(static_cast<size_t>(n_out));
+    } catch (const std::bad_alloc &) {
+        OPENVINO_THROW("ovpool ", label(), ": cannot allocate ", 4 * (n_in + n_out),
+                       " bytes for a float32 copy of the 16-bit input and output");
+    }
+    const bool bf16 = spec.dtype == ovpool::DType::bf16;
     plan->widen(static_cast<const uint16_t *>(x.data()), wide_in.data(), n_in, bf16);
     run_plan(*plan, wide_in.data(), wide_out.data(), index_data, label());
     plan->narrow(wide_out.data(), static_cast<uint16_t *>(out.data()), n_out, bf16);
+}
+
+void PoolOp::infer_pool(const std::function<ovpool::PoolAttrs()> &attrs, size_t n_spatial,
+                        const ov::element::Type &index_type) {
+    const ov::PartialShape data = get_input_partial_shape(0);
+    const ov::element::Type type = get_input_element_type(0);
+    ovpool::PoolAttrs a;
+    try {
+        a = attrs();
+    } catch (const ovpool::LoweringError &exc) {
+        NODE_VALIDATION_CHECK(this, false, exc.what());
+    }
+    ov::PartialShape shape = ov::PartialShape::dynamic(
+        n_spatial > 0 ? static_cast<int64_t>(n_spatial) + 2 : ov::Rank::dynamic());
+    if (split_nc(this, data, n_spatial, source_text(a), role_name(a)))
+        shape = lowered_shape(lower_node(this, a, data, type));
+    set_checked_output(this, 0, type, shape);
+    if (index_type.is_static())
+        set_checked_output(this, 1, index_type, shape);
+}
+
+bool PoolOp::evaluate_pool(const std::function<ovpool::PoolAttrs()> &attrs,
+                           ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
+    ovpool::PoolAttrs a;
+    try {
+        a = attrs();
+    } catch (const ovpool::LoweringError &exc) {
+        OPENVINO_THROW("ovpool ", label(), ": ", exc.what());
+    }
+    // a max pool's indices cost many times its values: computed only when a
+    // consumer reads them, in the element type OpenVINO allocated (the CPU
+    // plugin may narrow i64)
+    const bool with_indices =
+        a.family == ovpool::Family::argmax && outputs.size() > 1 && output_read(1);
+    if (a.family == ovpool::Family::argmax && !with_indices)
+        a.family = ovpool::Family::max;
+    if (with_indices) {
+        const auto t = outputs[1].get_element_type();
+        OPENVINO_ASSERT(t == ov::element::i32 || t == ov::element::i64, "ovpool ", label(),
+                        ": indices of type ", t.get_type_name());
+        a.index_type = t == ov::element::i64 ? ovpool::IndexType::i64 : ovpool::IndexType::i32;
+    }
+    const ov::Shape data = inputs[0].get_shape();
+    split_nc(this, ov::PartialShape(data), 0, "", role_name(a));
+    const ovpool::Lowered lowered =
+        lower_node(this, a, ov::PartialShape(data), inputs[0].get_element_type());
+    const ov::Shape out_shape(lowered.out_shape, lowered.out_shape + lowered.rank);
+    shape_output(outputs[0], out_shape, label());
+    if (with_indices)
+        shape_output(outputs[1], out_shape, label());
+    run(lowered.spec, inputs[0], outputs[0], with_indices ? &outputs[1] : nullptr);
+    return true;
+}
+
+std::string PoolOp::source_text(const ovpool::PoolAttrs &a) {
+    if (a.adaptive)
+        return a.output_size.empty() ? "" : "output_size=" + ints_text(a.output_size);
+    return (a.semantics == ovpool::Semantics::onnx ? "kernel_shape=" : "kernel=") +
+           ints_text(a.kernel);
+}
+
+std::string PoolOp::role_name(const ovpool::PoolAttrs &a) {
+    return a.semantics == ovpool::Semantics::onnx && !a.adaptive ? "X" : "data";
 }
 
 // ---------------------------------------------------------------------------
@@ -87,20 +179,22 @@ bool is_max_type(const ov::element::Type &t) {
     return is_float_type(t) || t == ov::element::i8 || t == ov::element::u8;
 }
 
-int32_t dtype_code(const ov::element::Type &t) {
+bool dtype_of(const ov::element::Type &t, ovpool::DType &dtype) {
     if (t == ov::element::f32)
-        return kF32;
-    if (t == ov::element::f64)
-        return kF64;
-    if (t == ov::element::f16)
-        return kF16;
-    if (t == ov::element::bf16)
-        return kBF16;
-    if (t == ov::element::i8)
-        return kI8;
-    if (t == ov::element::u8)
-        return kU8;
-    return -1;
+        dtype = ovpool::DType::f32;
+    else if (t == ov::element::f64)
+        dtype = ovpool::DType::f64;
+    else if (t == ov::element::f16)
+        dtype = ovpool::DType::f16;
+    else if (t == ov::element::bf16)
+        dtype = ovpool::DType::bf16;
+    else if (t == ov::element::i8)
+        dtype = ovpool::DType::i8;
+    else if (t == ov::element::u8)
+        dtype = ovpool::DType::u8;
+    else
+        return false;
+    return true;
 }
 
 void require_type(const ov::Node *node, const ov::element::Type &t, bool max_types,
@@ -135,23 +229,6 @@ std::string ints_text(const std::vector<int64_t> &values) {
         s << (i ? ", " : "") << values[i];
     s << "]";
     return s.str();
-}
-
-std::vector<int64_t> per_axis(const ov::Node *node, const std::string &name,
-                              const std::vector<int64_t> &values, size_t n, int64_t fill,
-                              int64_t minimum, size_t per) {
-    if (values.empty())
-        return std::vector<int64_t>(n * per, fill);
-    NODE_VALIDATION_CHECK(node, values.size() == n * per, "attribute ", name, "=",
-                          ints_text(values), " must have ", n * per, " entries for ", n,
-                          " spatial dims");
-    for (int64_t v : values) {
-        NODE_VALIDATION_CHECK(node, v >= minimum, "attribute ", name, "=", ints_text(values),
-                              ": every entry must be >= ", minimum);
-        NODE_VALIDATION_CHECK(node, v <= kMaxElements, "attribute ", name, "=", ints_text(values),
-                              " is absurdly large");
-    }
-    return values;
 }
 
 std::string choose(const ov::Node *node, const std::string &name, const std::string &value,
@@ -190,89 +267,96 @@ bool split_nc(const ov::Node *node, const ov::PartialShape &data, size_t n_spati
     NODE_VALIDATION_CHECK(node, n_spatial == 0 || rank - 2 == n_spatial, source, " gives ",
                           n_spatial, " spatial dims but the ", role, " input has shape ",
                           shape_text(data), " (", rank - 2, " spatial dims)");
+    check_elements(node, "the " + role + " input", data, node->get_input_element_type(0));
     return true;
+}
+
+namespace {
+
+std::string node_label(const ov::Node *node) {
+    return std::string(node->get_type_info().name) + " (" + node->get_friendly_name() + ")";
+}
+
+// The product of the known dims of a shape, in floating point: for messages
+// about shapes whose element count passes 2^63.
+double known_elements(const ov::PartialShape &shape) {
+    double product = 1;
+    for (size_t i = 0; i < shape.size(); i++)
+        if (shape[i].is_static())
+            product *= static_cast<double>(shape[i].get_length());
+    return product;
+}
+
+}  // namespace
+
+void check_elements(const ov::Node *node, const std::string &what, const ov::PartialShape &shape,
+                    const ov::element::Type &type) {
+    if (shape.rank().is_dynamic())
+        return;
+    std::vector<int64_t> known;
+    for (size_t i = 0; i < shape.size(); i++) {
+        if (shape[i].is_dynamic())
+            continue;
+        const int64_t d = shape[i].get_length();
+        NODE_VALIDATION_CHECK(node, d <= kMaxElements, what, " ", shape_text(shape), " has dim ", i,
+                              " = ", d, ", more than ovpool's limit of 2^40 (", kMaxElements, ")");
+        known.push_back(d);
+    }
+    if (ovpool::shape_elements(known.data(), static_cast<int>(known.size())) >= 0)
+        return;
+    const double elements = known_elements(shape);
+    std::ostringstream bytes;
+    if (type.is_static() && type.size() > 0)
+        bytes << " (" << elements * static_cast<double>(type.size()) << " bytes of "
+              << type.get_type_name() << ")";
+    NODE_VALIDATION_CHECK(node, false, what, " ", shape_text(shape), " would hold ", elements,
+                          " elements", bytes.str(), ", more than ovpool's limit of 2^40 (",
+                          kMaxElements, ") elements");
+}
+
+void set_checked_output(ov::Node *node, size_t port, const ov::element::Type &type,
+                        const ov::PartialShape &shape) {
+    const std::string what = "output " + std::to_string(port);
+    check_elements(node, what, shape, type);
+    if (shape.is_static() && type.is_static()) {
+        const int64_t elements = static_cast<int64_t>(ov::shape_size(shape.to_shape()));
+        check_budget(node_label(node),
+                     what + " " + shape_text(shape) + " of " + type.get_type_name(),
+                     elements * static_cast<int64_t>(type.size()));
+    }
+    node->set_output_type(port, type, shape);
 }
 
 // ---------------------------------------------------------------------------
 // Geometry
 // ---------------------------------------------------------------------------
 
-FixedGeometry fixed_geometry(const ov::Node *node, const ov::PartialShape &data,
-                             const std::vector<int64_t> &kernel,
-                             const std::vector<int64_t> &strides,
-                             const std::vector<int64_t> &dilations,
-                             const std::vector<int64_t> &pads_begin,
-                             const std::vector<int64_t> &pads_end, ovpool::AutoPad auto_pad,
-                             ovpool::Rounding rounding) {
-    FixedGeometry g;
-    g.n = kernel.size();
-    g.rank_known = data.rank().is_static();
-    g.is_static = g.rank_known;
-    for (size_t a = 0; a < g.n; a++) {
-        const int64_t ek = (kernel[a] - 1) * dilations[a] + 1;
-        NODE_VALIDATION_CHECK(node, kernel[a] <= 4 * kMaxElements / dilations[a],
-                              "the dilated kernel (", kernel[a], " taps, dilation ", dilations[a],
-                              ") is absurdly large");
-        if (!g.rank_known || data[2 + a].is_dynamic()) {
-            g.is_static = false;
-            g.out.emplace_back(ov::Dimension::dynamic());
-            continue;
-        }
-        const int64_t n_in = data[2 + a].get_length();
-        const ovpool::AxisSize size =
-            ovpool::axis_output_size(n_in, kernel[a], strides[a], dilations[a], pads_begin[a],
-                                     pads_end[a], auto_pad, rounding);
-        NODE_VALIDATION_CHECK(node, size.n_out >= 1, "the window does not fit along spatial axis ",
-                              a, ": input size ", n_in, " with pads (", size.pad_begin, ", ",
-                              size.pad_end, ") is smaller than the dilated kernel ", ek,
-                              " (kernel=", ints_text(kernel), ", dilations=", ints_text(dilations),
-                              ")");
-        NODE_VALIDATION_CHECK(node, size.n_out <= kMaxElements, "the output size ", size.n_out,
-                              " along spatial axis ", a, " is absurdly large");
-        g.out.emplace_back(size.n_out);
-        Axis axis;
-        axis.n_in = n_in;
-        axis.n_out = size.n_out;
-        axis.kernel = kernel[a];
-        axis.stride = strides[a];
-        axis.dilation = dilations[a];
-        axis.pad_begin = size.pad_begin;
-        axis.pad_end = size.pad_end;
-        g.axes.push_back(axis);
+ovpool::Lowered lower_node(const ov::Node *node, const ovpool::PoolAttrs &attrs,
+                           const ov::PartialShape &data, const ov::element::Type &type) {
+    int64_t dims[5];
+    const int rank = static_cast<int>(data.size());
+    for (int i = 0; i < rank && i < 5; i++)
+        dims[i] = data[i].is_static() ? data[i].get_length() : -1;
+    ovpool::DType dtype = ovpool::DType::f32;
+    if (type.is_static())
+        dtype_of(type, dtype);
+    try {
+        return ovpool::lower(attrs, dtype, rank, dims);
+    } catch (const ovpool::LoweringError &exc) {
+        NODE_VALIDATION_CHECK(node, false, exc.what());
     }
-    return g;
+    return {};
 }
 
-bool has_empty_window(const FixedGeometry &g) {
-    for (const Axis &a : g.axes) {
-        ovpool::AxisSpec spec;
-        spec.n_in = a.n_in;
-        spec.n_out = a.n_out;
-        spec.kernel = a.kernel;
-        spec.stride = a.stride;
-        spec.dilation = a.dilation;
-        spec.pad_begin = a.pad_begin;
-        spec.pad_end = a.pad_end;
-        if (ovpool::fixed_windows(spec).any_empty())
-            return true;
-    }
-    return false;
-}
-
-ov::PartialShape pool_shape(const ov::PartialShape &data, const FixedGeometry &g) {
+ov::PartialShape lowered_shape(const ovpool::Lowered &lowered) {
     std::vector<ov::Dimension> dims;
-    if (g.rank_known) {
-        dims.push_back(data[0]);
-        dims.push_back(data[1]);
-    } else {
-        dims.emplace_back(ov::Dimension::dynamic());
-        dims.emplace_back(ov::Dimension::dynamic());
-    }
-    dims.insert(dims.end(), g.out.begin(), g.out.end());
+    for (int i = 0; i < lowered.rank; i++)
+        dims.emplace_back(lowered.out_shape[i] >= 0 ? ov::Dimension(lowered.out_shape[i])
+                                                    : ov::Dimension::dynamic());
     return ov::PartialShape(dims);
 }
 
-bool constant_ints(const ov::Output<ov::Node> &value, std::vector<int64_t> &out) {
+bool constant_ints(const ov::Output<ov::Node> &value, std::vector<int64_t> &out, size_t max_count) {
     auto node = value.get_node_shared_ptr();
     if (auto convert = ov::as_type_ptr<ov::op::v0::Convert>(node)) {
         if (!convert->get_destination_type().is_integral_number())
@@ -280,7 +364,8 @@ bool constant_ints(const ov::Output<ov::Node> &value, std::vector<int64_t> &out)
         node = convert->input_value(0).get_node_shared_ptr();
     }
     auto constant = ov::as_type_ptr<ov::op::v0::Constant>(node);
-    if (!constant || !constant->get_element_type().is_integral_number())
+    if (!constant || !constant->get_element_type().is_integral_number() ||
+        ov::shape_size(constant->get_shape()) > max_count)
         return false;
     out = constant->cast_vector<int64_t>();
     return true;
@@ -310,21 +395,22 @@ std::vector<int64_t> tensor_ints(const ov::Tensor &tensor) {
     OPENVINO_THROW("ovpool: expected an integer tensor, got ", type.get_type_name());
 }
 
-Spec base_spec(int32_t family, const ov::element::Type &type, const ov::Shape &data) {
-    Spec spec;
-    spec.family = family;
-    spec.dtype = dtype_code(type);
-    OPENVINO_ASSERT(spec.dtype >= 0, "ovpool: no kernel for ", type.get_type_name(), " data");
-    OPENVINO_ASSERT(data.size() >= 3 && data.size() <= 5, "ovpool: data of rank ", data.size());
-    spec.n = static_cast<int64_t>(data[0]);
-    spec.c = static_cast<int64_t>(data[1]);
-    spec.n_spatial = static_cast<int>(data.size()) - 2;
-    return spec;
-}
-
-void shape_output(ov::Tensor &tensor, const ov::Shape &shape) {
-    if (tensor.get_shape() != shape)
+void shape_output(ov::Tensor &tensor, const ov::Shape &shape, const std::string &op) {
+    if (tensor.get_shape() == shape)
+        return;
+    // (the shapes evaluate computes are within 2^40 per dim)
+    const std::vector<int64_t> dims(shape.begin(), shape.end());
+    const int64_t elements = ovpool::shape_elements(dims.data(), static_cast<int>(dims.size()));
+    OPENVINO_ASSERT(elements >= 0, "ovpool ", op, ": an output of shape ", shape,
+                    " is past ovpool's limit of 2^40 (", kMaxElements, ") elements");
+    const int64_t bytes = elements * static_cast<int64_t>(tensor.get_element_type().size());
+    check_budget(op, "an output of shape " + shape_text(ov::PartialShape(shape)), bytes);
+    try {
         tensor.set_shape(shape);
+    } catch (const std::bad_alloc &) {
+        OPENVINO_THROW("ovpool ", op, ": cannot allocate ", bytes, " bytes for an output of shape ",
+                       shape);
+    }
 }
 
 }  // namespace ovpool_openvino

@@ -9,14 +9,15 @@
 //   LpPool, GlobalLpPool                                   LpPool-22, GlobalLpPool-22
 //   MaxUnpool                          max_unpool.cpp      ONNX MaxUnpool-22
 //
-// Shape inference uses the kernel core's window arithmetic (plan.hpp:
-// axis_output_size, the adaptive bins, unpool_output_size) through
-// geometry.hpp; evaluate describes the call as a Spec, takes its plan from
-// the node's cache (one plan per input shape, built once, shared by every
-// stream) and runs it on OpenVINO's threads (kernel.hpp).
+// Each op reads its attributes into the kernel core's PoolAttrs; the core
+// lowers them (lower.hpp: every rule of the op, ONNX's or OpenVINO's) into
+// the output shapes at shape inference and into a PoolSpec at evaluate,
+// whose plan comes from the node's cache (one plan per input shape, built
+// once, shared by every stream) and runs on OpenVINO's threads (kernel.hpp).
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,7 @@
 
 #include "kernel.hpp"
 #include "openvino/op/op.hpp"
+#include "ovpool/lower.hpp"
 
 namespace ovpool_openvino {
 
@@ -35,22 +37,37 @@ class PoolOp : public ov::op::Op {
     explicit PoolOp(const ov::OutputVector &args) : ov::op::Op(args) {}
 
   protected:
+    // Shape inference of a pool: the attributes (`attrs` reads them; a bad
+    // spelling fails the validation) lowered on the data input, whose rank
+    // must give n_spatial spatial dims (0: any). Output 0 takes the data's
+    // type, output 1 (max pools' indices) index_type when it is static.
+    void infer_pool(const std::function<ovpool::PoolAttrs()> &attrs, size_t n_spatial,
+                    const ov::element::Type &index_type = ov::element::dynamic);
+    // evaluate of a pool: the attributes lowered on the static input, the
+    // outputs shaped and the plan run; a max pool's indices only when a
+    // consumer reads them.
+    bool evaluate_pool(const std::function<ovpool::PoolAttrs()> &attrs, ov::TensorVector &outputs,
+                       const ov::TensorVector &inputs) const;
+    // "kernel_shape=[3, 3]" (what gives the spatial rank) and "X" / "data"
+    // (the data input's name) for messages.
+    static std::string source_text(const ovpool::PoolAttrs &a);
+    static std::string role_name(const ovpool::PoolAttrs &a);
     // The plan of `spec`, from this node's cache. Several streams call
     // evaluate on one node at once: the cache is locked; plans are immutable.
-    std::shared_ptr<const Plan> plan_for(const Spec &spec) const;
+    std::shared_ptr<const Plan> plan_for(const PoolSpec &spec) const;
     // Whether some consumer reads output `port` (a max pool's indices cost
     // many times the values): looked up once, when the graph is final.
     bool output_read(size_t port) const;
     // Run `spec` on x into out (and indices), widening 16-bit floats when the
     // plan asks for it.
-    void run(const Spec &spec, const ov::Tensor &x, ov::Tensor &out, ov::Tensor *indices) const;
+    void run(const PoolSpec &spec, const ov::Tensor &x, ov::Tensor &out, ov::Tensor *indices) const;
     // "ovpool MaxPool (name)" for messages.
     std::string label() const;
 
   private:
     static constexpr size_t kCacheSize = 8;
     mutable std::mutex m_mutex;
-    mutable std::vector<std::pair<Spec, std::shared_ptr<const Plan>>> m_plans;
+    mutable std::vector<std::pair<PoolSpec, std::shared_ptr<const Plan>>> m_plans;
     mutable std::atomic<int> m_output_read{-1};
 };
 
@@ -113,6 +130,7 @@ class AvgPool : public PoolOp {
     bool has_evaluate() const override;
 
   private:
+    ovpool::PoolAttrs attrs() const;
     OvWindowAttrs m_window;
     bool m_exclude_pad = true;
 };
@@ -130,6 +148,7 @@ class MaxPool : public PoolOp {
     bool has_evaluate() const override;
 
   private:
+    ovpool::PoolAttrs attrs() const;
     OvWindowAttrs m_window;
     ov::element::Type m_index_element_type = ov::element::i64;
     int64_t m_axis = 0;
@@ -160,6 +179,7 @@ class OnnxAveragePool : public PoolOp {
     bool has_evaluate() const override;
 
   private:
+    ovpool::PoolAttrs attrs() const;
     OnnxWindowAttrs m_window;
     bool m_count_include_pad = false;
 };
@@ -176,6 +196,7 @@ class OnnxMaxPool : public PoolOp {
     bool has_evaluate() const override;
 
   private:
+    ovpool::PoolAttrs attrs() const;
     OnnxWindowAttrs m_window;
     int64_t m_storage_order = 0;
 };
@@ -192,6 +213,7 @@ class LpPool : public PoolOp {
     bool has_evaluate() const override;
 
   private:
+    ovpool::PoolAttrs attrs() const;
     OnnxWindowAttrs m_window;
     double m_p = 2.0;
 };
@@ -208,6 +230,7 @@ class GlobalLpPool : public PoolOp {
     bool has_evaluate() const override;
 
   private:
+    ovpool::PoolAttrs attrs() const;
     double m_p = 2.0;
 };
 

@@ -108,7 +108,7 @@ ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
     const auto x = batched(ctx.get_input(0), n, unbatched);
     auto pool = std::make_shared<MaxPool>(ov::OutputVector{x}, w, ov::element::i64, 2);
     ov::OutputVector outputs = pool->outputs();
-    if (conversion_policy() == Policy::kDefault && !native_shape_deviates(w))
+    if (conversion_policy() == Policy::kDefault && native_takes(w) && !native_shape_deviates(w))
         outputs[0] = native_max_values(x, w);  // the indices, if read, from ovpool's op
     if (!with_indices)
         outputs.resize(1);
@@ -132,7 +132,7 @@ ov::OutputVector avg_pool(size_t n, const Context &ctx) {
     bool unbatched = false;
     const auto x = batched(ctx.get_input(0), n, unbatched);
     auto pool = std::make_shared<AvgPool>(ov::OutputVector{x}, w, !count_include_pad);
-    if (conversion_policy() == Policy::kDefault &&
+    if (conversion_policy() == Policy::kDefault && native_takes(w) &&
         !native_avg_deviates(x.get_partial_shape(), w, !count_include_pad))
         return unbatch({native_avg_pool(x, w, !count_include_pad)}, unbatched);
     return unbatch(pool->outputs(), unbatched);

@@ -1,8 +1,9 @@
 // The public C++ entry points: one call per pool on contiguous NC(D)(H)W
 // arrays, run serially on the calling thread, no exceptions (a status code).
 // For C++ programs and for Cython code through ovpool/kernels.pxd; callable
-// without the GIL. Shapes and the output size are checked here; the arrays
-// must hold what the shapes say.
+// without the GIL. Shapes and attributes are checked by the ops' rules
+// (lower.hpp, ONNX's semantics, as for the Python functions): a rule that
+// fails is kBadArgument. The arrays must hold what the shapes say.
 //
 //     ovpool::Shape in{2, 3, 2, {7, 10}};                 // N, C, spatial rank, dims
 //     int64_t out_size[2] = {3, 3};
@@ -12,6 +13,7 @@
 // units to the threads (run.hpp), as ovpool's own front doors do.
 #pragma once
 
+#include "lower.hpp"
 #include "run.hpp"
 
 OVPOOL_BEGIN
@@ -43,18 +45,6 @@ struct Window {
 
 namespace detail {
 
-constexpr int64_t kApiMax = int64_t(1) << 40;
-
-inline bool shape_ok(const Shape &in) {
-    if (in.n < 0 || in.c < 0 || in.n > kApiMax || in.c > kApiMax || in.n_spatial < 1 ||
-        in.n_spatial > 3)
-        return false;
-    for (int a = 0; a < in.n_spatial; a++)
-        if (in.spatial[a] < 1 || in.spatial[a] > kApiMax)
-            return false;
-    return true;
-}
-
 template <class T>
 constexpr DType dtype_of() {
     if constexpr (std::is_same<T, float>::value)
@@ -67,30 +57,39 @@ constexpr DType dtype_of() {
         return DType::u8;
 }
 
-// Axis specs of a fixed-window pool: kBadArgument when a window does not fit.
-inline int fixed_axes(const Shape &in, const Window &w, Divisor divisor, PoolSpec &spec) {
-    for (int a = 0; a < in.n_spatial; a++) {
-        if (w.kernel[a] < 1 || w.strides[a] < 1 || w.dilations[a] < 1 || w.pads_begin[a] < 0 ||
-            w.pads_end[a] < 0 || w.kernel[a] > kApiMax || w.strides[a] > kApiMax ||
-            w.dilations[a] > kApiMax || w.pads_begin[a] > kApiMax || w.pads_end[a] > kApiMax ||
-            w.kernel[a] > kApiMax / w.dilations[a])
+// The attributes of a Window for an input of `n` spatial dims.
+inline PoolAttrs window_attrs(const Window &w, int n, Family family) {
+    PoolAttrs a;
+    a.semantics = Semantics::onnx;
+    a.family = family;
+    a.kernel.assign(w.kernel, w.kernel + n);
+    a.strides.assign(w.strides, w.strides + n);
+    a.dilations.assign(w.dilations, w.dilations + n);
+    a.pads.assign(w.pads_begin, w.pads_begin + n);
+    a.pads.insert(a.pads.end(), w.pads_end, w.pads_end + n);
+    a.auto_pad = w.auto_pad;
+    a.rounding = w.rounding;
+    return a;
+}
+
+// The rules of the op on `in`: its lowering, or kBadArgument.
+inline int lowered(const PoolAttrs &a, DType dtype, const Shape &in, Lowered &out) noexcept {
+    if (in.n < 0 || in.c < 0 || in.n_spatial < 1 || in.n_spatial > 3)
+        return kBadArgument;
+    int64_t dims[5] = {in.n, in.c, 0, 0, 0};
+    for (int s = 0; s < in.n_spatial; s++) {
+        if (in.spatial[s] < 1)
             return kBadArgument;
-        const AxisSize size =
-            axis_output_size(in.spatial[a], w.kernel[a], w.strides[a], w.dilations[a],
-                             w.pads_begin[a], w.pads_end[a], w.auto_pad, w.rounding);
-        if (size.n_out < 1)
-            return kBadArgument;
-        AxisSpec &s = spec.axes[a];
-        s.n_in = in.spatial[a];
-        s.n_out = size.n_out;
-        s.kernel = w.kernel[a];
-        s.stride = w.strides[a];
-        s.dilation = w.dilations[a];
-        s.pad_begin = size.pad_begin;
-        s.pad_end = size.pad_end;
-        s.divisor = divisor;
+        dims[2 + s] = in.spatial[s];
     }
-    return kOk;
+    try {
+        out = lower(a, dtype, 2 + in.n_spatial, dims);
+        return out.is_static ? kOk : kBadArgument;
+    } catch (const std::bad_alloc &) {
+        return kNoMemory;
+    } catch (...) {
+        return kBadArgument;
+    }
 }
 
 inline int run_spec(const PoolSpec &spec, const void *x, void *out, void *indices) noexcept {
@@ -108,17 +107,17 @@ inline int run_spec(const PoolSpec &spec, const void *x, void *out, void *indice
 
 }  // namespace detail
 
-// The output spatial size of a fixed-window pool; kBadArgument when the
-// window does not fit the padded input.
+// The output spatial size of a fixed-window pool (a max pool's: windows
+// that hold no input element are refused too); kBadArgument when the window
+// does not fit the padded input.
 inline int pool_output_size(const Shape &in, const Window &w, int64_t *out_spatial) noexcept {
-    if (!detail::shape_ok(in))
-        return kBadArgument;
-    PoolSpec spec;
-    const int status = detail::fixed_axes(in, w, Divisor::taps, spec);
+    Lowered l;
+    const int status =
+        detail::lowered(detail::window_attrs(w, in.n_spatial, Family::max), DType::f32, in, l);
     if (status != kOk)
         return status;
     for (int a = 0; a < in.n_spatial; a++)
-        out_spatial[a] = spec.axes[a].n_out;
+        out_spatial[a] = l.out_shape[2 + a];
     return kOk;
 }
 
@@ -127,46 +126,42 @@ namespace detail {
 template <class T>
 inline int adaptive(Family family, const T *x, const Shape &in, const int64_t *out_spatial, T *out,
                     void *indices, IndexType index_type) noexcept {
-    if (!shape_ok(in))
+    if (in.n_spatial < 1 || in.n_spatial > 3)
         return kBadArgument;
-    PoolSpec spec;
-    spec.family = family;
-    spec.dtype = dtype_of<T>();
-    spec.n = in.n;
-    spec.c = in.c;
-    spec.n_spatial = in.n_spatial;
-    spec.index_type = index_type;
-    spec.planes_per_index_space = 1;
-    for (int a = 0; a < in.n_spatial; a++) {
-        if (out_spatial[a] < 1 || out_spatial[a] > kApiMax)
-            return kBadArgument;
-        spec.axes[a].adaptive = true;
-        spec.axes[a].n_in = in.spatial[a];
-        spec.axes[a].n_out = out_spatial[a];
+    Lowered l;
+    int status;
+    try {
+        PoolAttrs a;
+        a.family = family;
+        a.adaptive = true;
+        a.output_size.assign(out_spatial, out_spatial + in.n_spatial);
+        a.index_type = index_type;
+        status = lowered(a, dtype_of<T>(), in, l);
+    } catch (...) {
+        return kNoMemory;
     }
-    return run_spec(spec, x, out, indices);
+    return status != kOk ? status : run_spec(l.spec, x, out, indices);
 }
 
 template <class T>
-inline int fixed(Family family, const T *x, const Shape &in, const Window &w, Divisor divisor,
+inline int fixed(Family family, const T *x, const Shape &in, const Window &w, bool count_pads,
                  double p, T *out, void *indices, IndexType index_type,
                  bool column_major) noexcept {
-    if (!shape_ok(in))
+    if (in.n_spatial < 1 || in.n_spatial > 3)
         return kBadArgument;
-    PoolSpec spec;
-    spec.family = family;
-    spec.dtype = dtype_of<T>();
-    spec.n = in.n;
-    spec.c = in.c;
-    spec.n_spatial = in.n_spatial;
-    spec.p = p;
-    spec.index_type = index_type;
-    spec.planes_per_index_space = std::max<int64_t>(1, in.n * in.c);
-    spec.column_major = column_major;
-    const int status = fixed_axes(in, w, divisor, spec);
-    if (status != kOk)
-        return status;
-    return run_spec(spec, x, out, indices);
+    Lowered l;
+    int status;
+    try {
+        PoolAttrs a = window_attrs(w, in.n_spatial, family);
+        a.count_pads = count_pads;
+        a.p = p;
+        a.index_type = index_type;
+        a.storage_order = column_major ? 1 : 0;
+        status = lowered(a, dtype_of<T>(), in, l);
+    } catch (...) {
+        return kNoMemory;
+    }
+    return status != kOk ? status : run_spec(l.spec, x, out, indices);
 }
 
 }  // namespace detail
@@ -199,16 +194,14 @@ template <class T>
 inline int avg_pool(const T *x, const Shape &in, const Window &w, bool count_include_pad,
                     T *out) noexcept {
     static_assert(std::is_floating_point<T>::value, "averages need float or double");
-    return detail::fixed(Family::average, x, in, w,
-                         count_include_pad ? Divisor::declared_pads : Divisor::taps, 2.0, out,
-                         nullptr, IndexType::i64, false);
+    return detail::fixed(Family::average, x, in, w, count_include_pad, 2.0, out, nullptr,
+                         IndexType::i64, false);
 }
 
 // Max pooling (ONNX MaxPool), values only.
 template <class T>
 inline int max_pool(const T *x, const Shape &in, const Window &w, T *out) noexcept {
-    return detail::fixed(Family::max, x, in, w, Divisor::taps, 2.0, out, nullptr, IndexType::i64,
-                         false);
+    return detail::fixed(Family::max, x, in, w, false, 2.0, out, nullptr, IndexType::i64, false);
 }
 
 // Max pooling with indices flat over the whole (n, c, ...) tensor (ONNX
@@ -218,7 +211,7 @@ inline int max_pool_with_indices(const T *x, const Shape &in, const Window &w, T
                                  bool column_major = false) noexcept {
     static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value,
                   "int32 or int64 indices");
-    return detail::fixed(Family::argmax, x, in, w, Divisor::taps, 2.0, out, indices,
+    return detail::fixed(Family::argmax, x, in, w, false, 2.0, out, indices,
                          std::is_same<I, int64_t>::value ? IndexType::i64 : IndexType::i32,
                          column_major);
 }
@@ -227,10 +220,7 @@ inline int max_pool_with_indices(const T *x, const Shape &in, const Window &w, T
 template <class T>
 inline int lp_pool(const T *x, const Shape &in, const Window &w, double p, T *out) noexcept {
     static_assert(std::is_floating_point<T>::value, "Lp sums need float or double");
-    if (!(p > 0) || p > 1e300)
-        return kBadArgument;
-    return detail::fixed(Family::lp, x, in, w, Divisor::taps, p, out, nullptr, IndexType::i64,
-                         false);
+    return detail::fixed(Family::lp, x, in, w, false, p, out, nullptr, IndexType::i64, false);
 }
 
 // Global pools: one output per (n, c) plane.
@@ -242,12 +232,10 @@ inline int global_avg_pool(const T *x, const Shape &in, T *out) noexcept {
 
 template <class T>
 inline int global_max_pool(const T *x, const Shape &in, T *out) noexcept {
-    if (!detail::shape_ok(in))
+    if (in.n_spatial < 1 || in.n_spatial > 3)
         return kBadArgument;
-    Window w;
-    for (int a = 0; a < in.n_spatial; a++)
-        w.kernel[a] = in.spatial[a];
-    return max_pool(x, in, w, out);
+    const int64_t ones[3] = {1, 1, 1};
+    return detail::adaptive(Family::max, x, in, ones, out, nullptr, IndexType::i64);
 }
 
 OVPOOL_END

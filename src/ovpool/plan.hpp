@@ -96,10 +96,12 @@ inline int64_t adaptive_end(int64_t i, int64_t n_in, int64_t n_out) {
     return ((i + 1) * n_in + n_out - 1) / n_out;
 }
 
-// ONNX MaxUnpool's default output size: (n_in - 1) s + k - pad_begin - pad_end.
+// ONNX MaxUnpool's default output size: (n_in - 1) s + k - pad_begin - pad_end,
+// INT64_MAX where that passes it (n_in s: two sizes of up to 2^40 each).
 inline int64_t unpool_output_size(int64_t n_in, int64_t kernel, int64_t stride, int64_t pad_begin,
                                   int64_t pad_end) {
-    return (n_in - 1) * stride + kernel - pad_begin - pad_end;
+    const __int128 size = static_cast<__int128>(n_in - 1) * stride + kernel - pad_begin - pad_end;
+    return size > INT64_MAX ? INT64_MAX : static_cast<int64_t>(size);
 }
 
 // ---------------------------------------------------------------------------
@@ -882,8 +884,8 @@ inline void set_taps(Plan &plan) {
 }
 
 // Whether the blocked kernel takes a plan it can take. Measured at 2
-// threads on a quiet 2-vCPU machine against the row kernel, paired (float32
-// unless said; sweep seed 2 and the named cases):
+// threads against the row kernel, paired (float32 unless said; sweep seed 2
+// and the named cases):
 // * windows at W strides of 2+ (not 3 wide) on planes up to 8192 elements:
 //   max 5x5 s2 dilated on 75x75 0.56x, float16 5x5 s3 on 71x74 0.61x, max
 //   3x3 s3 on 35x35 0.81x and 0.83x, 2x2 s2 p1 on 19x19 0.58x, average 6x6

@@ -120,6 +120,14 @@ constexpr int64_t kBudgetFraction = 4;
 constexpr int64_t kTableBytesPerOutput = 24;
 constexpr int64_t kTableBytesPerLastOutput = 16;
 
+// The largest kernel, stride, dilation or pad the extension leaves to native
+// OpenVINO: its CPU plugin (2026.4.1) crashes (SIGFPE) on a stride of 2^32,
+// stalls or crashes on a kernel of 2^31 and refuses to compile a dilation or
+// kernel of 2^32, where ovpool's ops, whose windows are clipped to the input,
+// compute; 65536 compiled and ran in each. The conversions and the Python
+// policy (patch_model) both read it.
+constexpr int64_t kNativeLargestWindow = 65536;
+
 // Limits of the kernels themselves.
 // Floats of per-thread scratch the narrow-bin adaptive kernel may take.
 constexpr int64_t kNarrowScratch = 65536;
@@ -178,6 +186,22 @@ inline int64_t saturating_mul(int64_t a, int64_t b, int64_t limit = INT64_MAX) {
 
 inline int64_t saturating_add(int64_t a, int64_t b) {
     return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+// The elements of a shape of n dims (each >= 0): their product, or -1 when it
+// passes limits::kMaxElements (checked factor by factor: nothing overflows).
+// A dim of 0 makes it 0 whatever the others.
+inline int64_t shape_elements(const int64_t *dims, int n) {
+    for (int i = 0; i < n; i++)
+        if (dims[i] == 0)
+            return 0;
+    int64_t product = 1;
+    for (int i = 0; i < n; i++) {
+        if (dims[i] < 0 || dims[i] > limits::kMaxElements / product)
+            return -1;
+        product *= dims[i];
+    }
+    return product;
 }
 
 // Bytes of the window tables a plan of these output sizes allocates

@@ -51,6 +51,47 @@ static void max_pool_case() {
     expect("max indices", indices, want_indices, 4);
 }
 
+// The arithmetic empty-window test against the window tables (a row with no
+// tap), over every small geometry, and on an axis whose table would take
+// 24 TiB: kernel 2, dilation n + 1, n padded on each side: only the window
+// starting at -1 (taps -1 and n) misses an input of n; n + 1 holds it.
+static void empty_window_cases() {
+    int64_t compared = 0;
+    for (int64_t n_in = 1; n_in <= 9; n_in++)
+        for (int64_t k = 1; k <= 3; k++)
+            for (int64_t s = 1; s <= 5; s++)
+                for (int64_t d = 1; d <= 13; d++)
+                    for (int64_t pb = 0; pb <= 12; pb++) {
+                        const ovpool::AxisSize size = ovpool::axis_output_size(
+                            n_in, k, s, d, pb, pb / 2, ovpool::AutoPad::explicit_pads,
+                            ovpool::Rounding::ceil);
+                        if (size.n_out < 1)
+                            continue;
+                        ovpool::AxisSpec a;
+                        a.n_in = n_in;
+                        a.n_out = size.n_out;
+                        a.kernel = k;
+                        a.stride = s;
+                        a.dilation = d;
+                        a.pad_begin = pb;
+                        a.pad_end = pb / 2;
+                        const bool want = ovpool::fixed_windows(a).any_empty();
+                        if (ovpool::axis_has_empty_window(n_in, size.n_out, k, s, d, pb) != want) {
+                            std::printf("empty window: n_in %lld k %lld s %lld d %lld pads %lld\n",
+                                        (long long)n_in, (long long)k, (long long)s, (long long)d,
+                                        (long long)pb);
+                            failures++;
+                        }
+                        compared++;
+                    }
+    const int64_t n = int64_t(1) << 39;
+    if (compared < 10000 || !ovpool::axis_has_empty_window(n, 2 * n, 2, 1, n + 1, n) ||
+        ovpool::axis_has_empty_window(n + 1, 2 * n, 2, 1, n + 1, n)) {
+        std::printf("empty window: the huge axis (%lld compared)\n", (long long)compared);
+        failures++;
+    }
+}
+
 int main() {
     // adaptive average of a 3x4 plane (and the same plus 12 in a second
     // channel) to 2x3: bins [0,2) [1,3) along H, [0,2) [1,3) [2,4) along W
@@ -92,6 +133,7 @@ int main() {
     max_pool_case<float, int64_t>();
     max_pool_case<double, int32_t>();
     max_pool_case<int8_t, int64_t>();
+    empty_window_cases();
 
     // a window that does not fit is refused, not run
     ovpool::Window big;

@@ -10,7 +10,12 @@
   plugin, for comparison (its crashes are counted, not ours);
 * ``--api N``: N random calls of the numpy API, checked against torch and a
   spec oracle where they apply and at 1, 2 and 7 threads
-  (:mod:`tools.fuzz.cases_api`, :mod:`tools.fuzz.oracle`).
+  (:mod:`tools.fuzz.cases_api`, :mod:`tools.fuzz.oracle`);
+* ``--lib-ir N`` / ``--lib-onnx N``: N IR mutants of ovpool's opset / N
+  hostile single-node ONNX pool files run by OpenVINO with the extension
+  library in workers that import only ``openvino``, beside OpenVINO without
+  the library and (ONNX) ONNX Runtime, whose outputs are compared
+  (:mod:`tools.fuzz.cases_lib`).
 
 Every case runs in a worker process under ``RLIMIT_AS`` (its size after its
 imports plus ``--headroom`` MiB) with ``OVPOOL_MEMORY_BUDGET=--budget`` and a

@@ -31,7 +31,7 @@ from .cases_ir import ROOT
 
 @dataclass
 class Outcome:
-    kind: str                  # "api", "ir" or "openvino"
+    kind: str                  # "api", "ir", "openvino" or a mode of tools.fuzz.cases_lib
     seed: int
     index: int
     cls: str
@@ -41,7 +41,8 @@ class Outcome:
 
     @property
     def replay(self):
-        kind = "ir" if self.kind == "openvino" else self.kind
+        kind = {"openvino": "ir", "native-ir": "lib-ir", "native-onnx": "lib-onnx",
+                "ort": "lib-onnx"}.get(self.kind, self.kind)
         flag = " --known-open" if self.extra.get("known_open_run") and kind == "api" else ""
         return f"python -m tools.fuzz --replay {kind}:{self.seed}:{self.index}{flag}"
 
@@ -112,10 +113,14 @@ class _Worker:
 
 
 def run(mode, seed, indices, *, jobs=1, timeout=20.0, headroom_mib=768, budget="256M",
-        known_open=False, tmp, progress=None):
-    """Run the cases ``indices`` of ``mode`` and return a list of :class:`Outcome`."""
+        known_open=False, tmp, progress=None, library=None):
+    """Run the cases ``indices`` of ``mode`` and return a list of :class:`Outcome`
+    (``library``: the extension library the library's modes load)."""
     env = dict(os.environ)
     env["OVPOOL_MEMORY_BUDGET"] = budget
+    env.pop("OVPOOL_OPENVINO_POLICY", None)
+    if library is not None:
+        env["OVPOOL_OPENVINO_EXTENSION"] = str(library)
     env["MALLOC_ARENA_MAX"] = "2"
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("OVPOOL_NUM_THREADS", None)

@@ -1,8 +1,10 @@
 """A fuzzing worker: a child process that runs cases until its stdin closes.
 
 Started by :mod:`tools.fuzz.runner` as ``python -m tools.fuzz.worker MODE
-HEADROOM_MIB`` (MODE ``api``, ``ir`` or ``openvino``). It imports what its
-cases need, then limits its address space to what it uses at that point plus
+HEADROOM_MIB`` (MODE ``api``, ``ir``, ``openvino`` or one of the library's,
+``lib-ir``, ``native-ir``, ``lib-onnx``, ``native-onnx``, ``ort``: those
+import OpenVINO or ONNX Runtime, never ovpool). It imports what its cases
+need, then limits its address space to what it uses at that point plus
 ``HEADROOM_MIB`` (``resource.RLIMIT_AS``), so a case that asks for more
 memory ends in a MemoryError (or a refusal) inside this process, never in the
 OOM killer. It reads one JSON request per line on stdin and writes one JSON
@@ -18,6 +20,10 @@ import resource
 import sys
 import time
 import warnings
+
+# the modes of tools.fuzz.cases_lib (named here: the worker imports a case
+# module only once it knows its mode)
+LIBRARY_MODES = ("lib-ir", "native-ir", "lib-onnx", "native-onnx", "ort")
 
 
 def _vm_bytes():
@@ -73,11 +79,19 @@ def main():
         import ovpool.ir
 
         from . import cases_ir as cases
+    elif mode in LIBRARY_MODES:
+        # OpenVINO and the library alone, as OpenVINO's own programs load it
+        from . import cases_lib as cases
+
+        cases.setup(mode)
+        if "ovpool" in sys.modules:
+            raise RuntimeError(f"the {mode} worker imported ovpool")
     else:
         from . import cases_ir as cases
 
         cases._core()
-    import ovpool  # noqa: F401
+    if mode not in LIBRARY_MODES:
+        import ovpool  # noqa: F401
 
     limit = _vm_bytes() + (headroom_mib << 20)
     if headroom_mib > 0:
@@ -102,6 +116,11 @@ def main():
             extra["known_open"] = case.known_open
             cls, detail, checked = cases.run_case(case)
             extra["checked"] = checked
+        elif mode in LIBRARY_MODES:
+            try:
+                cls, detail, extra = cases.run_case(mode, seed, index, tmp)
+            except Exception as exc:  # a defect of the fuzzer, not ovpool's
+                cls, detail = "fuzzer", repr(exc)[:300]
         else:
             try:
                 base, xml, blob, _ = cases.make_case(seed, index)
