@@ -290,6 +290,22 @@ def _cases():
         add(f"random {i} max_pool {k} {kw}", shape, np.int8, "ties",
             lambda m, x, k=k, kw=kw: m.max_pool(x, k, **kw))
 
+    # signed zeros tied for the maximum, on enough planes for the blocked
+    # kernel: the zero each kernel keeps (padding at the top, 4+ rows)
+    for i in range(60):
+        n = 1 + i % 3
+        k = [int(v) for v in rng.integers(1, 7, n)]
+        s = [int(v) for v in rng.integers(1, 4, n)]
+        d = [int(v) if rng.random() < 0.2 else 1 for v in rng.integers(1, 3, n)]
+        reach = [(ki - 1) * di + 1 for ki, di in zip(k, d)]
+        sizes = [int(r + rng.integers(0, 30 if n < 3 else 10)) for r in reach]
+        p = [int(rng.integers(0, r // 2 + 1)) for r in reach] * 2
+        shape = (int(rng.integers(1, 3)), int(rng.integers(4, 17)), *sizes)
+        kw = dict(strides=s, pads=p, dilations=d, ceil_mode=bool(rng.random() < 0.3))
+        for dtype in (np.float32, np.float64, np.float16):
+            add(f"zeros {i} max_pool {k} {kw}", shape, dtype, "zeros",
+                lambda m, x, k=k, kw=kw: m.max_pool(x, k, **kw))
+
     # global pools
     for shape in [(2, 3, 7, 7), (32, 64, 7, 7), (2, 3, 100, 100), (2, 5, 4099),
                   (3, 2, 3, 4, 5), (128, 32, 7, 7), (2, 3, 1, 1), (1, 9, 8000), (8, 7, 5)]:

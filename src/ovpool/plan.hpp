@@ -18,6 +18,7 @@
 // constant that depends on cache sizes says which cache it assumes.
 #pragma once
 
+#include <array>
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -500,6 +501,10 @@ struct Plan {
     std::vector<int64_t> tap_offsets;  // elements from a window's first to each tap, in the
                                        // order the kernel combines them
     std::vector<int64_t> tap_index;    // argmax: index-space offsets of the same taps
+    int64_t n_taps = 0;                // taps of a window (the list at tap_offsets' start)
+    std::vector<int64_t> row_taps;     // max values: per output row (D x H), where its own tap
+                                       // list starts in tap_offsets and its length (empty:
+                                       // every row takes the first list; see set_taps)
     MaxOrder max_order = MaxOrder::columns;
 
     ScratchLayout scratch;
@@ -854,6 +859,8 @@ inline int64_t blocked_rows(Plan &plan) {
 inline void set_taps(Plan &plan) {
     plan.tap_offsets.clear();
     plan.tap_index.clear();
+    plan.row_taps.clear();
+    plan.n_taps = 0;
     if (plan.lanes_by_table)
         return;
     const int64_t L = simd::kLanes;
@@ -866,10 +873,61 @@ inline void set_taps(Plan &plan) {
                                  w * plan.index_stride_w);
     };
     if (values && plan.max_order == MaxOrder::columns) {
-        for (int64_t t = 0; t < kw; t++)
-            for (int64_t td = 0; td < kd; td++)
-                for (int64_t th = 0; th < kh; th++)
-                    add(td, th, t);
+        // The row kernel's vertical pass combines the window's rows that
+        // hold input (depth, then height) three at a time and keeps the
+        // earlier group's value on a tie (float rows; float64 rows go one by
+        // one, keeping the later): the groups in reverse order, each in its
+        // own order, make the kernel's one chain (the later value kept) keep
+        // the same +0 or -0 among tied maxima. A row whose windows are cut
+        // other than at the end (padding at the top, or at the bottom of H
+        // in 3D) groups its own rows: it gets its own list.
+        const int64_t group = plan.compute == DType::f64 ? kd * kh : 3;
+        auto add_list = [&](int64_t d0, int64_t nd, int64_t h0, int64_t nh) {
+            const int64_t n = nd * nh;
+            for (int64_t t = 0; t < kw; t++)
+                for (int64_t g = (n - 1) / group * group; g >= 0; g -= group)
+                    for (int64_t r = g; r < std::min(g + group, n); r++)
+                        add(d0 + r / nh, h0 + r % nh, t);
+        };
+        add_list(0, kd, 0, kh);
+        plan.n_taps = static_cast<int64_t>(plan.tap_offsets.size());
+        if (group >= kd * kh)
+            return;
+        std::vector<std::array<int64_t, 6>> lists;  // clip and count (D, H), start, length
+        std::vector<int64_t> row_taps;
+        bool own = false;
+        for (int64_t od = 0; od < plan.out_d; od++) {
+            const int64_t *wd = plan.win_d.data() + 3 * od;
+            const int64_t cd = (wd[0] - (od * plan.stride[0] - plan.pad[0])) / plan.dil_d;
+            for (int64_t oh = 0; oh < plan.out_h; oh++) {
+                const int64_t *wh = plan.win_h.data() + 3 * oh;
+                const int64_t ch = (wh[0] - (oh * plan.stride[1] - plan.pad[1])) / plan.dil_h;
+                const bool prefix = cd == 0 && ch == 0 && (wh[1] == kh || wd[1] <= 1);
+                int64_t start = 0, length = plan.n_taps;
+                if (!prefix && wd[1] > 0 && wh[1] > 0) {
+                    const std::array<int64_t, 4> key = {cd, wd[1], ch, wh[1]};
+                    auto it = std::find_if(lists.begin(), lists.end(), [&](const auto &l) {
+                        return l[0] == key[0] && l[1] == key[1] && l[2] == key[2] &&
+                               l[3] == key[3];
+                    });
+                    if (it == lists.end()) {
+                        const int64_t at = static_cast<int64_t>(plan.tap_offsets.size());
+                        add_list(cd, wd[1], ch, wh[1]);
+                        lists.push_back({cd, wd[1], ch, wh[1], at,
+                                         static_cast<int64_t>(plan.tap_offsets.size()) - at});
+                        it = lists.end() - 1;
+                    }
+                    start = (*it)[4];
+                    length = (*it)[5];
+                    own = true;
+                }
+                row_taps.push_back(start);
+                row_taps.push_back(length);
+            }
+        }
+        if (own)
+            plan.row_taps = std::move(row_taps);
+        return;
     } else if (values && plan.max_order == MaxOrder::columns_depth_inner) {
         for (int64_t t = 0; t < kw; t++)
             for (int64_t th = 0; th < kh; th++)
@@ -881,6 +939,7 @@ inline void set_taps(Plan &plan) {
                 for (int64_t t = 0; t < kw; t++)
                     add(td, th, t);
     }
+    plan.n_taps = static_cast<int64_t>(plan.tap_offsets.size());
 }
 
 // Whether the blocked kernel takes a plan it can take. Measured at 2
@@ -1434,7 +1493,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     static_cast<long long>(plan.lane_rows), static_cast<long long>(plan.lane_width),
                     static_cast<long long>(plan.lane_pad[0]),
                     static_cast<long long>(plan.lane_pad[1]),
-                    static_cast<long long>(plan.lane_pad[2]), plan.tap_offsets.size(),
+                    static_cast<long long>(plan.lane_pad[2]), static_cast<size_t>(plan.n_taps),
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
                                                     : "row-major",
                     plan.spec.family == Family::argmax ? 4 : 8);

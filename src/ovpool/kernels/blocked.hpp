@@ -23,8 +23,9 @@
 // Each output combines its taps in one order, lane by lane, with the same
 // operations in every build:
 // * max values: maxps (the running value is kept only when greater), over
-//   the taps in Plan::max_order, so among equal maxima (a +0 and a -0) the
-//   one the separable passes and tilings kept before is kept; a NaN
+//   the taps in Plan::max_order (and a row's own list, Plan::row_taps), so
+//   among equal maxima (a +0 and a -0) the one the separable passes and
+//   tilings keep is kept; a NaN
 //   anywhere in the window gives the canonical NaN (a group whose input holds
 //   no NaN, the usual case, runs without the NaN flag);
 // * max with indices: row-major, the first maximum (a strict ">"); a NaN
@@ -213,10 +214,15 @@ OVPOOL_NOINLINE void by_table(const Plan &plan, const Lanes<C> &lanes, int64_t o
                 for (int64_t t = (td == 0 && th == 0) ? 1 : 0; t < nw; t++)
                     step(a, at(td, th, t), position(td, th, t));
     } else if (order == MaxOrder::columns) {
+        // each column's rows in groups, the groups in reverse order (see
+        // set_taps); max values only, so restarting at the first tap is
+        // harmless (the maximum of x and x is x, whichever zero)
+        const int64_t rows = nd * nh;
+        const int64_t group = std::is_same<C, double>::value ? rows : 3;
         for (int64_t t = 0; t < nw; t++)
-            for (int64_t td = 0; td < nd; td++)
-                for (int64_t th = (t == 0 && td == 0) ? 1 : 0; th < nh; th++)
-                    step(a, at(td, th, t), position(td, th, t));
+            for (int64_t g = (rows - 1) / group * group; g >= 0; g -= group)
+                for (int64_t r = g; r < std::min(g + group, rows); r++)
+                    step(a, at(r / nh, r % nh, t), position(r / nh, r % nh, t));
     } else {
         for (int64_t t = 0; t < nw; t++)
             for (int64_t th = 0; th < nh; th++)
@@ -251,8 +257,9 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     const Band &b = lanes.band;
     const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
     const int64_t sw = plan.stride[2], step_w = sw * L;
+    // the batch's tap list: a row's own (Plan::row_taps) or the first
     const int64_t *offsets = plan.tap_offsets.data();
-    const int64_t n_taps = static_cast<int64_t>(plan.tap_offsets.size());
+    int64_t n_taps = plan.n_taps;
     const C *div_w = nullptr;
     if constexpr (std::is_same<C, double>::value)
         div_w = plan.div_w_f64.data();
@@ -299,6 +306,15 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     };
     const C index_step = static_cast<C>(sw * plan.index_stride_w);
     for (int64_t row = r0; row < r1; row++) {
+        if (!plan.row_taps.empty()) {
+            const int64_t *own = plan.tap_offsets.data() + plan.row_taps[2 * row];
+            if (own != offsets && n > 0) {
+                flush(n);
+                n = 0;
+            }
+            offsets = own;
+            n_taps = plan.row_taps[2 * row + 1];
+        }
         const int64_t od = row / out_h, oh = row - od * out_h;
         const int64_t id0 = od * plan.stride[0] - plan.pad[0];
         const int64_t ih0 = oh * plan.stride[1] - plan.pad[1];
