@@ -81,9 +81,7 @@ def _openmp_works(compiler):
             f.write(_PROBE_SOURCE)
         objects = compiler.compile(["probe.c"], extra_postargs=[OPENMP_FLAG])
         extra_link = os.environ.get("LDFLAGS", "").split()
-        compiler.link_executable(
-            objects, "probe", extra_postargs=[OPENMP_FLAG] + extra_link
-        )
+        compiler.link_executable(objects, "probe", extra_postargs=[OPENMP_FLAG] + extra_link)
         output = subprocess.run(
             [os.path.join(tmp, "probe")], capture_output=True, text=True, timeout=60
         )
@@ -115,8 +113,11 @@ class BuildExtWithOpenMP(build_ext):
     def build_extensions(self):
         v3 = [ext for ext in self.extensions if ext.name.endswith("_v3")]
         if v3 and not _compiler_accepts(self.compiler, V3_FLAG):
-            print(f"WARNING: ovpool: the compiler rejects {V3_FLAG}; "
-                  "building the baseline kernels only.", file=sys.stderr)
+            print(
+                f"WARNING: ovpool: the compiler rejects {V3_FLAG}; "
+                "building the baseline kernels only.",
+                file=sys.stderr,
+            )
             self.extensions = [ext for ext in self.extensions if ext not in v3]
         use_openmp = _openmp_works(self.compiler)
         if not use_openmp:
@@ -148,12 +149,20 @@ COMPILER_DIRECTIVES = {
 }
 
 V3_FLAG = "-march=x86-64-v3"
-COMMON_FLAGS = ["-std=c++17", "-O3", "-fno-wrapv", "-fno-math-errno", "-ffp-contract=off",
-                "-fvisibility=hidden"]
+COMMON_FLAGS = [
+    "-std=c++17",
+    "-O3",
+    "-fno-wrapv",
+    "-fno-math-errno",
+    "-ffp-contract=off",
+    "-fvisibility=hidden",
+]
 HEADERS = sorted(
     os.path.join(root, name)
     for root, _, files in os.walk(os.path.join("src", "ovpool"))
-    for name in files if name.endswith(".hpp"))
+    for name in files
+    if name.endswith(".hpp")
+)
 
 
 def _kernel_extension(name, extra_flags=()):
@@ -170,8 +179,10 @@ def _kernel_extension(name, extra_flags=()):
 
 
 OPENVINO_SOURCES = sorted(
-    os.path.join("src", "openvino", name) for name in os.listdir(os.path.join("src", "openvino"))
-    if name.endswith((".cpp", ".hpp", ".inc", ".txt")))
+    os.path.join("src", "openvino", name)
+    for name in os.listdir(os.path.join("src", "openvino"))
+    if name.endswith((".cpp", ".hpp", ".inc", ".txt"))
+)
 
 
 class BuildPyWithHeaders(build_py):
@@ -184,13 +195,15 @@ class BuildPyWithHeaders(build_py):
     def run(self):
         super().run()
         for header in HEADERS:
-            target = os.path.join(self.build_lib, "ovpool", "include",
-                                  os.path.relpath(header, "src"))
+            target = os.path.join(
+                self.build_lib, "ovpool", "include", os.path.relpath(header, "src")
+            )
             self.mkpath(os.path.dirname(target))
             self.copy_file(header, target)
         for source in OPENVINO_SOURCES:
-            target = os.path.join(self.build_lib, "ovpool", "openvino", "src",
-                                  os.path.basename(source))
+            target = os.path.join(
+                self.build_lib, "ovpool", "openvino", "src", os.path.basename(source)
+            )
             self.mkpath(os.path.dirname(target))
             self.copy_file(source, target)
 
@@ -203,7 +216,8 @@ def _openvino_library_module():
     way ``python -m ovpool.openvino build`` does, and the package cannot be
     imported while it is being built."""
     spec = importlib.util.spec_from_file_location(
-        "_ovpool_openvino_library", os.path.join("ovpool", "openvino", "_library.py"))
+        "_ovpool_openvino_library", os.path.join("ovpool", "openvino", "_library.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -240,23 +254,34 @@ class BuildOpenVINOLibrary(Command):
     def run(self):
         reason = self._skip_reason()
         if reason is not None:
-            print(f"WARNING: ovpool: {reason}: building without the OpenVINO extension "
-                  "library. The numpy API, the IR runtime and the ovpool command work "
-                  "without it; for ovpool.openvino, install OpenVINO and run: "
-                  "python -m ovpool.openvino build", file=sys.stderr)
+            print(
+                f"WARNING: ovpool: {reason}: building without the OpenVINO extension "
+                "library. The numpy API, the IR runtime and the ovpool command work "
+                "without it; for ovpool.openvino, install OpenVINO and run: "
+                "python -m ovpool.openvino build",
+                file=sys.stderr,
+            )
             return
         library, _ = self._names()
         # in place for an editable install, as build_ext puts the kernels
-        out = (os.path.join("ovpool", "lib") if self.editable_mode
-               else os.path.join(self.build_lib, "ovpool", "lib"))
+        out = (
+            os.path.join("ovpool", "lib")
+            if self.editable_mode
+            else os.path.join(self.build_lib, "ovpool", "lib")
+        )
         release = library.installed_openvino()[0]
-        print(f"ovpool: building libovpool_openvino.so against OpenVINO {release} (CMake) "
-              f"into {out}", file=sys.stderr, flush=True)
+        print(
+            f"ovpool: building libovpool_openvino.so against OpenVINO {release} (CMake) into {out}",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             library.build(out, relocatable=True)
         except library.ExtensionError as exc:
-            raise RuntimeError(f"{exc}\n{NO_OPENVINO_LIBRARY}=1 builds ovpool without the "
-                               "OpenVINO extension library.") from exc
+            raise RuntimeError(
+                f"{exc}\n{NO_OPENVINO_LIBRARY}=1 builds ovpool without the "
+                "OpenVINO extension library."
+            ) from exc
 
     def get_outputs(self):
         if self._skip_reason() is not None:
@@ -267,8 +292,10 @@ class BuildOpenVINOLibrary(Command):
     def get_output_mapping(self):
         if not self.editable_mode:
             return {}
-        return {output: os.path.join("ovpool", "lib", os.path.basename(output))
-                for output in self.get_outputs()}
+        return {
+            output: os.path.join("ovpool", "lib", os.path.basename(output))
+            for output in self.get_outputs()
+        }
 
 
 class BuildWithOpenVINOLibrary(build):
@@ -279,13 +306,20 @@ class BuildWithOpenVINOLibrary(build):
 # rules) for Python, without kernels; ovpool._isa asks it which kernel build
 # to load.
 extensions = [
-    Extension("ovpool._spec", ["src/_spec.pyx"], language="c++", include_dirs=["src"],
-              extra_compile_args=COMMON_FLAGS, extra_link_args=[],
-              depends=["ovpool/kernels.pxd", "src/ovpool/spec.hpp", "src/ovpool/common.hpp"]),
+    Extension(
+        "ovpool._spec",
+        ["src/_spec.pyx"],
+        language="c++",
+        include_dirs=["src"],
+        extra_compile_args=COMMON_FLAGS,
+        extra_link_args=[],
+        depends=["ovpool/kernels.pxd", "src/ovpool/spec.hpp", "src/ovpool/common.hpp"],
+    ),
     _kernel_extension("_kernels"),
 ]
-if (platform.machine().lower() in ("x86_64", "amd64")
-        and os.environ.get("OVPOOL_NO_V3_BUILD", "0") in ("", "0")):
+if platform.machine().lower() in ("x86_64", "amd64") and os.environ.get(
+    "OVPOOL_NO_V3_BUILD", "0"
+) in ("", "0"):
     extensions.append(_kernel_extension("_kernels_v3", [V3_FLAG, "-mtune=generic"]))
 
 # --- Debug info -------------------------------------------------------------
@@ -293,8 +327,7 @@ if (platform.machine().lower() in ("x86_64", "amd64")
 # -> 0.9 + 1.2 MB without it). Strip it at link time; the symbol table stays,
 # so profilers and backtraces still name the kernels. OVPOOL_DEBUG_SYMBOLS=1
 # keeps the debug info (gdb with sources, perf annotate by line).
-if (sys.platform.startswith("linux")
-        and os.environ.get("OVPOOL_DEBUG_SYMBOLS", "0") in ("", "0")):
+if sys.platform.startswith("linux") and os.environ.get("OVPOOL_DEBUG_SYMBOLS", "0") in ("", "0"):
     for ext in extensions:
         ext.extra_link_args.append("-Wl,--strip-debug")
 # ---------------------------------------------------------------------------
@@ -305,6 +338,10 @@ setup(
         include_path=["src", "."],
         compiler_directives=COMPILER_DIRECTIVES,
     ),
-    cmdclass={"build": BuildWithOpenVINOLibrary, "build_ext": BuildExtWithOpenMP,
-              "build_py": BuildPyWithHeaders, "build_openvino": BuildOpenVINOLibrary},
+    cmdclass={
+        "build": BuildWithOpenVINOLibrary,
+        "build_ext": BuildExtWithOpenMP,
+        "build_py": BuildPyWithHeaders,
+        "build_openvino": BuildOpenVINOLibrary,
+    },
 )

@@ -11,6 +11,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 extras = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())[
-    "project"]["optional-dependencies"]
+    "project"
+]["optional-dependencies"]
 for name in sys.argv[1:]:
     print("\n".join(extras[name]))

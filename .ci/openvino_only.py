@@ -19,8 +19,9 @@ def main(library: str, examples: Path) -> None:
     core = ov.Core()
     core.add_extension(library)
     for name in MODELS:
-        compiled = core.compile_model(str(examples / f"{name}.xml"), "CPU",
-                                      {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = core.compile_model(
+            str(examples / f"{name}.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+        )
         with np.load(examples / f"{name}.npz") as data:
             inputs = [data[k] for k in sorted(data.files) if k.startswith("in_")]
             expected = [data[f"out_{k}"] for k in range(len(compiled.outputs))]

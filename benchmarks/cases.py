@@ -39,28 +39,28 @@ __all__ = ["PeerSpec", "Case", "ModelCase", "CASES", "MODEL_CASES", "select_case
 class PeerSpec:
     """One way for a peer to compute a case."""
 
-    system: str                     # "torch", "onnx" or "openvino"
-    fn: str                         # torch function path, ONNX op_type, or OpenVINO builder name
-    label: str                      # shown in reports, e.g. "MaxPool-18", "F.max_pool2d"
+    system: str  # "torch", "onnx" or "openvino"
+    fn: str  # torch function path, ONNX op_type, or OpenVINO builder name
+    label: str  # shown in reports, e.g. "MaxPool-18", "F.max_pool2d"
     args: tuple = ()
-    kwargs: dict = field(default_factory=dict)   # torch kwargs, ONNX attributes, builder kwargs
-    opset: int | None = None        # ONNX opset or OpenVINO opset module
-    outputs: tuple = (0,)           # OpenVINO: node outputs that become results; ONNX: output count
-    equivalent: str | None = None   # set when a different op computes the same numbers
+    kwargs: dict = field(default_factory=dict)  # torch kwargs, ONNX attributes, builder kwargs
+    opset: int | None = None  # ONNX opset or OpenVINO opset module
+    outputs: tuple = (0,)  # OpenVINO: node outputs that become results; ONNX: output count
+    equivalent: str | None = None  # set when a different op computes the same numbers
     note: str = ""
 
 
 @dataclass
 class Case:
     name: str
-    op: str                         # function of ovpool.ops
+    op: str  # function of ovpool.ops
     shape: tuple
     dtype: str = "float32"
     params: dict = field(default_factory=dict)
     torch: list | None = None
     onnx: list | None = None
     openvino: list | None = None
-    group: str = "extra"            # "issue" (the issue's table), "extra", "smoke"
+    group: str = "extra"  # "issue" (the issue's table), "extra", "smoke"
     note: str = ""
 
     @property
@@ -82,7 +82,7 @@ class ModelCase:
 
     name: str
     shape: tuple
-    layers: list                    # PeerSpecs applied in a chain (output 0 feeds the next)
+    layers: list  # PeerSpecs applied in a chain (output 0 feeds the next)
     dtype: str = "float32"
     note: str = ""
 
@@ -91,22 +91,41 @@ class ModelCase:
 # spec helpers
 # --------------------------------------------------------------------------
 
+
 def _t(fn, *args, equivalent=None, note="", **kwargs):
     label = fn.replace("nn.functional.", "F.") if fn.startswith("nn.") else f"torch.{fn}"
     return PeerSpec("torch", fn, label, args, kwargs, equivalent=equivalent, note=note)
 
 
 def _x(op, opset, *, n_outputs=1, equivalent=None, note="", **attrs):
-    return PeerSpec("onnx", op, f"{op}-{opset}", (), attrs, opset, tuple(range(n_outputs)),
-                    equivalent=equivalent, note=note)
+    return PeerSpec(
+        "onnx",
+        op,
+        f"{op}-{opset}",
+        (),
+        attrs,
+        opset,
+        tuple(range(n_outputs)),
+        equivalent=equivalent,
+        note=note,
+    )
 
 
 def _v(builder, opset, *, outputs=(0,), label=None, equivalent=None, note="", **kwargs):
     if label is None:
         name = "".join(part.capitalize() for part in builder.split("_"))
         label = f"{name}-{opset}" + (" +indices" if len(outputs) > 1 else "")
-    return PeerSpec("openvino", builder, label, (), kwargs, opset, tuple(outputs),
-                    equivalent=equivalent, note=note)
+    return PeerSpec(
+        "openvino",
+        builder,
+        label,
+        (),
+        kwargs,
+        opset,
+        tuple(outputs),
+        equivalent=equivalent,
+        note=note,
+    )
 
 
 def _tup(value, n):
@@ -121,6 +140,7 @@ def _spatial_axes(n):
 # case builders: one per op family, filling every peer's expression
 # --------------------------------------------------------------------------
 
+
 def adaptive_avg(name, shape, output_size, dtype="float32", **kw):
     n = len(shape) - 2
     out = _tup(output_size, n)
@@ -134,17 +154,38 @@ def adaptive_avg(name, shape, output_size, dtype="float32", **kw):
         eq = "global average (adaptive to 1)"
         torch.append(_t("mean", dim=_spatial_axes(n), keepdim=True, equivalent=eq))
         onnx = [_x("GlobalAveragePool", 18, equivalent=eq)]
-        openvino.append(_v("reduce_mean", 1, axes=list(_spatial_axes(n)), keep_dims=True,
-                           equivalent=eq))
+        openvino.append(
+            _v("reduce_mean", 1, axes=list(_spatial_axes(n)), keep_dims=True, equivalent=eq)
+        )
     elif divisible:
         eq = f"AvgPool kernel=stride={kernel} (In divisible by Out)"
-        onnx = [_x("AveragePool", opset, kernel_shape=kernel, strides=kernel, equivalent=eq)
-                for opset in (11, 19)]
-        openvino.append(_v("avg_pool", 14, kernel_shape=kernel, strides=kernel,
-                           pads_begin=[0] * n, pads_end=[0] * n, exclude_pad=True,
-                           equivalent=eq))
-    return Case(name, "adaptive_avg_pool", tuple(shape), dtype, {"output_size": out},
-                torch=torch, onnx=onnx, openvino=openvino, **kw)
+        onnx = [
+            _x("AveragePool", opset, kernel_shape=kernel, strides=kernel, equivalent=eq)
+            for opset in (11, 19)
+        ]
+        openvino.append(
+            _v(
+                "avg_pool",
+                14,
+                kernel_shape=kernel,
+                strides=kernel,
+                pads_begin=[0] * n,
+                pads_end=[0] * n,
+                exclude_pad=True,
+                equivalent=eq,
+            )
+        )
+    return Case(
+        name,
+        "adaptive_avg_pool",
+        tuple(shape),
+        dtype,
+        {"output_size": out},
+        torch=torch,
+        onnx=onnx,
+        openvino=openvino,
+        **kw,
+    )
 
 
 def adaptive_max(name, shape, output_size, dtype="float32", **kw):
@@ -152,21 +193,59 @@ def adaptive_max(name, shape, output_size, dtype="float32", **kw):
     out = _tup(output_size, n)
     spatial = shape[2:]
     kernel = [i // o for i, o in zip(spatial, out)]
-    torch = [_t(f"nn.functional.adaptive_max_pool{n}d", out if n > 1 else out[0],
-                return_indices=True)]
-    openvino = [_v("adaptive_max_pool", 8, outputs=(0, 1), output_shape=list(out),
-                   index_element_type="i32",
-                   note="i32 indices: the CPU plugin does not compile the default i64")]
+    torch = [
+        _t(f"nn.functional.adaptive_max_pool{n}d", out if n > 1 else out[0], return_indices=True)
+    ]
+    openvino = [
+        _v(
+            "adaptive_max_pool",
+            8,
+            outputs=(0, 1),
+            output_shape=list(out),
+            index_element_type="i32",
+            note="i32 indices: the CPU plugin does not compile the default i64",
+        )
+    ]
     onnx = None
     if all(i % o == 0 for i, o in zip(spatial, out)):
         eq = f"MaxPool kernel=stride={kernel} with indices (In divisible by Out)"
-        onnx = [_x("MaxPool", 18, n_outputs=2, kernel_shape=kernel, strides=kernel,
-                   equivalent=eq, note="ORT's MaxPool with Indices is a scalar loop")]
-        openvino.append(_v("max_pool", 8, outputs=(0, 1), kernel_shape=kernel, strides=kernel,
-                           dilations=[1] * n, pads_begin=[0] * n, pads_end=[0] * n, axis=2,
-                           equivalent=eq, note="MaxPool-8 with indices: CPU reference path"))
-    return Case(name, "adaptive_max_pool", tuple(shape), dtype, {"output_size": out},
-                torch=torch, onnx=onnx, openvino=openvino, **kw)
+        onnx = [
+            _x(
+                "MaxPool",
+                18,
+                n_outputs=2,
+                kernel_shape=kernel,
+                strides=kernel,
+                equivalent=eq,
+                note="ORT's MaxPool with Indices is a scalar loop",
+            )
+        ]
+        openvino.append(
+            _v(
+                "max_pool",
+                8,
+                outputs=(0, 1),
+                kernel_shape=kernel,
+                strides=kernel,
+                dilations=[1] * n,
+                pads_begin=[0] * n,
+                pads_end=[0] * n,
+                axis=2,
+                equivalent=eq,
+                note="MaxPool-8 with indices: CPU reference path",
+            )
+        )
+    return Case(
+        name,
+        "adaptive_max_pool",
+        tuple(shape),
+        dtype,
+        {"output_size": out},
+        torch=torch,
+        onnx=onnx,
+        openvino=openvino,
+        **kw,
+    )
 
 
 def _window_params(shape, kernel, stride, pad, ceil, extra_params):
@@ -179,58 +258,165 @@ def _window_params(shape, kernel, stride, pad, ceil, extra_params):
     return n, k, s, p, params
 
 
-def max_pool(name, shape, kernel, stride=1, pad=0, *, ceil=False, indices=False, dilation=1,
-             dtype="float32", **kw):
-    n, k, s, p, params = _window_params(shape, kernel, stride, pad, ceil,
-                                        {"return_indices": True} if indices else {})
+def max_pool(
+    name,
+    shape,
+    kernel,
+    stride=1,
+    pad=0,
+    *,
+    ceil=False,
+    indices=False,
+    dilation=1,
+    dtype="float32",
+    **kw,
+):
+    n, k, s, p, params = _window_params(
+        shape, kernel, stride, pad, ceil, {"return_indices": True} if indices else {}
+    )
     d = _tup(dilation, n)
     if any(di > 1 for di in d):
         params["dilations"] = d
     torch = None
     # torch: symmetric pads at most half the dilated kernel
     if all(2 * pi <= (ki - 1) * di + 1 for pi, ki, di in zip(p, k, d)):
-        torch = [_t(f"nn.functional.max_pool{n}d", kernel_size=k, stride=s, padding=p,
-                    dilation=d, ceil_mode=ceil, return_indices=indices)]
-    onnx = [_x("MaxPool", 18, n_outputs=2 if indices else 1, kernel_shape=list(k),
-               strides=list(s), pads=list(p + p), dilations=list(d), ceil_mode=int(ceil),
-               note="MaxPool with Indices: ORT's scalar loop" if indices else "")]
+        torch = [
+            _t(
+                f"nn.functional.max_pool{n}d",
+                kernel_size=k,
+                stride=s,
+                padding=p,
+                dilation=d,
+                ceil_mode=ceil,
+                return_indices=indices,
+            )
+        ]
+    onnx = [
+        _x(
+            "MaxPool",
+            18,
+            n_outputs=2 if indices else 1,
+            kernel_shape=list(k),
+            strides=list(s),
+            pads=list(p + p),
+            dilations=list(d),
+            ceil_mode=int(ceil),
+            note="MaxPool with Indices: ORT's scalar loop" if indices else "",
+        )
+    ]
     # MaxPool-8 unless ceil_mode needs MaxPool-14's "ceil_torch" (same CPU kernel)
-    openvino = [_v("max_pool", 14 if ceil else 8, outputs=(0, 1) if indices else (0,),
-                   kernel_shape=list(k),
-                   strides=list(s), dilations=list(d), pads_begin=list(p), pads_end=list(p),
-                   rounding_type="ceil_torch" if ceil else "floor", axis=0,
-                   note="indices output used: OpenVINO's CPU reference path" if indices else "")]
-    return Case(name, "max_pool", tuple(shape), dtype, params, torch=torch, onnx=onnx,
-                openvino=openvino, **kw)
+    openvino = [
+        _v(
+            "max_pool",
+            14 if ceil else 8,
+            outputs=(0, 1) if indices else (0,),
+            kernel_shape=list(k),
+            strides=list(s),
+            dilations=list(d),
+            pads_begin=list(p),
+            pads_end=list(p),
+            rounding_type="ceil_torch" if ceil else "floor",
+            axis=0,
+            note="indices output used: OpenVINO's CPU reference path" if indices else "",
+        )
+    ]
+    return Case(
+        name,
+        "max_pool",
+        tuple(shape),
+        dtype,
+        params,
+        torch=torch,
+        onnx=onnx,
+        openvino=openvino,
+        **kw,
+    )
 
 
-def avg_pool(name, shape, kernel, stride=1, pad=0, *, ceil=False, count_include_pad=False,
-             dilation=1, dtype="float32", **kw):
-    n, k, s, p, params = _window_params(shape, kernel, stride, pad, ceil,
-                                        {"count_include_pad": True} if count_include_pad else {})
+def avg_pool(
+    name,
+    shape,
+    kernel,
+    stride=1,
+    pad=0,
+    *,
+    ceil=False,
+    count_include_pad=False,
+    dilation=1,
+    dtype="float32",
+    **kw,
+):
+    n, k, s, p, params = _window_params(
+        shape, kernel, stride, pad, ceil, {"count_include_pad": True} if count_include_pad else {}
+    )
     d = _tup(dilation, n)
     dilated = any(di > 1 for di in d)
     if dilated:
         params["dilations"] = d
     torch = None
-    if not dilated and all(2 * pi <= ki for pi, ki in zip(p, k)):   # torch has no dilation
-        torch = [_t(f"nn.functional.avg_pool{n}d", kernel_size=k, stride=s, padding=p,
-                    ceil_mode=ceil, count_include_pad=count_include_pad)]
-    onnx = [_x("AveragePool", opset, kernel_shape=list(k), strides=list(s), pads=list(p + p),
-               ceil_mode=int(ceil), count_include_pad=int(count_include_pad),
-               **({"dilations": list(d)} if dilated else {}),
-               note="opset 19+ never reaches MLAS" if opset >= 19 else "")
-            for opset in ((19,) if dilated else (11, 19))]   # dilations: opset 19+
+    if not dilated and all(2 * pi <= ki for pi, ki in zip(p, k)):  # torch has no dilation
+        torch = [
+            _t(
+                f"nn.functional.avg_pool{n}d",
+                kernel_size=k,
+                stride=s,
+                padding=p,
+                ceil_mode=ceil,
+                count_include_pad=count_include_pad,
+            )
+        ]
+    onnx = [
+        _x(
+            "AveragePool",
+            opset,
+            kernel_shape=list(k),
+            strides=list(s),
+            pads=list(p + p),
+            ceil_mode=int(ceil),
+            count_include_pad=int(count_include_pad),
+            **({"dilations": list(d)} if dilated else {}),
+            note="opset 19+ never reaches MLAS" if opset >= 19 else "",
+        )
+        for opset in ((19,) if dilated else (11, 19))
+    ]  # dilations: opset 19+
     if dilated:
-        openvino = [_v("avg_pool", 16, kernel_shape=list(k), strides=list(s),
-                       pads_begin=list(p), pads_end=list(p), exclude_pad=not count_include_pad,
-                       rounding_type="ceil_torch" if ceil else "floor", dilations=list(d))]
+        openvino = [
+            _v(
+                "avg_pool",
+                16,
+                kernel_shape=list(k),
+                strides=list(s),
+                pads_begin=list(p),
+                pads_end=list(p),
+                exclude_pad=not count_include_pad,
+                rounding_type="ceil_torch" if ceil else "floor",
+                dilations=list(d),
+            )
+        ]
     else:
-        openvino = [_v("avg_pool", 14, kernel_shape=list(k), strides=list(s),
-                       pads_begin=list(p), pads_end=list(p), exclude_pad=not count_include_pad,
-                       rounding_type="ceil_torch" if ceil else "floor")]
-    return Case(name, "avg_pool", tuple(shape), dtype, params, torch=torch, onnx=onnx,
-                openvino=openvino, **kw)
+        openvino = [
+            _v(
+                "avg_pool",
+                14,
+                kernel_shape=list(k),
+                strides=list(s),
+                pads_begin=list(p),
+                pads_end=list(p),
+                exclude_pad=not count_include_pad,
+                rounding_type="ceil_torch" if ceil else "floor",
+            )
+        ]
+    return Case(
+        name,
+        "avg_pool",
+        tuple(shape),
+        dtype,
+        params,
+        torch=torch,
+        onnx=onnx,
+        openvino=openvino,
+        **kw,
+    )
 
 
 def lp_pool(name, shape, kernel, stride=1, p=2, dtype="float32", **kw):
@@ -238,30 +424,53 @@ def lp_pool(name, shape, kernel, stride=1, p=2, dtype="float32", **kw):
     k, s = _tup(kernel, n), _tup(stride, n)
     torch = [_t(f"nn.functional.lp_pool{n}d", float(p), k, s)] if n in (1, 2, 3) else None
     onnx = [_x("LpPool", 18, kernel_shape=list(k), strides=list(s), p=int(p))]
-    return Case(name, "lp_pool", tuple(shape), dtype,
-                {"kernel_shape": k, "strides": s, "p": p}, torch=torch, onnx=onnx,
-                openvino=None, note="OpenVINO has no LpPool op", **kw)
+    return Case(
+        name,
+        "lp_pool",
+        tuple(shape),
+        dtype,
+        {"kernel_shape": k, "strides": s, "p": p},
+        torch=torch,
+        onnx=onnx,
+        openvino=None,
+        note="OpenVINO has no LpPool op",
+        **kw,
+    )
 
 
 def global_avg(name, shape, dtype="float32", **kw):
     n = len(shape) - 2
     axes = _spatial_axes(n)
-    return Case(name, "global_avg_pool", tuple(shape), dtype, {},
-                torch=[_t(f"nn.functional.adaptive_avg_pool{n}d", 1),
-                       _t("mean", dim=axes, keepdim=True)],
-                onnx=[_x("GlobalAveragePool", 18)],
-                openvino=[_v("reduce_mean", 1, axes=list(axes), keep_dims=True),
-                          _v("adaptive_avg_pool", 8, output_shape=[1] * n)], **kw)
+    return Case(
+        name,
+        "global_avg_pool",
+        tuple(shape),
+        dtype,
+        {},
+        torch=[_t(f"nn.functional.adaptive_avg_pool{n}d", 1), _t("mean", dim=axes, keepdim=True)],
+        onnx=[_x("GlobalAveragePool", 18)],
+        openvino=[
+            _v("reduce_mean", 1, axes=list(axes), keep_dims=True),
+            _v("adaptive_avg_pool", 8, output_shape=[1] * n),
+        ],
+        **kw,
+    )
 
 
 def global_max(name, shape, dtype="float32", **kw):
     n = len(shape) - 2
     axes = _spatial_axes(n)
-    return Case(name, "global_max_pool", tuple(shape), dtype, {},
-                torch=[_t("amax", dim=axes, keepdim=True),
-                       _t(f"nn.functional.adaptive_max_pool{n}d", 1)],
-                onnx=[_x("GlobalMaxPool", 18)],
-                openvino=[_v("reduce_max", 1, axes=list(axes), keep_dims=True)], **kw)
+    return Case(
+        name,
+        "global_max_pool",
+        tuple(shape),
+        dtype,
+        {},
+        torch=[_t("amax", dim=axes, keepdim=True), _t(f"nn.functional.adaptive_max_pool{n}d", 1)],
+        onnx=[_x("GlobalMaxPool", 18)],
+        openvino=[_v("reduce_max", 1, axes=list(axes), keep_dims=True)],
+        **kw,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -283,8 +492,15 @@ CASES = [
     avg_pool("avgpool_7x7_s1", (8, 64, 128, 128), 7, 1, 3, count_include_pad=True, **ISSUE),
     max_pool("maxpool3d", (4, 64, 16, 56, 56), 3, 2, 1, **ISSUE),
     # -- indices -----------------------------------------------------------------
-    max_pool("maxpool_indices", (8, 64, 56, 56), 3, 2, 1, indices=True,
-             note="OpenVINO MaxPool-8 with its indices output runs the reference path"),
+    max_pool(
+        "maxpool_indices",
+        (8, 64, 56, 56),
+        3,
+        2,
+        1,
+        indices=True,
+        note="OpenVINO MaxPool-8 with its indices output runs the reference path",
+    ),
     adaptive_max("amp_28to7_indices", (8, 512, 28, 28), 7),
     adaptive_max("amp_50to7_indices", (8, 256, 50, 50), 7),
     # -- 1D fixed windows --------------------------------------------------------
@@ -302,11 +518,17 @@ CASES = [
     adaptive_avg("aap_14to7_b64", (64, 512, 14, 14), 7),
     global_avg("gap_7x7_b128", (128, 2048, 7, 7), note="51 MB input: beyond L3"),
     global_max("global_max_7x7", (32, 2048, 7, 7)),
-    avg_pool("avgpool_3x3_s2_ceil", (16, 128, 56, 56), 3, 2, 1, ceil=True,
-             count_include_pad=False),
-    avg_pool("avgpool_3x3_s2_ceil_cip", (16, 128, 56, 56), 3, 2, 1, ceil=True,
-             count_include_pad=True,
-             note="edge windows: OpenVINO divides by the full kernel (see ovpool.ov_ops)"),
+    avg_pool("avgpool_3x3_s2_ceil", (16, 128, 56, 56), 3, 2, 1, ceil=True, count_include_pad=False),
+    avg_pool(
+        "avgpool_3x3_s2_ceil_cip",
+        (16, 128, 56, 56),
+        3,
+        2,
+        1,
+        ceil=True,
+        count_include_pad=True,
+        note="edge windows: OpenVINO divides by the full kernel (see ovpool.ov_ops)",
+    ),
     lp_pool("lppool_3x3_s2", (16, 64, 56, 56), 3, 2, p=2),
     # -- smoke (tiny; only selected by name, for tests/test_bench.py) -------------
     max_pool("smoke_maxpool", (2, 16, 12, 12), 3, 2, 1, group="smoke"),
@@ -314,22 +536,64 @@ CASES = [
 ]
 
 MODEL_CASES = [
-    ModelCase("resnet_pools", (8, 64, 112, 112), [
-        _v("max_pool", 14, kernel_shape=[3, 3], strides=[2, 2], dilations=[1, 1],
-           pads_begin=[1, 1], pads_end=[1, 1]),
-        _v("relu", 1),
-        _v("avg_pool", 14, kernel_shape=[3, 3], strides=[1, 1], pads_begin=[1, 1],
-           pads_end=[1, 1], exclude_pad=True),
-        _v("adaptive_avg_pool", 8, output_shape=[1, 1]),
-    ], note="stem MaxPool -> Relu -> AvgPool 3x3 s1 -> AdaptiveAvgPool 1x1"),
-    ModelCase("maxpool_indices_model", (8, 64, 56, 56), [
-        _v("max_pool", 8, outputs=(0, 1), kernel_shape=[3, 3], strides=[2, 2],
-           dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], axis=0),
-    ], note="MaxPool-8 with indices: native OpenVINO runs its reference path"),
-    ModelCase("adaptive_max_model", (8, 256, 50, 50), [
-        _v("adaptive_max_pool", 8, outputs=(0, 1), output_shape=[7, 7],
-           index_element_type="i32"),
-    ]),
+    ModelCase(
+        "resnet_pools",
+        (8, 64, 112, 112),
+        [
+            _v(
+                "max_pool",
+                14,
+                kernel_shape=[3, 3],
+                strides=[2, 2],
+                dilations=[1, 1],
+                pads_begin=[1, 1],
+                pads_end=[1, 1],
+            ),
+            _v("relu", 1),
+            _v(
+                "avg_pool",
+                14,
+                kernel_shape=[3, 3],
+                strides=[1, 1],
+                pads_begin=[1, 1],
+                pads_end=[1, 1],
+                exclude_pad=True,
+            ),
+            _v("adaptive_avg_pool", 8, output_shape=[1, 1]),
+        ],
+        note="stem MaxPool -> Relu -> AvgPool 3x3 s1 -> AdaptiveAvgPool 1x1",
+    ),
+    ModelCase(
+        "maxpool_indices_model",
+        (8, 64, 56, 56),
+        [
+            _v(
+                "max_pool",
+                8,
+                outputs=(0, 1),
+                kernel_shape=[3, 3],
+                strides=[2, 2],
+                dilations=[1, 1],
+                pads_begin=[1, 1],
+                pads_end=[1, 1],
+                axis=0,
+            ),
+        ],
+        note="MaxPool-8 with indices: native OpenVINO runs its reference path",
+    ),
+    ModelCase(
+        "adaptive_max_model",
+        (8, 256, 50, 50),
+        [
+            _v(
+                "adaptive_max_pool",
+                8,
+                outputs=(0, 1),
+                output_shape=[7, 7],
+                index_element_type="i32",
+            ),
+        ],
+    ),
 ]
 
 
@@ -342,7 +606,7 @@ def case_by_name(name):
         # a seed are the same whatever the count
         from . import sweep
 
-        seed, index = name[len("sweep"):].split("_")[:2]
+        seed, index = name[len("sweep") :].split("_")[:2]
         for case in sweep.sweep_cases(int(seed), int(index) + 1):
             if case.name == name:
                 return case
@@ -355,8 +619,9 @@ def select_cases(patterns=None):
         return [c for c in CASES if c.group != "smoke"]
     if isinstance(patterns, str):
         patterns = [p.strip() for p in patterns.split(",") if p.strip()]
-    chosen = [c for c in CASES if any(fnmatch.fnmatchcase(c.name, p) or p == c.group
-                                      for p in patterns)]
+    chosen = [
+        c for c in CASES if any(fnmatch.fnmatchcase(c.name, p) or p == c.group for p in patterns)
+    ]
     if not chosen:
         raise ValueError(f"no case matches {patterns}; known: {[c.name for c in CASES]}")
     return chosen

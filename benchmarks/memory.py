@@ -89,11 +89,10 @@ def child_main(case_name, n_threads):
 
     case = cases.case_by_name(case_name)
     x = make_input(case)
-    x.reshape(-1).view(np.uint8)[::4096].sum()   # every page resident
+    x.reshape(-1).view(np.uint8)[::4096].sum()  # every page resident
     fn = getattr(ovpool, case.op)
 
-    extra_alloc, method, result = _measure(
-        lambda: fn(x, **case.params, num_threads=n_threads))
+    extra_alloc, method, result = _measure(lambda: fn(x, **case.params, num_threads=n_threads))
     outputs = list(result) if isinstance(result, tuple) else [result]
     out_bytes = sum(a.nbytes for a in outputs)
     kwargs = {"num_threads": n_threads, "out": np.empty_like(outputs[0])}
@@ -101,7 +100,7 @@ def child_main(case_name, n_threads):
         kwargs["out_indices"] = np.empty_like(outputs[1])
     for a in kwargs.values():
         if isinstance(a, np.ndarray):
-            a.fill(0)                                   # resident before the reset
+            a.fill(0)  # resident before the reset
     del result, outputs
     extra_out, _, _ = _measure(lambda: fn(x, **case.params, **kwargs))
     report = {
@@ -123,9 +122,9 @@ def measure_case(case_name, n_threads, repo_root, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo_root), env.get("PYTHONPATH")]))
     child = [sys.executable, str(Path(__file__).resolve()), case_name, str(n_threads)]
-    proc = subprocess.run(child,
-                          cwd=str(repo_root), env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(
+        child, cwd=str(repo_root), env=env, capture_output=True, text=True, timeout=timeout
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -12,8 +12,15 @@ other and with PyTorch, not accuracy.
 
 from __future__ import annotations
 
-NETWORKS = ("resnet18", "googlenet", "squeezenet1_0", "densenet121", "vgg11", "alexnet",
-            "mobilenet_v3_small")
+NETWORKS = (
+    "resnet18",
+    "googlenet",
+    "squeezenet1_0",
+    "densenet121",
+    "vgg11",
+    "alexnet",
+    "mobilenet_v3_small",
+)
 
 
 def build(name):
@@ -45,8 +52,9 @@ def _resnet18():
             self.bn2 = nn.BatchNorm2d(planes)
             self.downsample = None
             if stride != 1 or inplanes != planes:
-                self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride, bias=False),
-                                                nn.BatchNorm2d(planes))
+                self.downsample = nn.Sequential(
+                    nn.Conv2d(inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes)
+                )
 
         def forward(self, x):
             out = self.relu(self.bn1(self.conv1(x)))
@@ -63,8 +71,11 @@ def _resnet18():
             self.maxpool = nn.MaxPool2d(3, 2, 1)
             layers, inplanes = [], 64
             for planes, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-                layers.append(nn.Sequential(BasicBlock(inplanes, planes, stride),
-                                            BasicBlock(planes, planes, 1)))
+                layers.append(
+                    nn.Sequential(
+                        BasicBlock(inplanes, planes, stride), BasicBlock(planes, planes, 1)
+                    )
+                )
                 inplanes = planes
             self.layer1, self.layer2, self.layer3, self.layer4 = layers
             self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
@@ -94,16 +105,22 @@ def _googlenet():
         def __init__(self, cin, ch1, ch3red, ch3, ch5red, ch5, proj):
             super().__init__()
             self.branch1 = BasicConv2d(cin, ch1, kernel_size=1)
-            self.branch2 = nn.Sequential(BasicConv2d(cin, ch3red, kernel_size=1),
-                                         BasicConv2d(ch3red, ch3, kernel_size=3, padding=1))
-            self.branch3 = nn.Sequential(BasicConv2d(cin, ch5red, kernel_size=1),
-                                         BasicConv2d(ch5red, ch5, kernel_size=3, padding=1))
-            self.branch4 = nn.Sequential(nn.MaxPool2d(3, 1, 1, ceil_mode=True),
-                                         BasicConv2d(cin, proj, kernel_size=1))
+            self.branch2 = nn.Sequential(
+                BasicConv2d(cin, ch3red, kernel_size=1),
+                BasicConv2d(ch3red, ch3, kernel_size=3, padding=1),
+            )
+            self.branch3 = nn.Sequential(
+                BasicConv2d(cin, ch5red, kernel_size=1),
+                BasicConv2d(ch5red, ch5, kernel_size=3, padding=1),
+            )
+            self.branch4 = nn.Sequential(
+                nn.MaxPool2d(3, 1, 1, ceil_mode=True), BasicConv2d(cin, proj, kernel_size=1)
+            )
 
         def forward(self, x):
-            return torch.cat([self.branch1(x), self.branch2(x), self.branch3(x),
-                              self.branch4(x)], 1)
+            return torch.cat(
+                [self.branch1(x), self.branch2(x), self.branch3(x), self.branch4(x)], 1
+            )
 
     class GoogLeNet(nn.Module):
         def __init__(self):
@@ -131,8 +148,13 @@ def _googlenet():
             x = self.maxpool1(self.conv1(x))
             x = self.maxpool2(self.conv3(self.conv2(x)))
             x = self.maxpool3(self.inception3b(self.inception3a(x)))
-            for block in (self.inception4a, self.inception4b, self.inception4c, self.inception4d,
-                          self.inception4e):
+            for block in (
+                self.inception4a,
+                self.inception4b,
+                self.inception4c,
+                self.inception4d,
+                self.inception4e,
+            ):
                 x = block(x)
             x = self.inception5b(self.inception5a(self.maxpool4(x)))
             return self.fc(torch.flatten(self.avgpool(x), 1))
@@ -158,14 +180,26 @@ def _squeezenet1_0():
         def __init__(self):
             super().__init__()
             self.features = nn.Sequential(
-                nn.Conv2d(3, 96, 7, 2), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, ceil_mode=True),
-                Fire(96, 16, 64, 64), Fire(128, 16, 64, 64), Fire(128, 32, 128, 128),
+                nn.Conv2d(3, 96, 7, 2),
+                nn.ReLU(inplace=True),
                 nn.MaxPool2d(3, 2, ceil_mode=True),
-                Fire(256, 32, 128, 128), Fire(256, 48, 192, 192), Fire(384, 48, 192, 192),
-                Fire(384, 64, 256, 256), nn.MaxPool2d(3, 2, ceil_mode=True),
-                Fire(512, 64, 256, 256))
-            self.classifier = nn.Sequential(nn.Dropout(0.5), nn.Conv2d(512, 1000, 1),
-                                            nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d((1, 1)))
+                Fire(96, 16, 64, 64),
+                Fire(128, 16, 64, 64),
+                Fire(128, 32, 128, 128),
+                nn.MaxPool2d(3, 2, ceil_mode=True),
+                Fire(256, 32, 128, 128),
+                Fire(256, 48, 192, 192),
+                Fire(384, 48, 192, 192),
+                Fire(384, 64, 256, 256),
+                nn.MaxPool2d(3, 2, ceil_mode=True),
+                Fire(512, 64, 256, 256),
+            )
+            self.classifier = nn.Sequential(
+                nn.Dropout(0.5),
+                nn.Conv2d(512, 1000, 1),
+                nn.ReLU(inplace=True),
+                nn.AdaptiveAvgPool2d((1, 1)),
+            )
 
         def forward(self, x):
             return torch.flatten(self.classifier(self.features(x)), 1)
@@ -212,9 +246,12 @@ def _densenet121():
     class DenseNet121(nn.Module):
         def __init__(self):
             super().__init__()
-            layers = [("conv0", nn.Conv2d(3, 64, 7, 2, 3, bias=False)),
-                      ("norm0", nn.BatchNorm2d(64)), ("relu0", nn.ReLU(inplace=True)),
-                      ("pool0", nn.MaxPool2d(3, 2, 1))]
+            layers = [
+                ("conv0", nn.Conv2d(3, 64, 7, 2, 3, bias=False)),
+                ("norm0", nn.BatchNorm2d(64)),
+                ("relu0", nn.ReLU(inplace=True)),
+                ("pool0", nn.MaxPool2d(3, 2, 1)),
+            ]
             channels = 64
             for i, n in enumerate((6, 12, 24, 16)):
                 layers.append((f"denseblock{i + 1}", DenseBlock(n, channels)))
@@ -251,8 +288,14 @@ def _vgg11():
             self.features = nn.Sequential(*layers)
             self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
             self.classifier = nn.Sequential(
-                nn.Linear(512 * 49, 4096), nn.ReLU(True), nn.Dropout(), nn.Linear(4096, 4096),
-                nn.ReLU(True), nn.Dropout(), nn.Linear(4096, 1000))
+                nn.Linear(512 * 49, 4096),
+                nn.ReLU(True),
+                nn.Dropout(),
+                nn.Linear(4096, 4096),
+                nn.ReLU(True),
+                nn.Dropout(),
+                nn.Linear(4096, 1000),
+            )
 
         def forward(self, x):
             return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
@@ -267,15 +310,30 @@ def _alexnet():
         def __init__(self):
             super().__init__()
             self.features = nn.Sequential(
-                nn.Conv2d(3, 64, 11, 4, 2), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2),
-                nn.Conv2d(64, 192, 5, padding=2), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2),
-                nn.Conv2d(192, 384, 3, padding=1), nn.ReLU(inplace=True),
-                nn.Conv2d(384, 256, 3, padding=1), nn.ReLU(inplace=True),
-                nn.Conv2d(256, 256, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2))
+                nn.Conv2d(3, 64, 11, 4, 2),
+                nn.ReLU(inplace=True),
+                nn.MaxPool2d(3, 2),
+                nn.Conv2d(64, 192, 5, padding=2),
+                nn.ReLU(inplace=True),
+                nn.MaxPool2d(3, 2),
+                nn.Conv2d(192, 384, 3, padding=1),
+                nn.ReLU(inplace=True),
+                nn.Conv2d(384, 256, 3, padding=1),
+                nn.ReLU(inplace=True),
+                nn.Conv2d(256, 256, 3, padding=1),
+                nn.ReLU(inplace=True),
+                nn.MaxPool2d(3, 2),
+            )
             self.avgpool = nn.AdaptiveAvgPool2d((6, 6))
             self.classifier = nn.Sequential(
-                nn.Dropout(0.5), nn.Linear(256 * 36, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
-                nn.Linear(4096, 4096), nn.ReLU(inplace=True), nn.Linear(4096, 1000))
+                nn.Dropout(0.5),
+                nn.Linear(256 * 36, 4096),
+                nn.ReLU(inplace=True),
+                nn.Dropout(0.5),
+                nn.Linear(4096, 4096),
+                nn.ReLU(inplace=True),
+                nn.Linear(4096, 1000),
+            )
 
         def forward(self, x):
             return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
@@ -291,8 +349,10 @@ def _mobilenet_v3_small():
         return new + d if new < 0.9 * v else new
 
     def conv_bn(cin, cout, k, stride=1, groups=1, act=None):
-        layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
-                  nn.BatchNorm2d(cout, eps=0.001, momentum=0.01)]
+        layers = [
+            nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
+            nn.BatchNorm2d(cout, eps=0.001, momentum=0.01),
+        ]
         if act is not None:
             layers.append(act(inplace=True))
         return nn.Sequential(*layers)
@@ -327,12 +387,19 @@ def _mobilenet_v3_small():
             out = self.block(x)
             return out + x if self.residual else out
 
-    config = [(16, 3, 16, 16, True, "RE", 2), (16, 3, 72, 24, False, "RE", 2),
-              (24, 3, 88, 24, False, "RE", 1), (24, 5, 96, 40, True, "HS", 2),
-              (40, 5, 240, 40, True, "HS", 1), (40, 5, 240, 40, True, "HS", 1),
-              (40, 5, 120, 48, True, "HS", 1), (48, 5, 144, 48, True, "HS", 1),
-              (48, 5, 288, 96, True, "HS", 2), (96, 5, 576, 96, True, "HS", 1),
-              (96, 5, 576, 96, True, "HS", 1)]
+    config = [
+        (16, 3, 16, 16, True, "RE", 2),
+        (16, 3, 72, 24, False, "RE", 2),
+        (24, 3, 88, 24, False, "RE", 1),
+        (24, 5, 96, 40, True, "HS", 2),
+        (40, 5, 240, 40, True, "HS", 1),
+        (40, 5, 240, 40, True, "HS", 1),
+        (40, 5, 120, 48, True, "HS", 1),
+        (48, 5, 144, 48, True, "HS", 1),
+        (48, 5, 288, 96, True, "HS", 2),
+        (96, 5, 576, 96, True, "HS", 1),
+        (96, 5, 576, 96, True, "HS", 1),
+    ]
 
     class MobileNetV3Small(nn.Module):
         def __init__(self):
@@ -342,8 +409,12 @@ def _mobilenet_v3_small():
             layers.append(conv_bn(96, 576, 1, act=nn.Hardswish))
             self.features = nn.Sequential(*layers)
             self.avgpool = nn.AdaptiveAvgPool2d(1)
-            self.classifier = nn.Sequential(nn.Linear(576, 1024), nn.Hardswish(inplace=True),
-                                            nn.Dropout(0.2), nn.Linear(1024, 1000))
+            self.classifier = nn.Sequential(
+                nn.Linear(576, 1024),
+                nn.Hardswish(inplace=True),
+                nn.Dropout(0.2),
+                nn.Linear(1024, 1000),
+            )
 
         def forward(self, x):
             return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
@@ -351,6 +422,12 @@ def _mobilenet_v3_small():
     return MobileNetV3Small()
 
 
-_BUILDERS = {"resnet18": _resnet18, "googlenet": _googlenet, "squeezenet1_0": _squeezenet1_0,
-             "densenet121": _densenet121, "vgg11": _vgg11, "alexnet": _alexnet,
-             "mobilenet_v3_small": _mobilenet_v3_small}
+_BUILDERS = {
+    "resnet18": _resnet18,
+    "googlenet": _googlenet,
+    "squeezenet1_0": _squeezenet1_0,
+    "densenet121": _densenet121,
+    "vgg11": _vgg11,
+    "alexnet": _alexnet,
+    "mobilenet_v3_small": _mobilenet_v3_small,
+}

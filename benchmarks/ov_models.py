@@ -86,6 +86,7 @@ def case_names():
 # models
 # --------------------------------------------------------------------------
 
+
 def single_op_model(name):
     import openvino as ov
     import openvino.opset8 as o8
@@ -114,8 +115,9 @@ def network_model(name, batch):
         warnings.simplefilter("ignore")
         model = ov.convert_model(module, example_input=x, input=[list(x.shape)])
         # the PyTorch route: converted with ovpool's library (its default policy)
-        routed = ov.convert_model(module, example_input=x, input=[list(x.shape)],
-                                  extension=ovp.pytorch_extensions())
+        routed = ov.convert_model(
+            module, example_input=x, input=[list(x.shape)], extension=ovp.pytorch_extensions()
+        )
         with torch.no_grad():
             reference = module(x).numpy()
     return model, x.numpy(), [reference], routed
@@ -134,6 +136,7 @@ def max_abs_diff(got, expected):
 # one case
 # --------------------------------------------------------------------------
 
+
 def bench_case(name, batch, n_threads, protocol, rng):
     import openvino as ov
 
@@ -147,8 +150,13 @@ def bench_case(name, batch, n_threads, protocol, rng):
         routed = None
     else:
         model, x, reference, routed = network_model(name, batch)
-    entry = {"case": name, "batch": int(x.shape[0]), "threads": n_threads,
-             "input_shape": list(x.shape), "systems": {}}
+    entry = {
+        "case": name,
+        "batch": int(x.shape[0]),
+        "threads": n_threads,
+        "input_shape": list(x.shape),
+        "systems": {},
+    }
     runners, outputs = {}, {}
     systems = [s for s in SYSTEMS if s != "pytorch_route" or routed is not None]
     for system in systems:
@@ -167,17 +175,22 @@ def bench_case(name, batch, n_threads, protocol, rng):
         outputs[system] = runner.outputs()
         layers = [f"{t}/{p}" for t, p in runner.runtime_layers()]
         entry["systems"][system] = {
-            "moved_nodes": moved, "pool_nodes": len(decisions), "reasons": reasons,
-            "runtime_layers": sorted({t for t in layers if "Pool" in t
-                                      or t.split("/")[0] in ("Reference", "Reorder")}),
-            "reorders": sum(t.startswith("Reorder/") for t in layers)}
+            "moved_nodes": moved,
+            "pool_nodes": len(decisions),
+            "reasons": reasons,
+            "runtime_layers": sorted(
+                {t for t in layers if "Pool" in t or t.split("/")[0] in ("Reference", "Reorder")}
+            ),
+            "reorders": sum(t.startswith("Reorder/") for t in layers),
+        }
     for system in systems:
         info = entry["systems"][system]
         if reference is not None:
             info["max_abs_diff_torch"] = max_abs_diff(outputs[system][:1], reference)
         info["max_abs_diff_native"] = max_abs_diff(outputs[system], outputs["native"])
-    calls = {k: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
-             for k, r in runners.items()}
+    calls = {
+        k: timing.calls_per_block(timing.warm_up(r, protocol), protocol) for k, r in runners.items()
+    }
     blocks = timing.run_rounds(runners, calls, protocol, rng)
     for k, r in runners.items():
         entry["systems"][k].update(timing.summarize(blocks[k]))
@@ -214,6 +227,7 @@ def run_all(args):
 # processes, report
 # --------------------------------------------------------------------------
 
+
 def merge(runs):
     """Median of the per-process medians, per case and system."""
     merged = []
@@ -227,7 +241,8 @@ def merge(runs):
             entry["systems"][system]["median_ms"] = statistics.median(meds)
             entry["systems"][system]["process_medians_ms"] = meds
             entry["systems"][system]["best_block_ms"] = min(
-                run[i]["systems"][system]["best_block_ms"] for run in runs if "systems" in run[i])
+                run[i]["systems"][system]["best_block_ms"] for run in runs if "systems" in run[i]
+            )
         native = entry["systems"]["native"]["median_ms"]
         entry["ratios"] = {k: entry["systems"][k]["median_ms"] / native for k in entry["systems"]}
         entry["other_load"] = [run[i].get("other_load") for run in runs]
@@ -247,28 +262,36 @@ def _row(e):
     same = " (= native)" if moved == 0 else ""
     route = "-"
     if "pytorch_route" in s:
-        route = (f"{s['pytorch_route']['median_ms']:.3f} ({e['ratios']['pytorch_route']:.3f}, "
-                 f"{s['pytorch_route']['moved_nodes']} ovpool)")
-    return (f"| {e['case']} | {e['batch']} | {s['native']['median_ms']:.3f} | "
-            f"{s['default']['median_ms']:.3f} | **{e['ratios']['default']:.3f}** | "
-            f"{moved}/{s['default']['pool_nodes']}{same} | "
-            f"{s['all']['median_ms']:.3f} ({e['ratios']['all']:.3f}) | "
-            f"{s['all']['moved_nodes']} | {route} | {diff:.1e} / {diff_all:.1e} | "
-            f"<= {target} | {ok} |")
+        route = (
+            f"{s['pytorch_route']['median_ms']:.3f} ({e['ratios']['pytorch_route']:.3f}, "
+            f"{s['pytorch_route']['moved_nodes']} ovpool)"
+        )
+    return (
+        f"| {e['case']} | {e['batch']} | {s['native']['median_ms']:.3f} | "
+        f"{s['default']['median_ms']:.3f} | **{e['ratios']['default']:.3f}** | "
+        f"{moved}/{s['default']['pool_nodes']}{same} | "
+        f"{s['all']['median_ms']:.3f} ({e['ratios']['all']:.3f}) | "
+        f"{s['all']['moved_nodes']} | {route} | {diff:.1e} / {diff_all:.1e} | "
+        f"<= {target} | {ok} |"
+    )
 
 
-HEADER = ("| case | batch | native ms | default ms | default / native | moved (default) | "
-          "all ms (/ native) | moved (all) | PyTorch route ms (/ native) | "
-          "max abs diff (default / all) | target | holds |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| case | batch | native ms | default ms | default / native | moved (default) | "
+    "all ms (/ native) | moved (all) | PyTorch route ms (/ native) | "
+    "max abs diff (default / all) | target | holds |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def print_report(report):
     m = report["machine"]
-    print(f"\n{m.get('cpu_model')}, {m.get('cpus')} CPUs; openvino "
-          f"{m['versions'].get('openvino')}, torch {m['versions'].get('torch')}; "
-          f"{report['processes']} process(es) x {report['rounds']} rounds; "
-          f"{report['created']}\n")
+    print(
+        f"\n{m.get('cpu_model')}, {m.get('cpus')} CPUs; openvino "
+        f"{m['versions'].get('openvino')}, torch {m['versions'].get('torch')}; "
+        f"{report['processes']} process(es) x {report['rounds']} rounds; "
+        f"{report['created']}\n"
+    )
     print(HEADER)
     for e in report["results"]:
         print(_row(e))
@@ -276,16 +299,30 @@ def print_report(report):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="benchmarks/ov_models.py",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", default=",".join(case_names()),
-                   help="comma-separated cases (default: all): " + ", ".join(case_names()))
+    p = argparse.ArgumentParser(
+        prog="benchmarks/ov_models.py", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument(
+        "--cases",
+        default=",".join(case_names()),
+        help="comma-separated cases (default: all): " + ", ".join(case_names()),
+    )
     p.add_argument("--batches", default="1,8", help="network batch sizes (default 1,8)")
     p.add_argument("--rounds", type=int, default=None, help="shuffled rounds (default 7)")
-    p.add_argument("--processes", type=int, default=1, metavar="K",
-                   help="K fresh interpreters one after another; the median of their medians")
-    p.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
-                   help="before each case wait up to SECONDS for other processes to leave the CPUs")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="K",
+        help="K fresh interpreters one after another; the median of their medians",
+    )
+    p.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each case wait up to SECONDS for other processes to leave the CPUs",
+    )
     p.add_argument("--quick", action="store_true", help="a smoke run, not a measurement")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(REPO_ROOT / "benchmarks" / "results"))
@@ -324,11 +361,16 @@ def main(argv=None):
     else:
         results = run_all(args)
     protocol = timing.Protocol()
-    report = {"created": _dt.datetime.now().isoformat(timespec="seconds"),
-              "argv": sys.argv[1:] if argv is None else argv, "processes": args.processes,
-              "rounds": args.rounds or (timing.QUICK.rounds if args.quick else protocol.rounds),
-              "machine": describe_machine(), "targets": TARGETS,
-              "network_target": NETWORK_TARGET, "results": results}
+    report = {
+        "created": _dt.datetime.now().isoformat(timespec="seconds"),
+        "argv": sys.argv[1:] if argv is None else argv,
+        "processes": args.processes,
+        "rounds": args.rounds or (timing.QUICK.rounds if args.quick else protocol.rounds),
+        "machine": describe_machine(),
+        "targets": TARGETS,
+        "network_target": NETWORK_TARGET,
+        "results": results,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = args.name or "ov-models-" + _dt.datetime.now().strftime("%Y%m%d-%H%M%S")

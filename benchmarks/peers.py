@@ -39,12 +39,19 @@ ORT_LEVELS = ("ENABLE_ALL", "ENABLE_EXTENDED")
 
 
 def openvino_config(n_threads):
-    return {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": int(n_threads),
-            "NUM_STREAMS": 1}
+    return {
+        "INFERENCE_PRECISION_HINT": "f32",
+        "INFERENCE_NUM_THREADS": int(n_threads),
+        "NUM_STREAMS": 1,
+    }
 
 
-_MODULES = {"torch": ("torch",), "onnxruntime": ("onnx", "onnxruntime"),
-            "openvino": ("openvino",), "roofline": ("torch",)}
+_MODULES = {
+    "torch": ("torch",),
+    "onnxruntime": ("onnx", "onnxruntime"),
+    "openvino": ("openvino",),
+    "roofline": ("torch",),
+}
 
 
 def peer_available(peer):
@@ -73,6 +80,7 @@ def _as_list(result):
 # --------------------------------------------------------------------------
 # runners
 # --------------------------------------------------------------------------
+
 
 class Runner:
     """A zero-argument callable doing one inference of one system."""
@@ -163,10 +171,15 @@ def onnx_model_bytes(spec, shape, dtype):
     outputs = [helper.make_tensor_value_info("y", elem, None)]
     if len(names) > 1:
         outputs.append(helper.make_tensor_value_info("indices", TensorProto.INT64, None))
-    graph = helper.make_graph([node], "bench", [helper.make_tensor_value_info("x", elem, shape)],
-                              outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", spec.opset)],
-                              ir_version=10, producer_name="ovpool-bench")
+    graph = helper.make_graph(
+        [node], "bench", [helper.make_tensor_value_info("x", elem, shape)], outputs
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", spec.opset)],
+        ir_version=10,
+        producer_name="ovpool-bench",
+    )
     return model.SerializeToString()
 
 
@@ -182,8 +195,11 @@ class OrtRunner(Runner):
         options.intra_op_num_threads = n_threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        self.session = ort.InferenceSession(onnx_model_bytes(spec, list(x.shape), x.dtype),
-                                            options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            onnx_model_bytes(spec, list(x.shape), x.dtype),
+            options,
+            providers=["CPUExecutionProvider"],
+        )
         self.x = x
         # outputs: the shapes ovpool produced; indices are int64 in ONNX
         self.arrays = [np.empty(reference[0].shape, x.dtype)]
@@ -192,8 +208,9 @@ class OrtRunner(Runner):
         self.binding = self.session.io_binding()
         self.binding.bind_cpu_input("x", x)
         for name, array in zip(("y", "indices"), self.arrays):
-            self.binding.bind_output(name, "cpu", 0, array.dtype, list(array.shape),
-                                     array.ctypes.data)
+            self.binding.bind_output(
+                name, "cpu", 0, array.dtype, list(array.shape), array.ctypes.data
+            )
         self.config = f"{spec.label} {level}"
 
     def __call__(self):
@@ -271,8 +288,10 @@ class OpenVINORunner(Runner):
         self.request.infer()
 
     def _output_arrays(self):
-        return [a if a is not None else self.request.get_output_tensor(i).data
-                for i, a in enumerate(self.arrays)]
+        return [
+            a if a is not None else self.request.get_output_tensor(i).data
+            for i, a in enumerate(self.arrays)
+        ]
 
     def runtime_layers(self):
         """``[(layer type, primitive type)]`` of the compiled model (what the plugin chose)."""
@@ -307,8 +326,9 @@ class RooflineRunner(Runner):
         if torch is not None:
             self.read = torch.from_numpy(words)
             self.writes = [torch.from_numpy(b) for b in self.buffers]
-            self.config = (f"torch.sum(input bytes as float32) + fill_(output bytes), "
-                           f"{n_threads} threads")
+            self.config = (
+                f"torch.sum(input bytes as float32) + fill_(output bytes), {n_threads} threads"
+            )
         else:
             self.read, self.writes = words, self.buffers
             self.config = "numpy sum + fill (1 thread: torch missing)"
@@ -330,8 +350,8 @@ class RooflineRunner(Runner):
 # candidates of a peer for a case
 # --------------------------------------------------------------------------
 
-def peer_candidates(peer, case, x, n_threads, reference, *, ort_levels=ORT_LEVELS,
-                    equivalent=True):
+
+def peer_candidates(peer, case, x, n_threads, reference, *, ort_levels=ORT_LEVELS, equivalent=True):
     """``[(label, factory)]``: every configuration of ``peer`` for ``case``.
 
     A factory builds the runner (it may raise: unsupported dtype, op, ...).
@@ -345,12 +365,21 @@ def peer_candidates(peer, case, x, n_threads, reference, *, ort_levels=ORT_LEVEL
             candidates.append((spec.label, lambda s=spec: TorchRunner(case, s, x, n_threads)))
         elif peer == "onnxruntime":
             for level in ort_levels:
-                candidates.append((f"{spec.label} {level}",
-                                   lambda s=spec, lv=level: OrtRunner(case, s, lv, x, n_threads,
-                                                                      reference)))
+                candidates.append(
+                    (
+                        f"{spec.label} {level}",
+                        lambda s=spec, lv=level: OrtRunner(case, s, lv, x, n_threads, reference),
+                    )
+                )
         elif peer == "openvino":
-            candidates.append((spec.label, lambda s=spec: OpenVINORunner(
-                ov_model([s], x.shape, x.dtype), x, n_threads, s.label)))
+            candidates.append(
+                (
+                    spec.label,
+                    lambda s=spec: OpenVINORunner(
+                        ov_model([s], x.shape, x.dtype), x, n_threads, s.label
+                    ),
+                )
+            )
     return candidates
 
 
@@ -365,6 +394,7 @@ def spec_of(case, peer, label):
 # --------------------------------------------------------------------------
 # correctness
 # --------------------------------------------------------------------------
+
 
 def tolerances(dtype):
     return (2e-3, 2e-3) if np.dtype(dtype).itemsize <= 2 else (1e-5, 1e-6)
@@ -384,8 +414,11 @@ def compare(reference, got, plane_size, dtype):
     values = np.asarray(got[0], np.float64)
     if values.shape != ref_values.shape:
         if values.size != ref_values.size:
-            return {**report, "ok": False,
-                    "error": f"shape {values.shape}, expected {ref_values.shape}"}
+            return {
+                **report,
+                "ok": False,
+                "error": f"shape {values.shape}, expected {ref_values.shape}",
+            }
         values = values.reshape(ref_values.shape)
     diff = np.abs(values - ref_values)
     both_nan = np.isnan(values) & np.isnan(ref_values)
@@ -396,8 +429,11 @@ def compare(reference, got, plane_size, dtype):
     close = np.allclose(values, ref_values, rtol=rtol, atol=atol, equal_nan=True)
     if not close:
         bad = ~np.isclose(values, ref_values, rtol=rtol, atol=atol, equal_nan=True)
-        report.update(ok=False, n_value_mismatches=int(bad.sum()),
-                      first_value_mismatch=[int(i) for i in np.argwhere(bad)[0]])
+        report.update(
+            ok=False,
+            n_value_mismatches=int(bad.sum()),
+            first_value_mismatch=[int(i) for i in np.argwhere(bad)[0]],
+        )
     if len(reference) > 1:
         ref_idx = np.asarray(reference[1], np.int64).reshape(ref_values.shape) % plane_size
         idx = np.asarray(got[1], np.int64).reshape(ref_values.shape) % plane_size

@@ -72,61 +72,134 @@ TARGET_SCALING = 1.6
 # options
 # --------------------------------------------------------------------------
 
+
 def build_parser(prog="benchmarks/run.py"):
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", default=None,
-                   help="comma-separated names, globs or groups (issue, extra, smoke); "
-                        "default: every case but the smoke ones")
-    p.add_argument("--threads", default=None,
-                   help="comma-separated thread counts, e.g. 1,2 (default: the CPUs available)")
-    p.add_argument("--systems", default=",".join(peers.SYSTEMS),
-                   help="subset of " + ",".join(peers.SYSTEMS) + " (ovpool is always run)")
-    p.add_argument("--rounds", type=int, default=None,
-                   help="shuffled rounds (default 7; 2 with --quick)")
-    p.add_argument("--quick", action="store_true",
-                   help="few rounds and calls, no selection timing: a smoke run, not a measurement")
-    p.add_argument("--processes", type=int, default=1, metavar="K",
-                   help="run K fresh interpreters one after another and report the median of their "
-                        "medians (multi-ms host stalls last for whole processes)")
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--cases",
+        default=None,
+        help="comma-separated names, globs or groups (issue, extra, smoke); "
+        "default: every case but the smoke ones",
+    )
+    p.add_argument(
+        "--threads",
+        default=None,
+        help="comma-separated thread counts, e.g. 1,2 (default: the CPUs available)",
+    )
+    p.add_argument(
+        "--systems",
+        default=",".join(peers.SYSTEMS),
+        help="subset of " + ",".join(peers.SYSTEMS) + " (ovpool is always run)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=None, help="shuffled rounds (default 7; 2 with --quick)"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="few rounds and calls, no selection timing: a smoke run, not a measurement",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run K fresh interpreters one after another and report the median of their "
+        "medians (multi-ms host stalls last for whole processes)",
+    )
     p.add_argument("--out", default=str(DEFAULT_OUT), metavar="DIR", help="result directory")
     p.add_argument("--name", default=None, help="file name stem (default bench-<timestamp>)")
-    p.add_argument("--plot", action="store_true",
-                   help="also write a PNG of the ratios (matplotlib)")
-    p.add_argument("--no-memory", dest="memory", action="store_false",
-                   help="skip the peak-memory measurement (one fresh process per case)")
-    p.add_argument("--no-scaling", dest="scaling", action="store_false",
-                   help="do not time ovpool at 1 thread alongside n > 1 threads")
-    p.add_argument("--no-model", dest="model", action="store_false",
-                   help="skip the OpenVINO model benchmark (native vs ovpool.openvino.patch_model)")
-    p.add_argument("--no-equivalent", dest="equivalent", action="store_false",
-                   help="peers use only the same op (no GlobalAveragePool/AvgPool for adaptive)")
-    p.add_argument("--ort-levels", default=",".join(peers.ORT_LEVELS),
-                   help="ONNX Runtime graph optimization levels to try (default %(default)s)")
-    p.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
-                   help="before each case wait up to SECONDS for other processes to leave the "
-                        "CPUs (< 10%% busy over 1 s); the load seen is recorded either way")
+    p.add_argument(
+        "--plot", action="store_true", help="also write a PNG of the ratios (matplotlib)"
+    )
+    p.add_argument(
+        "--no-memory",
+        dest="memory",
+        action="store_false",
+        help="skip the peak-memory measurement (one fresh process per case)",
+    )
+    p.add_argument(
+        "--no-scaling",
+        dest="scaling",
+        action="store_false",
+        help="do not time ovpool at 1 thread alongside n > 1 threads",
+    )
+    p.add_argument(
+        "--no-model",
+        dest="model",
+        action="store_false",
+        help="skip the OpenVINO model benchmark (native vs ovpool.openvino.patch_model)",
+    )
+    p.add_argument(
+        "--no-equivalent",
+        dest="equivalent",
+        action="store_false",
+        help="peers use only the same op (no GlobalAveragePool/AvgPool for adaptive)",
+    )
+    p.add_argument(
+        "--ort-levels",
+        default=",".join(peers.ORT_LEVELS),
+        help="ONNX Runtime graph optimization levels to try (default %(default)s)",
+    )
+    p.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each case wait up to SECONDS for other processes to leave the "
+        "CPUs (< 10%% busy over 1 s); the load seen is recorded either way",
+    )
     p.add_argument("--seed", type=int, default=0, help="input and shuffle seed")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None,
-                   help="force the tqdm progress bar (default: on a terminal, not with --quick)")
+    p.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="force the tqdm progress bar (default: on a terminal, not with --quick)",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
-    p.add_argument("--report", default=None, metavar="JSON",
-                   help="print the tables of an existing result file (and --plot it); no run")
-    p.add_argument("--sweep", type=int, default=None, metavar="SEED",
-                   help="instead of the named cases, a seeded random sweep of pool "
-                        f"configurations (benchmarks/sweep.py; seed {sweep.TUNE_SEED} is tuned "
-                        f"on, seed {sweep.REPORT_SEED} only reported)")
-    p.add_argument("--sweep-count", type=int, default=sweep.DEFAULT_COUNT, metavar="N",
-                   help="configurations of the sweep (default %(default)s)")
-    p.add_argument("--small-calls", action="store_true",
-                   help="instead of the cases, the small-call group: seven calls on a 1x8x8x8 "
-                        "input as a function, as a prepared pool and in torch, beside a tiny "
-                        "numpy ufunc call (benchmarks/small_calls.py)")
-    p.add_argument("--baseline", default=None, metavar="DIR",
-                   help="also time an earlier build of ovpool, found as the package ovpool_base "
-                        "in DIR, in the same rounds (the system ovpool_base, the ratio "
-                        "ovpool_over_base): a change measured paired against its parent")
+    p.add_argument(
+        "--report",
+        default=None,
+        metavar="JSON",
+        help="print the tables of an existing result file (and --plot it); no run",
+    )
+    p.add_argument(
+        "--sweep",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="instead of the named cases, a seeded random sweep of pool "
+        f"configurations (benchmarks/sweep.py; seed {sweep.TUNE_SEED} is tuned "
+        f"on, seed {sweep.REPORT_SEED} only reported)",
+    )
+    p.add_argument(
+        "--sweep-count",
+        type=int,
+        default=sweep.DEFAULT_COUNT,
+        metavar="N",
+        help="configurations of the sweep (default %(default)s)",
+    )
+    p.add_argument(
+        "--small-calls",
+        action="store_true",
+        help="instead of the cases, the small-call group: seven calls on a 1x8x8x8 "
+        "input as a function, as a prepared pool and in torch, beside a tiny "
+        "numpy ufunc call (benchmarks/small_calls.py)",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="DIR",
+        help="also time an earlier build of ovpool, found as the package ovpool_base "
+        "in DIR, in the same rounds (the system ovpool_base, the ratio "
+        "ovpool_over_base): a change measured paired against its parent",
+    )
     p.add_argument("--child-json", default=None, help=argparse.SUPPRESS)
     return p
 
@@ -150,6 +223,7 @@ def _protocol(args):
 # --------------------------------------------------------------------------
 # machine and environment
 # --------------------------------------------------------------------------
+
 
 def _lscpu():
     try:
@@ -229,8 +303,9 @@ def kernels_fingerprint():
     import ovpool
 
     pkg = Path(ovpool.__file__).parent
-    return {p.name: [p.stat().st_size, int(p.stat().st_mtime)]
-            for p in sorted(pkg.glob("_kernels*.so"))}
+    return {
+        p.name: [p.stat().st_size, int(p.stat().st_mtime)] for p in sorted(pkg.glob("_kernels*.so"))
+    }
 
 
 def _ovpool_isa():
@@ -254,42 +329,82 @@ def describe_machine():
 
     git = {}
     try:
-        git["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT,
-                                       capture_output=True, text=True, timeout=10).stdout.strip()
-        git["dirty_files"] = len(subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-            capture_output=True, text=True, timeout=10).stdout.splitlines())
+        git["commit"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        git["dirty_files"] = len(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.splitlines()
+        )
     except (OSError, subprocess.SubprocessError):
         pass
-    gomp = sorted({line.split()[-1] for line in _read("/proc/self/maps").splitlines()
-                   if "libgomp" in line})
+    gomp = sorted(
+        {line.split()[-1] for line in _read("/proc/self/maps").splitlines() if "libgomp" in line}
+    )
     return {
         "cpu_model": cpu.get("Model name", platform.processor()),
-        "cpu_family": cpu.get("CPU family"), "cpu_model_number": cpu.get("Model"),
+        "cpu_family": cpu.get("CPU family"),
+        "cpu_model_number": cpu.get("Model"),
         "cpus": cpu.get("CPU(s)", str(os.cpu_count())),
         "threads_per_core": cpu.get("Thread(s) per core"),
         "hypervisor": cpu.get("Hypervisor vendor"),
-        "l1d": cpu.get("L1d cache"), "l2": cpu.get("L2 cache"), "l3": cpu.get("L3 cache"),
-        "isa": sorted(f for f in flags if f in {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f",
-                                                "avx512bw", "avx512vl", "avx512_bf16",
-                                                "avx512_vnni", "avx512_fp16"}),
+        "l1d": cpu.get("L1d cache"),
+        "l2": cpu.get("L2 cache"),
+        "l3": cpu.get("L3 cache"),
+        "isa": sorted(
+            f
+            for f in flags
+            if f
+            in {
+                "sse4_2",
+                "avx",
+                "avx2",
+                "fma",
+                "f16c",
+                "avx512f",
+                "avx512bw",
+                "avx512vl",
+                "avx512_bf16",
+                "avx512_vnni",
+                "avx512_fp16",
+            }
+        ),
         "memory_gib": round(mem_kib / (1 << 20), 1),
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "versions": {m: _version(m) for m in ("numpy", "torch", "onnx", "onnxruntime",
-                                              "openvino", "Cython")},
-        "ovpool": {"version": ovpool.__version__, "openmp": ovpool.openmp_enabled(),
-                   "isa": _ovpool_isa(), "kernels": kernels_fingerprint(),
-                   "path": str(Path(ovpool.__file__).parent), **git},
+        "versions": {
+            m: _version(m) for m in ("numpy", "torch", "onnx", "onnxruntime", "openvino", "Cython")
+        },
+        "ovpool": {
+            "version": ovpool.__version__,
+            "openmp": ovpool.openmp_enabled(),
+            "isa": _ovpool_isa(),
+            "kernels": kernels_fingerprint(),
+            "path": str(Path(ovpool.__file__).parent),
+            **git,
+        },
         "libgomp_loaded": gomp,
-        "env": {k: v for k, v in os.environ.items()
-                if k.startswith(("OMP_", "OVPOOL_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_"))},
+        "env": {
+            k: v
+            for k, v in os.environ.items()
+            if k.startswith(("OMP_", "OVPOOL_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_"))
+        },
     }
 
 
 # --------------------------------------------------------------------------
 # one case at one thread count
 # --------------------------------------------------------------------------
+
 
 def _short(exc, limit=300):
     text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
@@ -302,9 +417,15 @@ def _build_peer(peer, case, x, n, reference, args, protocol):
     Returns ``(runner or None, info dict)``.
     """
     plane = math.prod(case.shape[2:])
-    candidates = peers.peer_candidates(peer, case, x, n, reference,
-                                       ort_levels=args.ort_levels.split(","),
-                                       equivalent=args.equivalent)
+    candidates = peers.peer_candidates(
+        peer,
+        case,
+        x,
+        n,
+        reference,
+        ort_levels=args.ort_levels.split(","),
+        equivalent=args.equivalent,
+    )
     if not candidates:
         specs = case.peer_specs(peer)
         reason = "only an equivalent op (--no-equivalent)" if specs else "the peer has no such op"
@@ -312,8 +433,11 @@ def _build_peer(peer, case, x, n, reference, args, protocol):
     built, variants = [], []
     for label, factory in candidates:
         spec = peers.spec_of(case, peer, label)
-        variant = {"config": label, "equivalent": spec.equivalent if spec else None,
-                   "note": spec.note if spec else ""}
+        variant = {
+            "config": label,
+            "equivalent": spec.equivalent if spec else None,
+            "note": spec.note if spec else "",
+        }
         try:
             runner = factory()
             check = peers.compare(reference, runner.outputs(), plane, case.dtype)
@@ -340,11 +464,19 @@ def _build_peer(peer, case, x, n, reference, args, protocol):
         if runner is not None and i != best:
             runner.close()
     if best is None:
-        return None, {"status": "error", "variants": variants,
-                      "reason": "; ".join(v.get("error", "") for v in variants)}
+        return None, {
+            "status": "error",
+            "variants": variants,
+            "reason": "; ".join(v.get("error", "") for v in variants),
+        }
     chosen = variants[best]
-    info = {"status": chosen["status"], "config": chosen["config"],
-            "equivalent": chosen["equivalent"], "check": chosen["check"], "variants": variants}
+    info = {
+        "status": chosen["status"],
+        "config": chosen["config"],
+        "equivalent": chosen["equivalent"],
+        "check": chosen["check"],
+        "variants": variants,
+    }
     if chosen["status"] == "mismatch":
         info["reason"] = "outputs differ from ovpool's; timed but excluded from the best peer"
     return built[best], info
@@ -365,8 +497,11 @@ def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
         base = peers.OvpoolRunner(case, x, n, module=peers.import_baseline(args.baseline))
         check = peers.compare(reference, base.outputs(), math.prod(case.shape[2:]), x.dtype)
         runners["ovpool_base"] = base
-        entry["systems"]["ovpool_base"] = {"status": "ok" if check["ok"] else "mismatch",
-                                           "config": base.config, "check": check}
+        entry["systems"]["ovpool_base"] = {
+            "status": "ok" if check["ok"] else "mismatch",
+            "config": base.config,
+            "check": check,
+        }
     for peer in peers.PEERS:
         if peer not in systems:
             continue
@@ -378,11 +513,15 @@ def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
         entry["systems"][peer] = info
         if runner is not None:
             runners[peer] = runner
-    ran = [s["status"] for p, s in entry["systems"].items()
-           if p in peers.PEERS and s.get("status") in ("ok", "mismatch")]
+    ran = [
+        s["status"]
+        for p, s in entry["systems"].items()
+        if p in peers.PEERS and s.get("status") in ("ok", "mismatch")
+    ]
     if ran and all(status == "mismatch" for status in ran):
-        entry["ovpool_suspect"] = (f"every peer that ran ({len(ran)}) disagrees with ovpool: "
-                                   "ovpool is probably wrong here")
+        entry["ovpool_suspect"] = (
+            f"every peer that ran ({len(ran)}) disagrees with ovpool: ovpool is probably wrong here"
+        )
     if "roofline" in systems:
         roof = peers.RooflineRunner(x, reference, n)
         runners["roofline"] = roof
@@ -391,10 +530,14 @@ def bench_case(case, x, n, args, protocol, rng, available, on_block=None):
             # the memory traffic alone at 1 thread: the scaling a call bound by
             # memory bandwidth can reach
             runners["roofline_1t"] = peers.RooflineRunner(x, reference, 1)
-            entry["systems"]["roofline_1t"] = {"status": "ok",
-                                               "config": runners["roofline_1t"].config}
-    calls = {name: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
-             for name, r in runners.items()}
+            entry["systems"]["roofline_1t"] = {
+                "status": "ok",
+                "config": runners["roofline_1t"].config,
+            }
+    calls = {
+        name: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
+        for name, r in runners.items()
+    }
     blocks = timing.run_rounds(runners, calls, protocol, rng, on_block=on_block)
     for name, runner in runners.items():
         entry["systems"][name].update(timing.summarize(blocks[name]))
@@ -408,15 +551,21 @@ def compute_ratios(systems):
     ovp = systems.get("ovpool", {})
     if "median_ms" not in ovp:
         return ratios
-    timed = {p: s for p, s in systems.items()
-             if p in peers.PEERS and s.get("status") == "ok" and "median_ms" in s}
+    timed = {
+        p: s
+        for p, s in systems.items()
+        if p in peers.PEERS and s.get("status") == "ok" and "median_ms" in s
+    }
     if timed:
         best = min(timed, key=lambda p: timed[p]["median_ms"])
         best_block = min(s["best_block_ms"] for s in timed.values())
-        ratios.update(best_peer=best, best_peer_ms=timed[best]["median_ms"],
-                      best_peer_config=timed[best].get("config"),
-                      ovpool_over_best_peer=ovp["median_ms"] / timed[best]["median_ms"],
-                      ovpool_over_best_peer_best_block=ovp["best_block_ms"] / best_block)
+        ratios.update(
+            best_peer=best,
+            best_peer_ms=timed[best]["median_ms"],
+            best_peer_config=timed[best].get("config"),
+            ovpool_over_best_peer=ovp["median_ms"] / timed[best]["median_ms"],
+            ovpool_over_best_peer_best_block=ovp["best_block_ms"] / best_block,
+        )
     roof = systems.get("roofline", {})
     if "median_ms" in roof:
         ratios["ovpool_over_roofline"] = ovp["median_ms"] / roof["median_ms"]
@@ -437,6 +586,7 @@ def compute_ratios(systems):
 # the OpenVINO model hook (ovpool.openvino, issue 4)
 # --------------------------------------------------------------------------
 
+
 def bench_models(args, protocol, threads, rng):
     """Each MODEL_CASE native in OpenVINO against the same model after
     ``ovpool.openvino.patch_model``; skipped while the extension is missing."""
@@ -456,28 +606,35 @@ def bench_models(args, protocol, threads, rng):
             before = cpu_snapshot()
             try:
                 x = peers.make_input(mc, args.seed)
-                native = peers.OpenVINORunner(peers.ov_model(mc.layers, mc.shape, mc.dtype), x, n,
-                                              "native")
+                native = peers.OpenVINORunner(
+                    peers.ov_model(mc.layers, mc.shape, mc.dtype), x, n, "native"
+                )
                 model = peers.ov_model(mc.layers, mc.shape, mc.dtype)
                 entry["patched_nodes"] = ovx.patch_model(model)
                 core = ov.Core()
                 ovx.register(core)
-                patched = peers.OpenVINORunner(model, x, n, "ovpool.openvino.patch_model",
-                                               core=core)
-                entry["check"] = peers.compare(native.outputs(), patched.outputs(),
-                                               math.prod(mc.shape[2:]), mc.dtype)
+                patched = peers.OpenVINORunner(
+                    model, x, n, "ovpool.openvino.patch_model", core=core
+                )
+                entry["check"] = peers.compare(
+                    native.outputs(), patched.outputs(), math.prod(mc.shape[2:]), mc.dtype
+                )
                 entry["native_layers"] = native.runtime_layers()
                 entry["patched_layers"] = patched.runtime_layers()
                 runners = {"openvino_native": native, "openvino_ovpool": patched}
-                calls = {k: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
-                         for k, r in runners.items()}
+                calls = {
+                    k: timing.calls_per_block(timing.warm_up(r, protocol), protocol)
+                    for k, r in runners.items()
+                }
                 blocks = timing.run_rounds(runners, calls, protocol, rng)
                 for k, r in runners.items():
                     entry["systems"][k] = {"config": r.config, **timing.summarize(blocks[k])}
                     r.close()
                 systems = entry["systems"]
-                entry["ratio_ovpool_over_native"] = (systems["openvino_ovpool"]["median_ms"]
-                                                     / systems["openvino_native"]["median_ms"])
+                entry["ratio_ovpool_over_native"] = (
+                    systems["openvino_ovpool"]["median_ms"]
+                    / systems["openvino_native"]["median_ms"]
+                )
             except Exception as exc:
                 entry["error"] = _short(exc)
             entry["other_load"] = other_load(before, cpu_snapshot())
@@ -489,9 +646,11 @@ def bench_models(args, protocol, threads, rng):
 # a whole run
 # --------------------------------------------------------------------------
 
+
 def _progress(total, args):
-    enabled = args.progress if args.progress is not None else (
-        sys.stderr.isatty() and not args.quick)
+    enabled = (
+        args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quick)
+    )
     if not enabled:
         return None
     try:
@@ -529,19 +688,27 @@ def run_benchmark(args):
     threads = _threads(args)
     protocol = _protocol(args)
     systems = [s for s in args.systems.split(",") if s]
-    available = {p: peers.peer_available(p) if p in systems else (False, "not selected")
-                 for p in peers.PEERS}
+    available = {
+        p: peers.peer_available(p) if p in systems else (False, "not selected") for p in peers.PEERS
+    }
     started = time.time()
     load_start, steal_start = _read("/proc/loadavg"), _steal_ticks()
     report = {
         "schema": SCHEMA,
         "created": _dt.datetime.now().isoformat(timespec="seconds"),
         "argv": sys.argv[1:] if args.child_json is None else None,
-        "options": {"cases": args.cases, "threads": threads, "systems": systems,
-                    "quick": args.quick, "equivalent": args.equivalent,
-                    "ort_levels": args.ort_levels.split(","), "seed": args.seed,
-                    "processes": 1, "protocol": protocol.as_dict(),
-                    "openvino_config": dict(peers.openvino_config(1), INFERENCE_NUM_THREADS="n")},
+        "options": {
+            "cases": args.cases,
+            "threads": threads,
+            "systems": systems,
+            "quick": args.quick,
+            "equivalent": args.equivalent,
+            "ort_levels": args.ort_levels.split(","),
+            "seed": args.seed,
+            "processes": 1,
+            "protocol": protocol.as_dict(),
+            "openvino_config": dict(peers.openvino_config(1), INFERENCE_NUM_THREADS="n"),
+        },
         "machine": describe_machine(),
         "peers_available": {p: {"available": ok, "reason": r} for p, (ok, r) in available.items()},
         "cases": [],
@@ -575,21 +742,29 @@ def run_benchmark(args):
         by_name = {m["name"]: m for m in report["cases"]}
         for case in selected:
             by_name[case.name]["memory"] = memory.measure_case(case.name, max(threads), REPO_ROOT)
-    report["model"] = bench_models(args, protocol, threads, rng) if args.model else {
-        "skipped": "--no-model"}
+    report["model"] = (
+        bench_models(args, protocol, threads, rng) if args.model else {"skipped": "--no-model"}
+    )
     report["noise"] = {
-        "loadavg_start": load_start, "loadavg_end": _read("/proc/loadavg"),
+        "loadavg_start": load_start,
+        "loadavg_end": _read("/proc/loadavg"),
         "steal_ticks": (_steal_ticks() - steal_start) if steal_start is not None else None,
-        "other_load_per_case": {f"{e['case']}@{e['threads']}": e.get("other_load")
-                                for e in report["results"]},
-        "quantized_blocks": sum(s.get("quantized_blocks", 0) for e in report["results"]
-                                for s in e["systems"].values()),
-        "blocks": sum(len(s.get("block_medians_ms", [])) for e in report["results"]
-                      for s in e["systems"].values()),
+        "other_load_per_case": {
+            f"{e['case']}@{e['threads']}": e.get("other_load") for e in report["results"]
+        },
+        "quantized_blocks": sum(
+            s.get("quantized_blocks", 0) for e in report["results"] for s in e["systems"].values()
+        ),
+        "blocks": sum(
+            len(s.get("block_medians_ms", []))
+            for e in report["results"]
+            for s in e["systems"].values()
+        ),
     }
     if kernels_fingerprint() != report["machine"]["ovpool"]["kernels"]:
         report["warnings"] = report.get("warnings", []) + [
-            "ovpool's compiled kernels were rebuilt during the run: results mix two builds"]
+            "ovpool's compiled kernels were rebuilt during the run: results mix two builds"
+        ]
     report["duration_s"] = round(time.time() - started, 1)
     report["summary"] = summarize_report(report)
     return report
@@ -599,11 +774,23 @@ def run_benchmark(args):
 # fresh-process mode
 # --------------------------------------------------------------------------
 
+
 def _child_argv(args, json_path, seed):
     show = args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quick)
-    argv = ["--processes", "1", "--no-memory", "--progress" if show else "--no-progress",
-            "--child-json", str(json_path),
-            "--systems", args.systems, "--ort-levels", args.ort_levels, "--seed", str(seed)]
+    argv = [
+        "--processes",
+        "1",
+        "--no-memory",
+        "--progress" if show else "--no-progress",
+        "--child-json",
+        str(json_path),
+        "--systems",
+        args.systems,
+        "--ort-levels",
+        args.ort_levels,
+        "--seed",
+        str(seed),
+    ]
     if args.cases:
         argv += ["--cases", args.cases]
     if args.threads:
@@ -616,8 +803,12 @@ def _child_argv(args, json_path, seed):
         argv += ["--baseline", str(args.baseline)]
     if args.sweep is not None:
         argv += ["--sweep", str(args.sweep), "--sweep-count", str(args.sweep_count)]
-    for flag, on in (("--quick", args.quick), ("--no-scaling", not args.scaling),
-                     ("--no-model", not args.model), ("--no-equivalent", not args.equivalent)):
+    for flag, on in (
+        ("--quick", args.quick),
+        ("--no-scaling", not args.scaling),
+        ("--no-model", not args.model),
+        ("--no-equivalent", not args.equivalent),
+    ):
         if on:
             argv.append(flag)
     return argv
@@ -632,9 +823,13 @@ def run_fresh_processes(args):
             path = Path(tmp) / f"run{k}.json"
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(
-                filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-            cmd = [sys.executable, str(Path(__file__).resolve()),
-                   *_child_argv(args, path, args.seed + k)]
+                filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])
+            )
+            cmd = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                *_child_argv(args, path, args.seed + k),
+            ]
             print(f"benchmark process {k + 1}/{args.processes}", file=sys.stderr)
             proc = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env)
             if proc.returncode != 0 or not path.exists():
@@ -660,8 +855,9 @@ _STAT_KEYS = ("median_ms", "best_block_ms", "min_ms")
 def aggregate(runs):
     """Median of run medians per (case, threads, system); best block = the best over runs."""
     first = runs[0]
-    report = {k: first[k] for k in ("schema", "created", "options", "machine", "peers_available",
-                                    "cases")}
+    report = {
+        k: first[k] for k in ("schema", "created", "options", "machine", "peers_available", "cases")
+    }
     report["options"] = dict(first["options"], processes=len(runs))
     report["results"] = []
     for i, entry in enumerate(first["results"]):
@@ -669,8 +865,13 @@ def aggregate(runs):
         for name, sys0 in entry["systems"].items():
             per_run = [r["results"][i]["systems"].get(name, {}) for r in runs]
             timed = [s for s in per_run if "median_ms" in s]
-            info = {k: v for k, v in sys0.items() if k not in _STAT_KEYS + (
-                "block_medians_ms", "quantized_blocks", "n_calls", "calls_per_block")}
+            info = {
+                k: v
+                for k, v in sys0.items()
+                if k
+                not in _STAT_KEYS
+                + ("block_medians_ms", "quantized_blocks", "n_calls", "calls_per_block")
+            }
             statuses = Counter(s.get("status") for s in per_run)
             info["status"] = statuses.most_common(1)[0][0]
             if any(s.get("status") == "mismatch" for s in per_run):
@@ -701,11 +902,14 @@ def aggregate(runs):
                 meds = [v for v in meds if v is not None]
                 if meds and k in m.get("systems", {}):
                     m["systems"] = dict(m["systems"])
-                    m["systems"][k] = dict(m["systems"][k], median_ms=statistics.median(meds),
-                                           run_medians_ms=meds)
+                    m["systems"][k] = dict(
+                        m["systems"][k], median_ms=statistics.median(meds), run_medians_ms=meds
+                    )
             if "openvino_ovpool" in m.get("systems", {}):
-                m["ratio_ovpool_over_native"] = (m["systems"]["openvino_ovpool"]["median_ms"]
-                                                 / m["systems"]["openvino_native"]["median_ms"])
+                m["ratio_ovpool_over_native"] = (
+                    m["systems"]["openvino_ovpool"]["median_ms"]
+                    / m["systems"]["openvino_native"]["median_ms"]
+                )
             merged_models.append(m)
         report["model"] = {"results": merged_models}
     else:
@@ -714,13 +918,16 @@ def aggregate(runs):
     report["commits_by_run"] = [o.get("commit") for o in ovp_info]
     warnings = [w for r in runs for w in r.get("warnings", [])]
     if any(o.get("kernels") != ovp_info[0].get("kernels") for o in ovp_info):
-        warnings.append("the runs used different compiled kernels: "
-                        f"{[o.get('kernels') for o in ovp_info]}")
+        warnings.append(
+            f"the runs used different compiled kernels: {[o.get('kernels') for o in ovp_info]}"
+        )
     if warnings:
         report["warnings"] = sorted(set(warnings))
     add_quiet_stats(report)
-    report["noise"] = {"per_run": [r.get("noise") for r in runs],
-                       "duration_s_per_run": [r.get("duration_s") for r in runs]}
+    report["noise"] = {
+        "per_run": [r.get("noise") for r in runs],
+        "duration_s_per_run": [r.get("duration_s") for r in runs],
+    }
     report["duration_s"] = round(sum(r.get("duration_s") or 0 for r in runs), 1)
     return report
 
@@ -761,6 +968,7 @@ def add_quiet_stats(report, threshold=QUIET_LOAD):
 # summary, files, table
 # --------------------------------------------------------------------------
 
+
 def _geomean(values):
     values = [v for v in values if v and v > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
@@ -772,34 +980,54 @@ def summarize_report(report):
     summary = {}
     for n in report["options"]["threads"]:
         entries = [e for e in report["results"] if e["threads"] == n]
-        vs_peer = [e["ratios"]["ovpool_over_best_peer"] for e in entries
-                   if "ovpool_over_best_peer" in e["ratios"]]
-        vs_roof = [e["ratios"]["ovpool_over_roofline"] for e in entries
-                   if "ovpool_over_roofline" in e["ratios"]]
+        vs_peer = [
+            e["ratios"]["ovpool_over_best_peer"]
+            for e in entries
+            if "ovpool_over_best_peer" in e["ratios"]
+        ]
+        vs_roof = [
+            e["ratios"]["ovpool_over_roofline"]
+            for e in entries
+            if "ovpool_over_roofline" in e["ratios"]
+        ]
         big = [e for e in entries if metas.get(e["case"], {}).get("exceeds_l3")]
-        scaling_big = [e["ratios"]["scaling_1t_over_nt"] for e in big
-                       if "scaling_1t_over_nt" in e["ratios"]]
+        scaling_big = [
+            e["ratios"]["scaling_1t_over_nt"] for e in big if "scaling_1t_over_nt" in e["ratios"]
+        ]
         summary[str(n)] = {
             "cases": len(entries),
             "cases_with_a_peer": len(vs_peer),
             "geomean_ovpool_over_best_peer": _geomean(vs_peer),
             "max_ovpool_over_best_peer": max(vs_peer) if vs_peer else None,
-            f"cases_at_most_{TARGET_BEST_PEER}x_best_peer":
-                sum(r <= TARGET_BEST_PEER for r in vs_peer),
-            f"cases_within_{TARGET_ROOFLINE:g}x_roofline":
-                sum(r <= TARGET_ROOFLINE for r in vs_roof),
+            f"cases_at_most_{TARGET_BEST_PEER}x_best_peer": sum(
+                r <= TARGET_BEST_PEER for r in vs_peer
+            ),
+            f"cases_within_{TARGET_ROOFLINE:g}x_roofline": sum(
+                r <= TARGET_ROOFLINE for r in vs_roof
+            ),
             "max_ovpool_over_roofline": max(vs_roof) if vs_roof else None,
-            "scaling_on_cases_beyond_l3": {e["case"]: e["ratios"]["scaling_1t_over_nt"]
-                                           for e in big if "scaling_1t_over_nt" in e["ratios"]},
+            "scaling_on_cases_beyond_l3": {
+                e["case"]: e["ratios"]["scaling_1t_over_nt"]
+                for e in big
+                if "scaling_1t_over_nt" in e["ratios"]
+            },
             f"cases_beyond_l3_scaling_at_least_{TARGET_SCALING}": sum(
-                s >= TARGET_SCALING for s in scaling_big),
+                s >= TARGET_SCALING for s in scaling_big
+            ),
             "roofline_scaling_on_cases_beyond_l3": {
                 e["case"]: e["ratios"]["roofline_scaling_1t_over_nt"]
-                for e in big if "roofline_scaling_1t_over_nt" in e["ratios"]},
+                for e in big
+                if "roofline_scaling_1t_over_nt" in e["ratios"]
+            },
             **_sweep_summary(entries),
-            "mismatches": sorted({f"{e['case']}:{p}" for e in entries
-                                  for p, s in e["systems"].items()
-                                  if s.get("status") == "mismatch"}),
+            "mismatches": sorted(
+                {
+                    f"{e['case']}:{p}"
+                    for e in entries
+                    for p, s in e["systems"].items()
+                    if s.get("status") == "mismatch"
+                }
+            ),
             "ovpool_suspect": sorted(e["case"] for e in entries if e.get("ovpool_suspect")),
         }
     mems = [m.get("memory", {}) for m in report["cases"] if "memory" in m]
@@ -809,7 +1037,7 @@ def summarize_report(report):
     return summary
 
 
-SWEEP_PEER = 0.5      # sweep target: ovpool <= max(0.5x best peer, 1.1x roofline)
+SWEEP_PEER = 0.5  # sweep target: ovpool <= max(0.5x best peer, 1.1x roofline)
 SWEEP_ROOFLINE = 1.1
 
 
@@ -818,18 +1046,30 @@ def _percentiles(values):
         return None
     ordered = sorted(values)
     pick = lambda q: ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]  # noqa: E731
-    return {"min": ordered[0], "p25": pick(0.25), "median": pick(0.5), "p75": pick(0.75),
-            "p90": pick(0.9), "max": ordered[-1]}
+    return {
+        "min": ordered[0],
+        "p25": pick(0.25),
+        "median": pick(0.5),
+        "p75": pick(0.75),
+        "p90": pick(0.9),
+        "max": ordered[-1],
+    }
 
 
 def _sweep_summary(entries):
     """The distributions of ovpool / best peer and ovpool / roofline, and the
     sweep's targets: every configuration at most max(0.5x the best peer, 1.1x
     the roofline), and none slower than any peer."""
-    vs_peer = [e["ratios"]["ovpool_over_best_peer"] for e in entries
-               if "ovpool_over_best_peer" in e["ratios"]]
-    vs_roof = [e["ratios"]["ovpool_over_roofline"] for e in entries
-               if "ovpool_over_roofline" in e["ratios"]]
+    vs_peer = [
+        e["ratios"]["ovpool_over_best_peer"]
+        for e in entries
+        if "ovpool_over_best_peer" in e["ratios"]
+    ]
+    vs_roof = [
+        e["ratios"]["ovpool_over_roofline"]
+        for e in entries
+        if "ovpool_over_roofline" in e["ratios"]
+    ]
     misses, slower = [], []
     for e in entries:
         ovp = e["systems"].get("ovpool", {}).get("median_ms")
@@ -844,17 +1084,21 @@ def _sweep_summary(entries):
             bounds.append(SWEEP_ROOFLINE * roof)
         if bounds and ovp > max(bounds):
             misses.append(e["case"])
-        if any(s.get("status") == "ok" and "median_ms" in s and s["median_ms"] < ovp
-               for p, s in e["systems"].items() if p in peers.PEERS):
+        if any(
+            s.get("status") == "ok" and "median_ms" in s and s["median_ms"] < ovp
+            for p, s in e["systems"].items()
+            if p in peers.PEERS
+        ):
             slower.append(e["case"])
-    return {"ovpool_over_best_peer_percentiles": _percentiles(vs_peer),
-            "ovpool_over_roofline_percentiles": _percentiles(vs_roof),
-            f"cases_over_max_{SWEEP_PEER}x_peer_{SWEEP_ROOFLINE}x_roofline": misses,
-            "cases_slower_than_a_peer": slower}
+    return {
+        "ovpool_over_best_peer_percentiles": _percentiles(vs_peer),
+        "ovpool_over_roofline_percentiles": _percentiles(vs_roof),
+        f"cases_over_max_{SWEEP_PEER}x_peer_{SWEEP_ROOFLINE}x_roofline": misses,
+        "cases_slower_than_a_peer": slower,
+    }
 
 
-CSV_SYSTEMS = ("ovpool", "torch", "onnxruntime", "openvino", "roofline", "ovpool_1t",
-               "roofline_1t")
+CSV_SYSTEMS = ("ovpool", "torch", "onnxruntime", "openvino", "roofline", "ovpool_1t", "roofline_1t")
 
 
 def summary_rows(report):
@@ -863,12 +1107,17 @@ def summary_rows(report):
     for e in report["results"]:
         meta = metas.get(e["case"], {})
         mem = meta.get("memory", {})
-        row = {"case": e["case"], "group": meta.get("group"), "op": meta.get("op"),
-               "shape": "x".join(map(str, meta.get("shape", []))), "dtype": meta.get("dtype"),
-               "threads": e["threads"],
-               "input_mib": round(meta.get("input_bytes", 0) / MIB, 2),
-               "output_mib": round((meta.get("output_bytes") or 0) / MIB, 2),
-               "exceeds_l3": meta.get("exceeds_l3")}
+        row = {
+            "case": e["case"],
+            "group": meta.get("group"),
+            "op": meta.get("op"),
+            "shape": "x".join(map(str, meta.get("shape", []))),
+            "dtype": meta.get("dtype"),
+            "threads": e["threads"],
+            "input_mib": round(meta.get("input_bytes", 0) / MIB, 2),
+            "output_mib": round((meta.get("output_bytes") or 0) / MIB, 2),
+            "exceeds_l3": meta.get("exceeds_l3"),
+        }
         for name in CSV_SYSTEMS:
             s = e["systems"].get(name, {})
             row[f"{name}_ms"] = _r(s.get("median_ms"))
@@ -877,19 +1126,31 @@ def summary_rows(report):
                 row[f"{name}_status"] = s.get("status")
                 row[f"{name}_config"] = s.get("config")
         r = e["ratios"]
-        row.update(best_peer=r.get("best_peer"), best_peer_ms=_r(r.get("best_peer_ms")),
-                   ovpool_over_best_peer=_r(r.get("ovpool_over_best_peer")),
-                   ovpool_over_best_peer_best_block=_r(r.get("ovpool_over_best_peer_best_block")),
-                   ovpool_over_roofline=_r(r.get("ovpool_over_roofline")),
-                   scaling_1t_over_nt=_r(r.get("scaling_1t_over_nt")),
-                   roofline_scaling_1t_over_nt=_r(r.get("roofline_scaling_1t_over_nt")),
-                   peak_extra_alloc_mib=_r(mem.get("extra_alloc_bytes", 0) / MIB if mem.get(
-                       "extra_alloc_bytes") is not None else None),
-                   peak_extra_out_mib=_r(mem.get("extra_out_bytes", 0) / MIB if mem.get(
-                       "extra_out_bytes") is not None else None),
-                   peak_budget_mib=_r(mem.get("budget_extra_bytes", 0) / MIB if mem.get(
-                       "budget_extra_bytes") is not None else None),
-                   peak_within_budget=mem.get("within_budget"))
+        row.update(
+            best_peer=r.get("best_peer"),
+            best_peer_ms=_r(r.get("best_peer_ms")),
+            ovpool_over_best_peer=_r(r.get("ovpool_over_best_peer")),
+            ovpool_over_best_peer_best_block=_r(r.get("ovpool_over_best_peer_best_block")),
+            ovpool_over_roofline=_r(r.get("ovpool_over_roofline")),
+            scaling_1t_over_nt=_r(r.get("scaling_1t_over_nt")),
+            roofline_scaling_1t_over_nt=_r(r.get("roofline_scaling_1t_over_nt")),
+            peak_extra_alloc_mib=_r(
+                mem.get("extra_alloc_bytes", 0) / MIB
+                if mem.get("extra_alloc_bytes") is not None
+                else None
+            ),
+            peak_extra_out_mib=_r(
+                mem.get("extra_out_bytes", 0) / MIB
+                if mem.get("extra_out_bytes") is not None
+                else None
+            ),
+            peak_budget_mib=_r(
+                mem.get("budget_extra_bytes", 0) / MIB
+                if mem.get("budget_extra_bytes") is not None
+                else None
+            ),
+            peak_within_budget=mem.get("within_budget"),
+        )
         rows.append(row)
     return rows
 
@@ -946,9 +1207,11 @@ def markdown_table(report, quiet=False):
     if quiet:
         report = _quiet_copy(report)
     metas = {m["name"]: m for m in report["cases"]}
-    lines = ["| case | threads | ovpool | torch | ORT | OpenVINO | roofline | ovpool/best peer "
-             "| ovpool/roofline | 1t/nt (roofline's) | call peak MiB (budget) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| case | threads | ovpool | torch | ORT | OpenVINO | roofline | ovpool/best peer "
+        "| ovpool/roofline | 1t/nt (roofline's) | call peak MiB (budget) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for e in report["results"]:
         s, r = e["systems"], e["ratios"]
         cells = []
@@ -961,19 +1224,34 @@ def markdown_table(report, quiet=False):
                 text += " (wrong)"
             cells.append(text)
         mem = metas.get(e["case"], {}).get("memory", {})
-        peak = "-" if "extra_alloc_bytes" not in mem else (
-            f"{mem['extra_alloc_bytes'] / MIB:.1f} ({mem['budget_extra_bytes'] / MIB:.0f})")
+        peak = (
+            "-"
+            if "extra_alloc_bytes" not in mem
+            else (f"{mem['extra_alloc_bytes'] / MIB:.1f} ({mem['budget_extra_bytes'] / MIB:.0f})")
+        )
         best = r.get("ovpool_over_best_peer")
-        lines.append("| " + " | ".join([
-            e["case"], str(e["threads"]), _ms(s["ovpool"].get("median_ms")), *cells,
-            _ms(s.get("roofline", {}).get("median_ms")),
-            "-" if best is None else f"{best:.2f} ({r.get('best_peer')})",
-            "-" if "ovpool_over_roofline" not in r else f"{r['ovpool_over_roofline']:.1f}",
-            _scaling(r),
-            peak]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    e["case"],
+                    str(e["threads"]),
+                    _ms(s["ovpool"].get("median_ms")),
+                    *cells,
+                    _ms(s.get("roofline", {}).get("median_ms")),
+                    "-" if best is None else f"{best:.2f} ({r.get('best_peer')})",
+                    "-" if "ovpool_over_roofline" not in r else f"{r['ovpool_over_roofline']:.1f}",
+                    _scaling(r),
+                    peak,
+                ]
+            )
+            + " |"
+        )
     lines.append("")
-    lines.append("`*`: the peer's fastest configuration is an equivalent op; `(wrong)`: its "
-                 "outputs differ from ovpool's (timed, excluded from the best peer).")
+    lines.append(
+        "`*`: the peer's fastest configuration is an equivalent op; `(wrong)`: its "
+        "outputs differ from ovpool's (timed, excluded from the best peer)."
+    )
     return "\n".join(lines)
 
 
@@ -982,9 +1260,12 @@ def _quiet_copy(report):
     for e in report["results"]:
         if not e.get("quiet_runs"):
             continue
-        systems = {k: dict(v, median_ms=v["median_ms_quiet"]) if "median_ms_quiet" in v
-                   else {kk: vv for kk, vv in v.items() if kk != "median_ms"}
-                   for k, v in e["systems"].items()}
+        systems = {
+            k: dict(v, median_ms=v["median_ms_quiet"])
+            if "median_ms_quiet" in v
+            else {kk: vv for kk, vv in v.items() if kk != "median_ms"}
+            for k, v in e["systems"].items()
+        }
         out["results"].append(dict(e, systems=systems, ratios=e.get("ratios_quiet", {})))
     return out
 
@@ -1001,8 +1282,9 @@ def configs_table(report):
         for name in ("torch", "onnxruntime", "openvino"):
             info = e["systems"].get(name, {})
             if "config" in info:
-                cell = info["config"] + (f" [= {info['equivalent']}]" if info.get("equivalent")
-                                         else "")
+                cell = info["config"] + (
+                    f" [= {info['equivalent']}]" if info.get("equivalent") else ""
+                )
                 if info.get("status") == "mismatch":
                     cell += " (wrong)"
             else:
@@ -1025,8 +1307,10 @@ def main(argv=None, prog="benchmarks/run.py"):
     args = build_parser(prog).parse_args(argv)
     if args.list:
         for c in cases_mod.CASES:
-            print(f"{c.name:28s} {c.group:6s} {c.op:18s} {'x'.join(map(str, c.shape)):18s} "
-                  f"{c.dtype:8s} {c.params}")
+            print(
+                f"{c.name:28s} {c.group:6s} {c.op:18s} {'x'.join(map(str, c.shape)):18s} "
+                f"{c.dtype:8s} {c.params}"
+            )
         return 0
     if args.report:
         report = read_report(args.report)
@@ -1060,25 +1344,34 @@ def main(argv=None, prog="benchmarks/run.py"):
     paths = write_outputs(report, args)
     print(markdown_table(report))
     if any(e.get("quiet_runs") for e in report["results"]):
-        print(f"\nQuiet runs only (other processes < {QUIET_LOAD:.0%} of the CPUs); "
-              "quiet runs per case: " + ", ".join(f"{e['case']}={e['quiet_runs']}"
-                                                    for e in report["results"]))
+        print(
+            f"\nQuiet runs only (other processes < {QUIET_LOAD:.0%} of the CPUs); "
+            "quiet runs per case: "
+            + ", ".join(f"{e['case']}={e['quiet_runs']}" for e in report["results"])
+        )
         print(markdown_table(report, quiet=True))
     print()
     print(configs_table(report))
     for n, s in report["summary"].items():
         if isinstance(s, dict):
-            print(f"threads={n}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in s.items()
-                                                if not isinstance(v, dict)))
+            print(
+                f"threads={n}: "
+                + ", ".join(f"{k}={_fmt(v)}" for k, v in s.items() if not isinstance(v, dict))
+            )
     model = report.get("model", {})
     if "skipped" in model:
         print(f"model benchmark skipped: {model['skipped']}")
     for m in model.get("results", []):
-        print(f"model {m['model']} threads={m['threads']}: "
-              + (m["error"] if "error" in m else
-                 f"native {_ms(m['systems']['openvino_native']['median_ms'])} ms, ovpool "
-                 f"{_ms(m['systems']['openvino_ovpool']['median_ms'])} ms "
-                 f"({m['patched_nodes']} nodes patched, check ok={m['check']['ok']})"))
+        print(
+            f"model {m['model']} threads={m['threads']}: "
+            + (
+                m["error"]
+                if "error" in m
+                else f"native {_ms(m['systems']['openvino_native']['median_ms'])} ms, ovpool "
+                f"{_ms(m['systems']['openvino_ovpool']['median_ms'])} ms "
+                f"({m['patched_nodes']} nodes patched, check ok={m['check']['ok']})"
+            )
+        )
     for warning in report.get("warnings", []):
         print(f"WARNING: {warning}")
     print("wrote " + ", ".join(str(p) for p in paths.values()))

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 SHAPE = (1, 8, 8, 8)
-FUNCTION_UFUNCS = 4.0   # target: a function call at most this many ufunc calls
-POOL_UFUNCS = 2.0       # target: a prepared pool call
+FUNCTION_UFUNCS = 4.0  # target: a function call at most this many ufunc calls
+POOL_UFUNCS = 2.0  # target: a prepared pool call
 
 
 def _calls(x, torch):
@@ -48,31 +48,77 @@ def _calls(x, torch):
     t = None if torch is None else torch.from_numpy(x)
     functional = None if torch is None else torch.nn.functional
     cases = [
-        ("global_avg_pool", "mean of each plane", ovpool.global_avg_pool, (), {},
-         lambda: functional.adaptive_avg_pool2d(t, 1)),
-        ("global_max_pool", "maximum of each plane", ovpool.global_max_pool, (), {},
-         lambda: functional.adaptive_max_pool2d(t, 1)),
-        ("avg_pool_3x3", "avg_pool 3x3 s1", ovpool.avg_pool, ((3, 3),), {},
-         lambda: functional.avg_pool2d(t, 3, 1)),
-        ("max_pool_2x2_s2", "max_pool 2x2 s2", ovpool.max_pool, ((2, 2),),
-         {"strides": (2, 2)}, lambda: functional.max_pool2d(t, 2, 2)),
-        ("max_pool_2x2_s2_indices", "max_pool 2x2 s2 with indices", ovpool.max_pool, ((2, 2),),
-         {"strides": (2, 2), "return_indices": True},
-         lambda: functional.max_pool2d(t, 2, 2, return_indices=True)),
-        ("adaptive_avg_pool_3x3", "adaptive_avg_pool to 3x3", ovpool.adaptive_avg_pool, (3,), {},
-         lambda: functional.adaptive_avg_pool2d(t, 3)),
-        ("adaptive_max_pool_3x3", "adaptive_max_pool to 3x3 (values, indices)",
-         ovpool.adaptive_max_pool, (3,), {},
-         lambda: functional.adaptive_max_pool2d(t, 3, return_indices=True)),
+        (
+            "global_avg_pool",
+            "mean of each plane",
+            ovpool.global_avg_pool,
+            (),
+            {},
+            lambda: functional.adaptive_avg_pool2d(t, 1),
+        ),
+        (
+            "global_max_pool",
+            "maximum of each plane",
+            ovpool.global_max_pool,
+            (),
+            {},
+            lambda: functional.adaptive_max_pool2d(t, 1),
+        ),
+        (
+            "avg_pool_3x3",
+            "avg_pool 3x3 s1",
+            ovpool.avg_pool,
+            ((3, 3),),
+            {},
+            lambda: functional.avg_pool2d(t, 3, 1),
+        ),
+        (
+            "max_pool_2x2_s2",
+            "max_pool 2x2 s2",
+            ovpool.max_pool,
+            ((2, 2),),
+            {"strides": (2, 2)},
+            lambda: functional.max_pool2d(t, 2, 2),
+        ),
+        (
+            "max_pool_2x2_s2_indices",
+            "max_pool 2x2 s2 with indices",
+            ovpool.max_pool,
+            ((2, 2),),
+            {"strides": (2, 2), "return_indices": True},
+            lambda: functional.max_pool2d(t, 2, 2, return_indices=True),
+        ),
+        (
+            "adaptive_avg_pool_3x3",
+            "adaptive_avg_pool to 3x3",
+            ovpool.adaptive_avg_pool,
+            (3,),
+            {},
+            lambda: functional.adaptive_avg_pool2d(t, 3),
+        ),
+        (
+            "adaptive_max_pool_3x3",
+            "adaptive_max_pool to 3x3 (values, indices)",
+            ovpool.adaptive_max_pool,
+            (3,),
+            {},
+            lambda: functional.adaptive_max_pool2d(t, 3, return_indices=True),
+        ),
     ]
     out = []
     for name, what, function, args, kwargs, torch_call in cases:
         pool = ovpool.prepare(function, x.shape, x.dtype, *args, **kwargs)
-        out.append((name, what, {
-            "function": (lambda f=function, a=args, k=kwargs: f(x, *a, **k)),
-            "pool": (lambda p=pool: p(x)),
-            "torch": None if torch is None else torch_call,
-        }))
+        out.append(
+            (
+                name,
+                what,
+                {
+                    "function": (lambda f=function, a=args, k=kwargs: f(x, *a, **k)),
+                    "pool": (lambda p=pool: p(x)),
+                    "torch": None if torch is None else torch_call,
+                },
+            )
+        )
     return out
 
 
@@ -81,7 +127,7 @@ def _block(fn, n):
     start = clock()
     for _ in range(n):
         fn()
-    return (clock() - start) / n / 1000.0    # us a call
+    return (clock() - start) / n / 1000.0  # us a call
 
 
 def _calibrate(fn, block_s):
@@ -140,13 +186,20 @@ def run(rounds=9, block_s=0.02, seed=0, with_torch=True):
         entry["meets_targets"] = (
             entry["over_ufunc"]["function"] <= FUNCTION_UFUNCS
             and entry["over_ufunc"]["pool"] <= POOL_UFUNCS
-            and entry.get("function_over_torch", 0.0) <= 1.0)
+            and entry.get("function_over_torch", 0.0) <= 1.0
+        )
         results.append(entry)
     return {
-        "shape": list(SHAPE), "dtype": "float32", "ufunc_us": ufunc,
-        "targets": {"function_ufuncs": FUNCTION_UFUNCS, "pool_ufuncs": POOL_UFUNCS,
-                    "function_over_torch": 1.0},
-        "rounds": rounds, "block_s": block_s,
+        "shape": list(SHAPE),
+        "dtype": "float32",
+        "ufunc_us": ufunc,
+        "targets": {
+            "function_ufuncs": FUNCTION_UFUNCS,
+            "pool_ufuncs": POOL_UFUNCS,
+            "function_over_torch": 1.0,
+        },
+        "rounds": rounds,
+        "block_s": block_s,
         "ovpool_version": ovpool.__version__,
         "ovpool_threads": ovpool.get_num_threads(),
         "torch_version": None if torch is None else torch.__version__,
@@ -157,18 +210,23 @@ def run(rounds=9, block_s=0.02, seed=0, with_torch=True):
 
 
 def markdown(report):
-    lines = [f"Small calls on a {'x'.join(map(str, report['shape']))} {report['dtype']} input; "
-             f"a tiny ufunc call (the yardstick) took {report['ufunc_us']:.3f} us.", "",
-             "| call | function us (ufuncs) | pool us (ufuncs) | torch us | function / torch "
-             "| targets met |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"Small calls on a {'x'.join(map(str, report['shape']))} {report['dtype']} input; "
+        f"a tiny ufunc call (the yardstick) took {report['ufunc_us']:.3f} us.",
+        "",
+        "| call | function us (ufuncs) | pool us (ufuncs) | torch us | function / torch "
+        "| targets met |",
+        "|---|---|---|---|---|---|",
+    ]
     for e in report["results"]:
         us, uf = e["us"], e["over_ufunc"]
         torch_us = f"{us['torch']:.2f}" if "torch" in us else "-"
         vs = f"{e['function_over_torch']:.2f}" if "function_over_torch" in e else "-"
-        lines.append(f"| {e['what']} | {us['function']:.2f} ({uf['function']:.1f}) | "
-                     f"{us['pool']:.2f} ({uf['pool']:.1f}) | {torch_us} | {vs} | "
-                     f"{'yes' if e['meets_targets'] else 'no'} |")
+        lines.append(
+            f"| {e['what']} | {us['function']:.2f} ({uf['function']:.1f}) | "
+            f"{us['pool']:.2f} ({uf['pool']:.1f}) | {torch_us} | {vs} | "
+            f"{'yes' if e['meets_targets'] else 'no'} |"
+        )
     return "\n".join(lines)
 
 

@@ -35,8 +35,16 @@ REPORT_SEED = 2
 DEFAULT_COUNT = 64
 
 # op families and how often networks have them
-_OPS = [("max_pool", 30), ("max_pool_indices", 8), ("avg_pool", 22), ("adaptive_avg", 14),
-        ("adaptive_max", 7), ("global_avg", 8), ("global_max", 4), ("lp_pool", 3)]
+_OPS = [
+    ("max_pool", 30),
+    ("max_pool_indices", 8),
+    ("avg_pool", 22),
+    ("adaptive_avg", 14),
+    ("adaptive_max", 7),
+    ("global_avg", 8),
+    ("global_max", 4),
+    ("lp_pool", 3),
+]
 _RANKS = [(2, 70), (1, 15), (3, 15)]
 
 
@@ -68,8 +76,11 @@ def _lead(rng, spatial, itemsize):
     the top)."""
     target = 2 ** rng.uniform(17, 27)
     plane = math.prod(spatial) * itemsize
-    candidates = [(abs(math.log(n * c * plane / target)), rng.random(), n, c)
-                  for n in _BATCHES for c in _CHANNELS]
+    candidates = [
+        (abs(math.log(n * c * plane / target)), rng.random(), n, c)
+        for n in _BATCHES
+        for c in _CHANNELS
+    ]
     _, _, n, c = min(candidates)
     return n, c
 
@@ -110,21 +121,71 @@ def sweep_cases(seed, count=DEFAULT_COUNT):
             name = f"sweep{seed}_{i:02d}_{what}_{dims}_{dtype}"
             if op == "avg_pool":
                 cip = rng.random() < 0.3
-                out.append(cases_mod.avg_pool(name + ("_cip" if cip else ""), shape, k, s, p,
-                                              ceil=ceil, count_include_pad=cip, dilation=d,
-                                              dtype=dtype, group="sweep"))
+                out.append(
+                    cases_mod.avg_pool(
+                        name + ("_cip" if cip else ""),
+                        shape,
+                        k,
+                        s,
+                        p,
+                        ceil=ceil,
+                        count_include_pad=cip,
+                        dilation=d,
+                        dtype=dtype,
+                        group="sweep",
+                    )
+                )
             elif op == "lp_pool":
-                out.append(cases_mod.lp_pool(f"sweep{seed}_{i:02d}_lp_pool_k{k}s{s}_{dims}_{dtype}",
-                                             shape, k, s, p=2, dtype=dtype, group="sweep"))
+                out.append(
+                    cases_mod.lp_pool(
+                        f"sweep{seed}_{i:02d}_lp_pool_k{k}s{s}_{dims}_{dtype}",
+                        shape,
+                        k,
+                        s,
+                        p=2,
+                        dtype=dtype,
+                        group="sweep",
+                    )
+                )
             else:
-                out.append(cases_mod.max_pool(name, shape, k, s, p, ceil=ceil, dilation=d,
-                                              indices=op == "max_pool_indices", dtype=dtype,
-                                              group="sweep"))
+                out.append(
+                    cases_mod.max_pool(
+                        name,
+                        shape,
+                        k,
+                        s,
+                        p,
+                        ceil=ceil,
+                        dilation=d,
+                        indices=op == "max_pool_indices",
+                        dtype=dtype,
+                        group="sweep",
+                    )
+                )
         elif op in ("adaptive_avg", "adaptive_max"):
-            size = tuple(min(n_in, _pick(rng, [(1, 5), (2, 5), (3, 10), (4, 8), (5, 8), (6, 8),
-                                                (7, 30), (8, 8), (9, 4), (10, 4), (12, 4),
-                                                (14, 6)]))
-                         for n_in in spatial)
+            size = tuple(
+                min(
+                    n_in,
+                    _pick(
+                        rng,
+                        [
+                            (1, 5),
+                            (2, 5),
+                            (3, 10),
+                            (4, 8),
+                            (5, 8),
+                            (6, 8),
+                            (7, 30),
+                            (8, 8),
+                            (9, 4),
+                            (10, 4),
+                            (12, 4),
+                            (14, 6),
+                        ],
+                    ),
+                )
+                for n_in in spatial
+            )
             name = f"sweep{seed}_{i:02d}_{op}_to{'x'.join(map(str, size))}_{dims}_{dtype}"
             build = cases_mod.adaptive_avg if op == "adaptive_avg" else cases_mod.adaptive_max
             out.append(build(name, shape, size, dtype=dtype, group="sweep"))

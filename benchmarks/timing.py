@@ -24,30 +24,48 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 
-__all__ = ["Protocol", "QUICK", "warm_up", "calls_per_block", "run_rounds", "summarize",
-           "select_fastest", "is_quantized_stall"]
+__all__ = [
+    "Protocol",
+    "QUICK",
+    "warm_up",
+    "calls_per_block",
+    "run_rounds",
+    "summarize",
+    "select_fastest",
+    "is_quantized_stall",
+]
 
 
 @dataclass
 class Protocol:
     rounds: int = 7
-    warmup_calls: int = 3       # at least this many warm-up calls ...
-    warmup_s: float = 0.05      # ... and at least this long
-    block_s: float = 0.1        # target duration of one block
-    min_calls: int = 3          # calls per block, bounds
+    warmup_calls: int = 3  # at least this many warm-up calls ...
+    warmup_s: float = 0.05  # ... and at least this long
+    block_s: float = 0.1  # target duration of one block
+    min_calls: int = 3  # calls per block, bounds
     max_calls: int = 25
-    settle_s: float = 0.01      # sleep before each block
-    select_calls: int = 5       # configuration selection: calls per candidate ...
-    select_s: float = 0.3       # ... or this time budget
+    settle_s: float = 0.01  # sleep before each block
+    select_calls: int = 5  # configuration selection: calls per candidate ...
+    select_s: float = 0.3  # ... or this time budget
     select_cutoff: float = 5.0  # drop a candidate whose first call is this much slower
-    select_passes: int = 2      # passes over the candidates (reversed order each pass)
+    select_passes: int = 2  # passes over the candidates (reversed order each pass)
 
     def as_dict(self):
         return asdict(self)
 
 
-QUICK = Protocol(rounds=2, warmup_calls=1, warmup_s=0.0, block_s=0.0, min_calls=2, max_calls=3,
-                 settle_s=0.005, select_calls=1, select_s=0.0, select_passes=1)
+QUICK = Protocol(
+    rounds=2,
+    warmup_calls=1,
+    warmup_s=0.0,
+    block_s=0.0,
+    min_calls=2,
+    max_calls=3,
+    settle_s=0.005,
+    select_calls=1,
+    select_s=0.0,
+    select_passes=1,
+)
 
 
 def _time_calls(fn, n):
@@ -65,8 +83,10 @@ def warm_up(runner, protocol):
     runner.activate()
     times = []
     start = time.perf_counter()
-    while (len(times) < max(1, protocol.warmup_calls)
-           or time.perf_counter() - start < protocol.warmup_s):
+    while (
+        len(times) < max(1, protocol.warmup_calls)
+        or time.perf_counter() - start < protocol.warmup_s
+    ):
         times.extend(_time_calls(runner, 1))
         if len(times) >= 200:
             break
@@ -145,7 +165,7 @@ def select_fastest(candidates, protocol):
     gc.disable()
     try:
         for p in range(max(1, protocol.select_passes)):
-            for i in (order if p % 2 == 0 else order[::-1]):
+            for i in order if p % 2 == 0 else order[::-1]:
                 runner = candidates[i]
                 if runner is None or i in dropped:
                     continue
@@ -160,7 +180,8 @@ def select_fastest(candidates, protocol):
                 samples = []
                 start = time.perf_counter()
                 while len(samples) < max(1, protocol.select_calls) and (
-                        not samples or time.perf_counter() - start < protocol.select_s):
+                    not samples or time.perf_counter() - start < protocol.select_s
+                ):
                     samples.extend(_time_calls(runner, 1))
                 t = statistics.median(samples) * 1e-9
                 times[i] = t if times[i] is None else min(times[i], t)

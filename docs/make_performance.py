@@ -33,7 +33,7 @@ OTHER_RUNS = ("heldout-2t", "amd-a31500a-2t", "amd-a31500a-heldout-2t")
 PLOT = "readme-2t-quiet.png"
 # the random-shape sweep (benchmarks/sweep.py): seed 1 is tuned on, seed 2 only reported
 SWEEP_RUNS = (("sweep1-2t", 1, "tuned on"), ("sweep2-2t", 2, "report only"))
-README_SWEEP = "sweep2-2t"    # README tells the seed nothing was tuned on
+README_SWEEP = "sweep2-2t"  # README tells the seed nothing was tuned on
 PAGE = ROOT / "docs" / "reference" / "performance.md"
 README = ROOT / "README.md"
 BEGIN = "<!-- performance table: written by docs/make_performance.py -->"
@@ -80,8 +80,9 @@ def _equivalent_configs(report: dict) -> dict[str, set[str]]:
 def _peer_cell(row: dict, peer: str, equivalent: set[str]) -> str:
     text = _ms(_num(row[f"{peer}_ms"]))
     config = row[f"{peer}_config"]  # a label, then ONNX Runtime's level
-    if text != "-" and any(config == label or config.startswith(label + " ")
-                           for label in equivalent):
+    if text != "-" and any(
+        config == label or config.startswith(label + " ") for label in equivalent
+    ):
         text += "*"
     if row[f"{peer}_status"] == "mismatch":
         text += " (wrong)"
@@ -90,10 +91,12 @@ def _peer_cell(row: dict, peer: str, equivalent: set[str]) -> str:
 
 def results_table(rows: list[dict], report: dict) -> str:
     equivalent = _equivalent_configs(report)
-    lines = ["| case | shape, dtype | ovpool | torch | ORT | OpenVINO | roofline "
-             "| ovpool / fastest peer | ovpool / roofline | 1t / 2t (roofline's) "
-             "| call peak MiB (budget) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| case | shape, dtype | ovpool | torch | ORT | OpenVINO | roofline "
+        "| ovpool / fastest peer | ovpool / roofline | 1t / 2t (roofline's) "
+        "| call peak MiB (budget) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         best = _num(row["ovpool_over_best_peer"])
         roof = _num(row["ovpool_over_roofline"])
@@ -101,34 +104,51 @@ def results_table(rows: list[dict], report: dict) -> str:
         roof_scaling = _num(row["roofline_scaling_1t_over_nt"])
         peak = _num(row["peak_extra_alloc_mib"])
         budget = _num(row["peak_budget_mib"])
-        lines.append("| " + " | ".join([
-            f"`{row['case']}`",
-            f"{row['op']} {row['shape']} {row['dtype']}",
-            _ms(_num(row["ovpool_ms"])),
-            *(_peer_cell(row, peer, equivalent.get(row["case"], set())) for peer, _ in PEERS),
-            _ms(_num(row["roofline_ms"])),
-            "-" if best is None else f"{best:.2f} ({row['best_peer']})",
-            "-" if roof is None else f"{roof:.1f}",
-            "-" if scaling is None else (
-                f"{scaling:.2f}" + ("" if roof_scaling is None else f" ({roof_scaling:.2f})")),
-            "-" if peak is None else f"{peak:.1f} ({budget:.0f})",
-        ]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"`{row['case']}`",
+                    f"{row['op']} {row['shape']} {row['dtype']}",
+                    _ms(_num(row["ovpool_ms"])),
+                    *(
+                        _peer_cell(row, peer, equivalent.get(row["case"], set()))
+                        for peer, _ in PEERS
+                    ),
+                    _ms(_num(row["roofline_ms"])),
+                    "-" if best is None else f"{best:.2f} ({row['best_peer']})",
+                    "-" if roof is None else f"{roof:.1f}",
+                    "-"
+                    if scaling is None
+                    else (
+                        f"{scaling:.2f}"
+                        + ("" if roof_scaling is None else f" ({roof_scaling:.2f})")
+                    ),
+                    "-" if peak is None else f"{peak:.1f} ({budget:.0f})",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def headline_table(rows: list[dict]) -> str:
     """README's table: the benchmark's `issue` cases, ovpool against the fastest peer."""
-    lines = ["| case | op, input | ovpool ms | fastest peer ms | ovpool / fastest peer |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| case | op, input | ovpool ms | fastest peer ms | ovpool / fastest peer |",
+        "|---|---|---|---|---|",
+    ]
     for row in rows:
         if row["group"] != "issue":
             continue
         best = _num(row["ovpool_over_best_peer"])
         peer = dict(PEERS).get(row["best_peer"], row["best_peer"])
-        lines.append(f"| `{row['case']}` | {row['op']} {row['shape']} {row['dtype']} "
-                     f"| {_ms(_num(row['ovpool_ms']))} "
-                     f"| {_ms(_num(row['best_peer_ms']))} ({peer}) "
-                     f"| {'-' if best is None else f'{best:.2f}'} |")
+        lines.append(
+            f"| `{row['case']}` | {row['op']} {row['shape']} {row['dtype']} "
+            f"| {_ms(_num(row['ovpool_ms']))} "
+            f"| {_ms(_num(row['best_peer_ms']))} ({peer}) "
+            f"| {'-' if best is None else f'{best:.2f}'} |"
+        )
     return "\n".join(lines)
 
 
@@ -138,8 +158,11 @@ def _geomean(values: list[float]) -> float:
 
 def summary(rows: list[dict]) -> dict:
     vs_peer = [v for r in rows if (v := _num(r["ovpool_over_best_peer"])) is not None]
-    issue = [v for r in rows if r["group"] == "issue"
-             and (v := _num(r["ovpool_over_best_peer"])) is not None]
+    issue = [
+        v
+        for r in rows
+        if r["group"] == "issue" and (v := _num(r["ovpool_over_best_peer"])) is not None
+    ]
     vs_roof = [v for r in rows if (v := _num(r["ovpool_over_roofline"])) is not None]
     scaling = [v for r in rows if (v := _num(r["scaling_1t_over_nt"])) is not None]
     return {
@@ -155,8 +178,12 @@ def summary(rows: list[dict]) -> dict:
         "max_roofline_case": max(rows, key=lambda r: _num(r["ovpool_over_roofline"]) or 0)["case"],
         "scaling": (min(scaling), max(scaling)),
         "within_budget": sum(r["peak_within_budget"] == "True" for r in rows),
-        "mismatches": [f"{r['case']}: {name}" for r in rows for peer, name in PEERS
-                       if r[f"{peer}_status"] == "mismatch"],
+        "mismatches": [
+            f"{r['case']}: {name}"
+            for r in rows
+            for peer, name in PEERS
+            if r[f"{peer}_status"] == "mismatch"
+        ],
     }
 
 
@@ -167,14 +194,16 @@ def _ahead(ahead: int, total: int) -> str:
 def headline_summary(rows: list[dict], report: dict) -> str:
     s = summary(rows)
     commit = report["machine"]["ovpool"]["commit"]
-    return (f"**Named cases** (commit `{commit}`, {_cpu(report['machine'])}, "
-            f"{report['options']['threads'][0]} threads for every system{_load_text(report)}): "
-            "ovpool / fastest peer, geometric mean "
-            f"**{s['geomean']:.2f}** over all {s['cases']} cases of the benchmark "
-            f"({s['geomean_issue']:.2f} over the {s['issue_cases']} above); ahead of the "
-            f"fastest peer on {_ahead(s['ahead'], s['with_peer'])}, {s['at_most_target']} at "
-            f"or under {TARGET_BEST_PEER}x; every case within {s['max_roofline']:.1f}x of the "
-            f"memory roofline.")
+    return (
+        f"**Named cases** (commit `{commit}`, {_cpu(report['machine'])}, "
+        f"{report['options']['threads'][0]} threads for every system{_load_text(report)}): "
+        "ovpool / fastest peer, geometric mean "
+        f"**{s['geomean']:.2f}** over all {s['cases']} cases of the benchmark "
+        f"({s['geomean_issue']:.2f} over the {s['issue_cases']} above); ahead of the "
+        f"fastest peer on {_ahead(s['ahead'], s['with_peer'])}, {s['at_most_target']} at "
+        f"or under {TARGET_BEST_PEER}x; every case within {s['max_roofline']:.1f}x of the "
+        f"memory roofline."
+    )
 
 
 def sweep_headline(stem: str = README_SWEEP) -> str:
@@ -182,31 +211,38 @@ def sweep_headline(stem: str = README_SWEEP) -> str:
     worst = w["worst"]
     peer = dict(PEERS).get(worst["best_peer"], worst["best_peer"])
     report = w["report"]
-    return (f"**Random sweep** (seed {w['seed']}: {w['configurations']} pool configurations "
-            f"drawn the way networks use them, none tuned on; commit `{w['commit']}`, "
-            f"{_cpu(report['machine'])}, {report['options']['threads'][0]} threads"
-            f"{_load_text(report)}): "
-            f"geometric mean **{w['geomean']:.2f}**, 10th / 50th / 90th percentile "
-            f"{w['quantiles']}; ahead of the fastest peer on "
-            f"{_ahead(w['configurations'] - len(w['slower']), w['configurations'])}; worst "
-            f"`{worst['case']}` ({worst['op']} {worst['shape']} {worst['dtype']}): "
-            f"{float(worst['ovpool_over_best_peer']):.2f}x {peer}'s time.")
+    return (
+        f"**Random sweep** (seed {w['seed']}: {w['configurations']} pool configurations "
+        f"drawn the way networks use them, none tuned on; commit `{w['commit']}`, "
+        f"{_cpu(report['machine'])}, {report['options']['threads'][0]} threads"
+        f"{_load_text(report)}): "
+        f"geometric mean **{w['geomean']:.2f}**, 10th / 50th / 90th percentile "
+        f"{w['quantiles']}; ahead of the fastest peer on "
+        f"{_ahead(w['configurations'] - len(w['slower']), w['configurations'])}; worst "
+        f"`{worst['case']}` ({worst['op']} {worst['shape']} {worst['dtype']}): "
+        f"{float(worst['ovpool_over_best_peer']):.2f}x {peer}'s time."
+    )
 
 
 def readme_claim() -> str:
     """README's "Fast" bullet: what the named cases and the sweep measured."""
     s = summary(load_rows())
     w = sweep_summary(README_SWEEP)
-    ahead_named = ("on every case" if s["ahead"] == s["with_peer"]
-                   else f"on {s['ahead']} of {s['with_peer']} cases")
-    return (f"Faster than the fastest of PyTorch, ONNX Runtime and OpenVINO {ahead_named} of "
-            f"the [benchmark](#performance) (geometric mean of ovpool's time over theirs "
-            f"{s['geomean']:.2f}) and on {w['configurations'] - len(w['slower'])} of "
-            f"{w['configurations']} random pool configurations (geometric mean "
-            f"{w['geomean']:.2f}; the worst at {float(w['worst']['ovpool_over_best_peer']):.1f}x "
-            "the peer's time); "
-            f"within {s['max_roofline']:.1f}x of the time it takes to read the input and "
-            "write the output once on every named case.")
+    ahead_named = (
+        "on every case"
+        if s["ahead"] == s["with_peer"]
+        else f"on {s['ahead']} of {s['with_peer']} cases"
+    )
+    return (
+        f"Faster than the fastest of PyTorch, ONNX Runtime and OpenVINO {ahead_named} of "
+        f"the [benchmark](#performance) (geometric mean of ovpool's time over theirs "
+        f"{s['geomean']:.2f}) and on {w['configurations'] - len(w['slower'])} of "
+        f"{w['configurations']} random pool configurations (geometric mean "
+        f"{w['geomean']:.2f}; the worst at {float(w['worst']['ovpool_over_best_peer']):.1f}x "
+        "the peer's time); "
+        f"within {s['max_roofline']:.1f}x of the time it takes to read the input and "
+        "write the output once on every named case."
+    )
 
 
 def other_load(report: dict) -> float | None:
@@ -214,8 +250,9 @@ def other_load(report: dict) -> float | None:
     (the benchmark records it per case and per process), or None."""
     noise = report.get("noise") or {}
     runs = noise.get("per_run") or [noise]
-    loads = [v for run in runs for v in (run.get("other_load_per_case") or {}).values()
-             if v is not None]
+    loads = [
+        v for run in runs for v in (run.get("other_load_per_case") or {}).values() if v is not None
+    ]
     return sorted(loads)[len(loads) // 2] if loads else None
 
 
@@ -233,19 +270,20 @@ def machine_text(report: dict) -> str:
     v = m["versions"]
     where = f" under {m['hypervisor']}" if m.get("hypervisor") else ""
     isa = ", ".join(m["isa"])
-    return "\n".join([
-        f"- CPU: {m['cpus']} vCPU {m['cpu_model']}{where}, {m['threads_per_core']} thread "
-        "per core",
-        f"- caches: L1d {m['l1d']}, L2 {m['l2']}, L3 {m['l3']}",
-        f"- memory: {m['memory_gib']} GiB",
-        f"- ISA extensions seen: {isa}; ovpool dispatched to its "
-        f"`{m['ovpool']['isa']}` build",
-        f"- software: Python {m['python']}, numpy {v['numpy']}, torch {v['torch']}, "
-        f"ONNX Runtime {v['onnxruntime']}, OpenVINO {v['openvino']}, Cython {v['Cython']}; "
-        f"ovpool {m['ovpool']['version']} at commit `{m['ovpool']['commit']}`",
-        f"- run: {report['created'][:10]}, seed {report['options']['seed']}"
-        + _load_text(report),
-    ])
+    return "\n".join(
+        [
+            f"- CPU: {m['cpus']} vCPU {m['cpu_model']}{where}, {m['threads_per_core']} thread "
+            "per core",
+            f"- caches: L1d {m['l1d']}, L2 {m['l2']}, L3 {m['l3']}",
+            f"- memory: {m['memory_gib']} GiB",
+            f"- ISA extensions seen: {isa}; ovpool dispatched to its `{m['ovpool']['isa']}` build",
+            f"- software: Python {m['python']}, numpy {v['numpy']}, torch {v['torch']}, "
+            f"ONNX Runtime {v['onnxruntime']}, OpenVINO {v['openvino']}, Cython {v['Cython']}; "
+            f"ovpool {m['ovpool']['version']} at commit `{m['ovpool']['commit']}`",
+            f"- run: {report['created'][:10]}, seed {report['options']['seed']}"
+            + _load_text(report),
+        ]
+    )
 
 
 def method_text(report: dict) -> str:
@@ -253,39 +291,43 @@ def method_text(report: dict) -> str:
     p = o["protocol"]
     quiet = o.get("quiet_load_threshold")
     ov = ", ".join(f"`{k}={v}`" for k, v in o["openvino_config"].items())
-    return "\n".join([
-        "Every system runs the same case side by side in one process: ovpool with its",
-        "outputs preallocated (`out=`), PyTorch (`torch.nn.functional`), ONNX Runtime (a",
-        "one-node model through an IOBinding, at the optimisation levels "
-        f"{', '.join(o['ort_levels'])}),",
-        f"OpenVINO (the op compiled for CPU with {ov}), and the memory roofline: reading",
-        "the input once and writing the outputs once with PyTorch's vectorised kernels, a",
-        "floor rather than a competitor.",
-        "",
-        f"Each system is timed in its own blocks of calls ({p['block_s']:g} s a block, "
-        f"{p['min_calls']}-{p['max_calls']} calls), in {p['rounds']} shuffled rounds, in each",
-        f"of {o['processes']} fresh processes; a time is the median of the block medians,",
-        "then the median over the processes"
-        + (f" where other processes used under {quiet:.0%} of the CPUs." if quiet else "."),
-        "Each peer is built in every configuration it has (ONNX Runtime's levels and",
-        "opsets, and *equivalent ops* such as an AveragePool with kernel = stride for an",
-        "adaptive pool whose input size is a multiple of its output), its outputs are",
-        "checked against ovpool's, and its fastest correct configuration is kept; `*`",
-        "marks a peer timed on an equivalent op, `(wrong)` one whose outputs differed",
-        "(timed, excluded from the fastest peer).",
-        "",
-        "`1t / 2t` is ovpool's time at 1 thread over its time at 2, and in parentheses",
-        "the roofline's: the scaling memory bandwidth allows. The last column is the peak",
-        "memory one call adds, measured in a fresh process, against the budget output +",
-        "16 MiB. `benchmarks/README.md` describes the protocol in full.",
-    ])
+    return "\n".join(
+        [
+            "Every system runs the same case side by side in one process: ovpool with its",
+            "outputs preallocated (`out=`), PyTorch (`torch.nn.functional`), ONNX Runtime (a",
+            "one-node model through an IOBinding, at the optimisation levels "
+            f"{', '.join(o['ort_levels'])}),",
+            f"OpenVINO (the op compiled for CPU with {ov}), and the memory roofline: reading",
+            "the input once and writing the outputs once with PyTorch's vectorised kernels, a",
+            "floor rather than a competitor.",
+            "",
+            f"Each system is timed in its own blocks of calls ({p['block_s']:g} s a block, "
+            f"{p['min_calls']}-{p['max_calls']} calls), in {p['rounds']} shuffled rounds, in each",
+            f"of {o['processes']} fresh processes; a time is the median of the block medians,",
+            "then the median over the processes"
+            + (f" where other processes used under {quiet:.0%} of the CPUs." if quiet else "."),
+            "Each peer is built in every configuration it has (ONNX Runtime's levels and",
+            "opsets, and *equivalent ops* such as an AveragePool with kernel = stride for an",
+            "adaptive pool whose input size is a multiple of its output), its outputs are",
+            "checked against ovpool's, and its fastest correct configuration is kept; `*`",
+            "marks a peer timed on an equivalent op, `(wrong)` one whose outputs differed",
+            "(timed, excluded from the fastest peer).",
+            "",
+            "`1t / 2t` is ovpool's time at 1 thread over its time at 2, and in parentheses",
+            "the roofline's: the scaling memory bandwidth allows. The last column is the peak",
+            "memory one call adds, measured in a fresh process, against the budget output +",
+            "16 MiB. `benchmarks/README.md` describes the protocol in full.",
+        ]
+    )
 
 
 def other_runs_table() -> str:
-    lines = ["| result file | machine | commit | seed | ovpool / fastest peer (geomean) "
-             f"| cases at or under {TARGET_BEST_PEER}x | cases within {TARGET_ROOFLINE:g}x "
-             "of the roofline (max) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| result file | machine | commit | seed | ovpool / fastest peer (geomean) "
+        f"| cases at or under {TARGET_BEST_PEER}x | cases within {TARGET_ROOFLINE:g}x "
+        "of the roofline (max) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for stem in (MAIN_RUN, *OTHER_RUNS):
         report = load_run(stem)
         s = report["summary"][str(report["options"]["threads"][0])]
@@ -295,9 +337,9 @@ def other_runs_table() -> str:
             f"| {s['geomean_ovpool_over_best_peer']:.2f} "
             f"| {s[f'cases_at_most_{TARGET_BEST_PEER}x_best_peer']} of {s['cases']} "
             f"| {s[f'cases_within_{TARGET_ROOFLINE:g}x_roofline']} of {s['cases']} "
-            f"({s['max_ovpool_over_roofline']:.1f}x) |")
+            f"({s['max_ovpool_over_roofline']:.1f}x) |"
+        )
     return "\n".join(lines)
-
 
 
 def _quantiles(values: list[float]) -> str:
@@ -314,17 +356,27 @@ def sweep_summary(stem: str) -> dict:
     rows = [r for r in load_rows(stem) if _num(r["ovpool_over_best_peer"]) is not None]
     report = load_run(stem)
     best = [float(r["ovpool_over_best_peer"]) for r in rows]
-    roof = [float(r["ovpool_over_roofline"]) for r in rows
-            if _num(r["ovpool_over_roofline"]) is not None]
+    roof = [
+        float(r["ovpool_over_roofline"])
+        for r in rows
+        if _num(r["ovpool_over_roofline"]) is not None
+    ]
     return {
-        "seed": seed, "role": role, "rows": rows, "report": report,
+        "seed": seed,
+        "role": role,
+        "rows": rows,
+        "report": report,
         "configurations": len(rows),
         "commit": report["machine"].get("ovpool", {}).get("commit", ""),
         "geomean": _geomean(best),
         "quantiles": _quantiles(best),
         "roofline_quantiles": _quantiles(roof),
-        "meets": [r for r in rows if float(r["ovpool_over_best_peer"]) <= 0.5
-                  or (_num(r["ovpool_over_roofline"]) or math.inf) <= 1.1],
+        "meets": [
+            r
+            for r in rows
+            if float(r["ovpool_over_best_peer"]) <= 0.5
+            or (_num(r["ovpool_over_roofline"]) or math.inf) <= 1.1
+        ],
         "slower": [r["case"] for r in rows if float(r["ovpool_over_best_peer"]) > 1.0],
         "worst": max(rows, key=lambda r: float(r["ovpool_over_best_peer"])),
     }
@@ -352,7 +404,8 @@ def sweep_section() -> str:
             "- At most max(0.5x the fastest peer, 1.1x the roofline): "
             f"{len(w['meets'])} of {len(rows)}.",
             f"- Slower than a peer: {len(slower)} of {len(rows)}"
-            + (": " + ", ".join(f"`{c}`" for c in slower) if slower else "") + ".",
+            + (": " + ", ".join(f"`{c}`" for c in slower) if slower else "")
+            + ".",
             "",
             "| configuration | ovpool ms | fastest peer | ovpool / peer | ovpool / roofline |",
             "|---|---|---|---|---|",
@@ -360,13 +413,18 @@ def sweep_section() -> str:
         for r in sorted(rows, key=lambda r: -float(r["ovpool_over_best_peer"])):
             roof_cell = _num(r["ovpool_over_roofline"])
             ratio = float(r["ovpool_over_best_peer"])
-            lines.append(f"| `{r['case']}` | {_ms(_num(r['ovpool_ms']))} | {r['best_peer']} "
-                         f"{_ms(_num(r['best_peer_ms']))} | {ratio:.2f} "
-                         f"| {'-' if roof_cell is None else f'{roof_cell:.1f}'} |")
+            lines.append(
+                f"| `{r['case']}` | {_ms(_num(r['ovpool_ms']))} | {r['best_peer']} "
+                f"{_ms(_num(r['best_peer_ms']))} | {ratio:.2f} "
+                f"| {'-' if roof_cell is None else f'{roof_cell:.1f}'} |"
+            )
         plot = f"{stem}-quiet.png"
         if (RESULTS / plot).exists():
-            lines += ["", f"![seed {seed}: ovpool / fastest peer and ovpool / roofline]"
-                          f"(../../benchmarks/readme/{plot})"]
+            lines += [
+                "",
+                f"![seed {seed}: ovpool / fastest peer and ovpool / roofline]"
+                f"(../../benchmarks/readme/{plot})",
+            ]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) or "No sweep run published yet."
 
@@ -387,15 +445,15 @@ by the project's own benchmark (`benchmarks/`, `ovpool bench`). Times are in ms.
 ## Summary
 
 - Geometric mean of ovpool's time over the fastest correct peer's:
-  **{s['geomean']:.2f}** over the {s['cases']} cases, {s['geomean_issue']:.2f} over the
-  {s['issue_cases']} headline cases (README's table; the group `issue` in
+  **{s["geomean"]:.2f}** over the {s["cases"]} cases, {s["geomean_issue"]:.2f} over the
+  {s["issue_cases"]} headline cases (README's table; the group `issue` in
   `benchmarks/cases.py`).
-- Faster than the fastest peer on {s['ahead']} of {s['with_peer']} cases; {s['at_most_target']} of
-  {s['cases']} cases at or under {TARGET_BEST_PEER}x its time.
-- {s['within_roofline']} of {s['cases']} cases within {TARGET_ROOFLINE:g}x of the memory roofline
-  (at most {s['max_roofline']:.1f}x, `{s['max_roofline_case']}`).
-- 2 threads are {s['scaling'][0]:.2f}-{s['scaling'][1]:.2f}x faster than 1 on every case.
-- {s['within_budget']} of {s['cases']} calls within their memory budget.
+- Faster than the fastest peer on {s["ahead"]} of {s["with_peer"]} cases; {s["at_most_target"]} of
+  {s["cases"]} cases at or under {TARGET_BEST_PEER}x its time.
+- {s["within_roofline"]} of {s["cases"]} cases within {TARGET_ROOFLINE:g}x of the memory roofline
+  (at most {s["max_roofline"]:.1f}x, `{s["max_roofline_case"]}`).
+- 2 threads are {s["scaling"][0]:.2f}-{s["scaling"][1]:.2f}x faster than 1 on every case.
+- {s["within_budget"]} of {s["cases"]} calls within their memory budget.
 - Peers whose outputs differed from ovpool's: {mismatches}.
 
 The machine is a shared virtual machine: single numbers move by 10-30% between
@@ -475,16 +533,24 @@ def updated_readme(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="only check that docs/performance.md and README's table are current")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check that docs/performance.md and README's table are current",
+    )
     args = parser.parse_args(argv)
     targets = {PAGE: page(), README: updated_readme(README.read_text(encoding="utf-8"))}
-    stale = [path for path, text in targets.items()
-             if not path.exists() or path.read_text(encoding="utf-8") != text]
+    stale = [
+        path
+        for path, text in targets.items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
+    ]
     if args.check:
         for path in stale:
-            print(f"{path.relative_to(ROOT)} is out of date: run python docs/make_performance.py",
-                  file=sys.stderr)
+            print(
+                f"{path.relative_to(ROOT)} is out of date: run python docs/make_performance.py",
+                file=sys.stderr,
+            )
         return 1 if stale else 0
     for path in stale:
         path.write_text(targets[path], encoding="utf-8")

@@ -3,6 +3,7 @@
 The numpy API (ONNX semantics, plus OpenVINO's adaptive pools)::
 
     import ovpool
+
     y = ovpool.adaptive_avg_pool(x, (7, 7))
     y, idx = ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), return_indices=True)
 
@@ -239,12 +240,12 @@ def get_include() -> str:
     True
     """
     here = _os.path.dirname(_os.path.abspath(__file__))
-    for candidate in (_os.path.join(here, "include"),
-                      _os.path.join(_os.path.dirname(here), "src")):
+    for candidate in (_os.path.join(here, "include"), _os.path.join(_os.path.dirname(here), "src")):
         if _os.path.isfile(_os.path.join(candidate, "ovpool", "ovpool.hpp")):
             return candidate
-    raise ImportError("ovpool's C++ headers are missing from the installation "
-                      f"(looked in {here}/include)")
+    raise ImportError(
+        f"ovpool's C++ headers are missing from the installation (looked in {here}/include)"
+    )
 
 
 __all__ = [

@@ -45,6 +45,7 @@ def is_pool(layer):
 # Inputs
 # --------------------------------------------------------------------------
 
+
 def _names(info, key):
     """Whether ``key`` names the input ``info`` (a tensor name or its
     Parameter's layer name)."""
@@ -90,15 +91,19 @@ def random_inputs(model, seed=0, given=None, shapes=None):
     given, shapes = dict(given or {}), dict(shapes or {})
     for key in [*given, *shapes]:
         if not names_of(model, [key]):
-            raise OvpoolError(f"{model.path}: the model has no input {key!r}; its inputs "
-                              f"are {[i.name for i in model.inputs]}")
+            raise OvpoolError(
+                f"{model.path}: the model has no input {key!r}; its inputs "
+                f"are {[i.name for i in model.inputs]}"
+            )
     arrays = []
     for info in model.inputs:
-        named = [f"--input {k}=..." for k in given if _names(info, k)] + \
-            [f"--shape {k}=..." for k in shapes if _names(info, k)]
+        named = [f"--input {k}=..." for k in given if _names(info, k)] + [
+            f"--shape {k}=..." for k in shapes if _names(info, k)
+        ]
         if len(named) > 1:
-            raise OvpoolError(f"{model.path}: input {info.name!r} is given twice "
-                              f"({' and '.join(named)})")
+            raise OvpoolError(
+                f"{model.path}: input {info.name!r} is given twice ({' and '.join(named)})"
+            )
         key = next((k for k in given if _names(info, k)), None)
         if key is not None:
             arrays.append(model._check_input(info, given[key]))
@@ -109,14 +114,22 @@ def random_inputs(model, seed=0, given=None, shapes=None):
             raise OvpoolError(
                 f"{model.path}: input {info.name!r} has the dynamic shape {info.shape_str()}; "
                 f"give it as a file, --input {info.name}=FILE.npy, or as seeded random data "
-                f"of a shape, e.g. --shape {info.name}={_example_shape(info)}")
+                f"of a shape, e.g. --shape {info.name}={_example_shape(info)}"
+            )
         if info.dtype is None:
-            raise OvpoolError(f"{model.path}: input {info.name!r} has element type "
-                              f"{info.element_type}, which numpy cannot hold")
+            raise OvpoolError(
+                f"{model.path}: input {info.name!r} has element type "
+                f"{info.element_type}, which numpy cannot hold"
+            )
         shape = tuple(shape)
         model._check_input(info, np.broadcast_to(np.zeros((), info.dtype), shape))  # no data yet
-        check_budget(model.path, f"the random input {info.name!r}",
-                     math.prod(shape) * np.dtype(info.dtype).itemsize, shape, info.dtype)
+        check_budget(
+            model.path,
+            f"the random input {info.name!r}",
+            math.prod(shape) * np.dtype(info.dtype).itemsize,
+            shape,
+            info.dtype,
+        )
         arrays.append(_random(rng, shape, info.dtype))
     return arrays
 
@@ -133,6 +146,7 @@ def _random(rng, shape, dtype):
 # --------------------------------------------------------------------------
 # Recorded references
 # --------------------------------------------------------------------------
+
 
 @dataclass
 class Recording:
@@ -168,13 +182,15 @@ def load_recording(xml_path):
 def save_recording(xml_path, inputs, outputs, meta):
     arrays = {f"in_{k}": a for k, a in enumerate(inputs)}
     arrays.update({f"out_{k}": a for k, a in enumerate(outputs)})
-    np.savez_compressed(npz_path(xml_path), meta=np.array(json.dumps(meta, sort_keys=True)),
-                        **arrays)
+    np.savez_compressed(
+        npz_path(xml_path), meta=np.array(json.dumps(meta, sort_keys=True)), **arrays
+    )
 
 
 # --------------------------------------------------------------------------
 # OpenVINO
 # --------------------------------------------------------------------------
+
 
 def openvino_available():
     try:
@@ -219,6 +235,7 @@ def run_openvino(xml_path, inputs, repeat=1):
         ovpool_openvino.register(core)
     return _run_compiled(core, os.fspath(xml_path), inputs, repeat)
 
+
 def _bf16_from_bits(array):
     bits = np.ascontiguousarray(array).view(np.uint16)
     dtype = numpy_dtype("bf16")
@@ -230,6 +247,7 @@ def _bf16_from_bits(array):
 # --------------------------------------------------------------------------
 # Comparing
 # --------------------------------------------------------------------------
+
 
 def compare(got, expected, etype):
     """``(ok, max_abs_diff, why)`` for one output. Floats within
@@ -247,7 +265,7 @@ def compare(got, expected, etype):
         if (nan_g != nan_e).any():
             return False, float("nan"), f"{int((nan_g != nan_e).sum())} NaN positions differ"
         finite = ~nan_e
-        same_inf = (g == e)
+        same_inf = g == e
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.where(finite & ~same_inf, np.abs(g - e), 0.0)
         max_diff = float(diff.max()) if diff.size else 0.0
@@ -292,17 +310,18 @@ def time_ovpool(model, inputs, repeat=3):
 # One row of `ovpool check`
 # --------------------------------------------------------------------------
 
+
 @dataclass
 class CheckRow:
     path: str
-    status: str                # ok, MISMATCH, ERROR, openvino-route, NO-REFERENCE
-    route: str = "ovpool"      # "ovpool" (ovpool's runtime) or "openvino" (OpenVINO + ovpool's ops)
+    status: str  # ok, MISMATCH, ERROR, openvino-route, NO-REFERENCE
+    route: str = "ovpool"  # "ovpool" (ovpool's runtime) or "openvino" (OpenVINO + ovpool's ops)
     max_diff: float | None = None
     ovpool_s: float | None = None
-    reference: str = ""        # "openvino", "recorded (openvino)", "recorded (spec)"
+    reference: str = ""  # "openvino", "recorded (openvino)", "recorded (spec)"
     reference_s: float | None = None
     note: str = ""
-    given: frozenset = frozenset()   # the names of --input / --shape this model has
+    given: frozenset = frozenset()  # the names of --input / --shape this model has
 
     @property
     def failed(self):
@@ -359,15 +378,20 @@ def _check_model(path, model, seed, use_openvino, repeat, given, shapes):
         if not ready:
             kinds = sorted({f"{layer.type}-{layer.version}" for layer in model.unsupported_layers})
             if use_openvino:
-                why = f"needs ovpool's OpenVINO extension ({', '.join(kinds)}), which is not " \
-                      f"available: {why}"
+                why = (
+                    f"needs ovpool's OpenVINO extension ({', '.join(kinds)}), which is not "
+                    f"available: {why}"
+                )
             else:
                 why = f"needs OpenVINO + ovpool's extension ({', '.join(kinds)})"
             return CheckRow(path, "openvino-route", note=why)
         route = "openvino"
     try:
-        inputs = recording.inputs if recording is not None and recording.inputs else \
-            random_inputs(model, seed, given, shapes)
+        inputs = (
+            recording.inputs
+            if recording is not None and recording.inputs
+            else random_inputs(model, seed, given, shapes)
+        )
         if route == "openvino":
             return check_openvino_route(path, model, recording, inputs, repeat)
         got, ovpool_s = time_ovpool(model, inputs, repeat)
@@ -395,8 +419,11 @@ def _check_model(path, model, seed, use_openvino, repeat, given, shapes):
             row.note = f"OpenVINO failed: {ov_error}"
     else:
         row.status = "NO-REFERENCE"
-        row.note = ("no reference: " + (f"OpenVINO failed ({ov_error})" if ov_error else
-                    "install openvino or record outputs in a sibling .npz"))
+        row.note = "no reference: " + (
+            f"OpenVINO failed ({ov_error})"
+            if ov_error
+            else "install openvino or record outputs in a sibling .npz"
+        )
         return row
     ok, row.max_diff, why = compare_all(model, got, expected)
     if not ok:
@@ -435,8 +462,11 @@ def openvino_extension():
                 raise
             import sys
 
-            print(f"ovpool: {exc}\novpool: building it now (once, about a minute)...",
-                  file=sys.stderr, flush=True)
+            print(
+                f"ovpool: {exc}\novpool: building it now (once, about a minute)...",
+                file=sys.stderr,
+                flush=True,
+            )
             _library.build()
             ready = True
     except Exception as exc:  # no compiler, no CMake, OpenVINO unusable: say so in the rows
@@ -463,9 +493,10 @@ def run_openvino_route(model, inputs, policy="default", repeat=1):
         plan = ovpool_openvino.patch_plan(native, policy=policy)
         ovpool_openvino.patch_model(native, policy=policy)
         outputs, seconds = _run_compiled(core, native, inputs, repeat)
-    except RuntimeError as exc:       # OpenVINO's own failure
-        raise OvpoolError(f"{model.path}: OpenVINO could not run the model: "
-                          f"{_one_line(exc)}") from None
+    except RuntimeError as exc:  # OpenVINO's own failure
+        raise OvpoolError(
+            f"{model.path}: OpenVINO could not run the model: {_one_line(exc)}"
+        ) from None
     return outputs, seconds, plan
 
 
@@ -545,8 +576,10 @@ def check_openvino_route(path, model, recording, inputs, repeat=3):
     row = CheckRow(path, "ok", ovpool_s=ovpool_s, route="openvino")
     layers = f"{moved} pool layer(s) on ovpool's ops in OpenVINO"
     if kept:
-        layers += (f", {len(kept)} left native where OpenVINO deviates "
-                   f"({', '.join(sorted({d.deviation for d in kept}))})")
+        layers += (
+            f", {len(kept)} left native where OpenVINO deviates "
+            f"({', '.join(sorted({d.deviation for d in kept}))})"
+        )
     if spec:
         expected, row.reference = recording.outputs, "recorded (spec)"
         try:

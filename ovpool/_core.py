@@ -38,10 +38,19 @@ TUNING = {}
 _cache = _kernels.pool_cache
 
 # Codes of spec.hpp's Family and DType (by dtype.char).
-AVERAGE, LP, MAX, ARGMAX = (_spec.FAMILY_AVERAGE, _spec.FAMILY_LP, _spec.FAMILY_MAX,
-                            _spec.FAMILY_ARGMAX)
-_DTYPE_CODES = {"f": _spec.DTYPE_F32, "d": _spec.DTYPE_F64, "e": _spec.DTYPE_F16,
-                "b": _spec.DTYPE_I8, "B": _spec.DTYPE_U8}
+AVERAGE, LP, MAX, ARGMAX = (
+    _spec.FAMILY_AVERAGE,
+    _spec.FAMILY_LP,
+    _spec.FAMILY_MAX,
+    _spec.FAMILY_ARGMAX,
+)
+_DTYPE_CODES = {
+    "f": _spec.DTYPE_F32,
+    "d": _spec.DTYPE_F64,
+    "e": _spec.DTYPE_F16,
+    "b": _spec.DTYPE_I8,
+    "B": _spec.DTYPE_U8,
+}
 _BFLOAT16_CODE = _spec.DTYPE_BF16
 
 
@@ -59,14 +68,15 @@ def cached_plans():
 # inputs
 # --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Input:
     """What a pool is prepared for: an input's shape and dtype, validated."""
 
-    lead: tuple               # (N, C)
-    spatial: tuple            # the spatial shape, 1 to 3 dims
-    dtype: np.dtype           # the input's dtype, also the values' dtype
-    code: int                 # spec.hpp's DType of it
+    lead: tuple  # (N, C)
+    spatial: tuple  # the spatial shape, 1 to 3 dims
+    dtype: np.dtype  # the input's dtype, also the values' dtype
+    code: int  # spec.hpp's DType of it
 
     @property
     def n_spatial(self):
@@ -82,8 +92,12 @@ class Input:
 
 
 def _check_dtype(dtype, op, allow_int8, name):
-    if dtype in _NATIVE or (allow_int8 and dtype in _INT8) or dtype == np.float16 \
-            or _is_bfloat16(dtype):
+    if (
+        dtype in _NATIVE
+        or (allow_int8 and dtype in _INT8)
+        or dtype == np.float16
+        or _is_bfloat16(dtype)
+    ):
         return
     allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
     raise OvpoolTypeError(f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
@@ -93,7 +107,8 @@ def _check_rank(shape, op, name):
     if len(shape) not in (3, 4, 5):
         raise OvpoolValueError(
             f"{op}: {name} must have shape (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
-            f"got shape {tuple(shape)}")
+            f"got shape {tuple(shape)}"
+        )
 
 
 def input_of(shape, dtype, op, *, allow_int8=False, name="x"):
@@ -110,8 +125,9 @@ def input_of(shape, dtype, op, *, allow_int8=False, name="x"):
     try:
         shape = tuple(int(n) for n in shape)
     except (TypeError, ValueError):
-        raise OvpoolTypeError(f"{op}: the shape of {name} must be a sequence of ints, "
-                              f"got {shape!r}") from None
+        raise OvpoolTypeError(
+            f"{op}: the shape of {name} must be a sequence of ints, got {shape!r}"
+        ) from None
     _check_rank(shape, op, name)
     if min(shape) < 0:
         raise OvpoolValueError(f"{op}: the shape of {name} {shape} has a negative dim")
@@ -138,18 +154,21 @@ def coerce(x, op, allow_int8=False, name="x"):
     _check_rank(array.shape, op, name)
     if array.flags.c_contiguous and array.flags.aligned and array.dtype.isnative:
         return array
-    check_budget(op, f"a contiguous copy of {name}", array.size * dtype.itemsize,
-                 array.shape, dtype)
+    check_budget(
+        op, f"a contiguous copy of {name}", array.size * dtype.itemsize, array.shape, dtype
+    )
     try:
         return np.require(array.astype(dtype, copy=False), dtype, ("C", "A"))
     except MemoryError:
-        raise OvpoolValueError(f"{op}: out of memory for a contiguous copy of {name} of shape "
-                               f"{array.shape}") from None
+        raise OvpoolValueError(
+            f"{op}: out of memory for a contiguous copy of {name} of shape {array.shape}"
+        ) from None
 
 
 # --------------------------------------------------------------------------
 # plans and pools
 # --------------------------------------------------------------------------
+
 
 def check_output_budget(op, inp, out_spatial, out=None):
     """The output's bytes against the memory budget, checked before any work
@@ -180,21 +199,30 @@ def make_plan(op, inp, lowering):
         return _kernels.make_plan(lowering, TUNING)
     except (RuntimeError, ValueError, OverflowError) as exc:
         raise OvpoolValueError(
-            f"{op}: output shape {lowering.out_shape} is absurdly large ({exc})") from None
+            f"{op}: output shape {lowering.out_shape} is absurdly large ({exc})"
+        ) from None
     except MemoryError:
-        raise OvpoolValueError(f"{op}: cannot allocate the window tables of output shape "
-                               f"{lowering.out_shape}") from None
+        raise OvpoolValueError(
+            f"{op}: cannot allocate the window tables of output shape {lowering.out_shape}"
+        ) from None
 
 
 def pool(op, inp, lowering, index_dtype=None):
     """The prepared :class:`Pool` of a lowered call for inputs like ``inp``."""
-    return Pool(make_plan(op, inp, lowering), op, inp.shape, inp.dtype, lowering.out_shape,
-                None if index_dtype is None else np.dtype(index_dtype))
+    return Pool(
+        make_plan(op, inp, lowering),
+        op,
+        inp.shape,
+        inp.dtype,
+        lowering.out_shape,
+        None if index_dtype is None else np.dtype(index_dtype),
+    )
 
 
 # --------------------------------------------------------------------------
 # the per-call path's Python side (called by the driver, only when needed)
 # --------------------------------------------------------------------------
+
 
 def _check_out(out, shape, dtype, op, name, source, others=()):
     """``out`` as the caller's buffer for output ``name``: shape, dtype,
@@ -207,11 +235,14 @@ def _check_out(out, shape, dtype, op, name, source, others=()):
     if out.shape != tuple(shape) or out.dtype != dtype:
         raise OvpoolValueError(
             f"{op}: {name} must have shape {tuple(shape)} and dtype {dtype}, "
-            f"got shape {out.shape} and dtype {out.dtype}")
-    if not (out.flags.c_contiguous and out.flags.writeable and out.flags.aligned
-            and out.dtype.isnative):
+            f"got shape {out.shape} and dtype {out.dtype}"
+        )
+    if not (
+        out.flags.c_contiguous and out.flags.writeable and out.flags.aligned and out.dtype.isnative
+    ):
         raise OvpoolValueError(
-            f"{op}: {name} must be C-contiguous, aligned, writeable and in native byte order")
+            f"{op}: {name} must be C-contiguous, aligned, writeable and in native byte order"
+        )
     if source is not None and np.shares_memory(out, source):
         raise OvpoolValueError(f"{op}: {name} must not overlap the input")
     for other_name, other in others:
@@ -225,13 +256,20 @@ def _pool_check_out(pool, x, out, out_indices):
     if out is not None:
         _check_out(out, pool.out_shape, pool.dtype, pool.op, "out", x)
     if out_indices is not None and pool.index_dtype is not None:
-        _check_out(out_indices, pool.out_shape, pool.index_dtype, pool.op, "out_indices", x,
-                   (("out", out),))
+        _check_out(
+            out_indices,
+            pool.out_shape,
+            pool.index_dtype,
+            pool.op,
+            "out_indices",
+            x,
+            (("out", out),),
+        )
 
 
 def _pool_check_budget(pool, n_threads, own_out=True, own_indices=True):
     op = pool.op
-    budget = _limits.get_memory_budget()   # raises for a malformed OVPOOL_MEMORY_BUDGET
+    budget = _limits.get_memory_budget()  # raises for a malformed OVPOOL_MEMORY_BUDGET
     if own_out and pool.out_bytes > budget:
         check_budget(op, "out", pool.out_bytes, pool.out_shape, pool.dtype)
     if own_indices and pool.index_bytes > budget:
@@ -246,7 +284,8 @@ def _pool_input(pool, x):
     if array.shape != pool.shape or array.dtype != pool.dtype:
         raise OvpoolValueError(
             f"{pool.op}: this pool was prepared for x of shape {pool.shape} and dtype "
-            f"{pool.dtype}, got shape {array.shape} and dtype {array.dtype}")
+            f"{pool.dtype}, got shape {array.shape} and dtype {array.dtype}"
+        )
     return array
 
 
@@ -264,8 +303,9 @@ def _run_widened(pool, x, num_threads, out, out_indices):
     indices = None
     if pool.index_dtype is not None:
         if out_indices is not None:
-            indices = _check_out(out_indices, pool.out_shape, pool.index_dtype, op,
-                                 "out_indices", x, (("out", out),))
+            indices = _check_out(
+                out_indices, pool.out_shape, pool.index_dtype, op, "out_indices", x, (("out", out),)
+            )
         else:
             indices = np.empty(pool.out_shape, pool.index_dtype)
     try:
@@ -304,6 +344,7 @@ _kernels._python.update(
 # inputs of the ops that have no plan (max_unpool)
 # --------------------------------------------------------------------------
 
+
 def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
     """The array a kernel writes: ``out`` itself when it has the kernel
     dtype, else a new array (copied into ``out`` by :func:`finish`).
@@ -315,8 +356,9 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
     if total > MAX_ELEMENTS:
         raise OvpoolValueError(f"{op}: output shape {tuple(shape)} is absurdly large")
     if out is not None:
-        _check_out(out, shape, dtype if result_dtype is None else result_dtype, op, name, source,
-                   others)
+        _check_out(
+            out, shape, dtype if result_dtype is None else result_dtype, op, name, source, others
+        )
         if out.dtype == dtype:
             return out
     nbytes = total * dtype.itemsize
@@ -326,7 +368,8 @@ def allocate(shape, dtype, out, op, name, source, result_dtype=None, others=()):
         return np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:
         raise OvpoolValueError(
-            f"{op}: cannot allocate output of shape {tuple(shape)}: {exc}") from None
+            f"{op}: cannot allocate output of shape {tuple(shape)}: {exc}"
+        ) from None
 
 
 def finish(result, result_dtype, out):

@@ -34,8 +34,13 @@ from . import _spec
 from ._isa import kernels as _kernels
 from .errors import MemoryBudgetError, OvpoolError, OvpoolTypeError, OvpoolValueError
 
-__all__ = ["set_memory_budget", "get_memory_budget", "check_budget", "default_memory_budget",
-           "parse_budget"]
+__all__ = [
+    "set_memory_budget",
+    "get_memory_budget",
+    "check_budget",
+    "default_memory_budget",
+    "parse_budget",
+]
 
 
 def _usable_memory():
@@ -58,8 +63,10 @@ def parse_budget(value, name="memory budget"):
     """Bytes from an int, or from a string as ``OVPOOL_MEMORY_BUDGET`` takes it
     (``"1073741824"``, ``"512M"``, ``"2GiB"``, ``"10%"``)."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
-        raise OvpoolTypeError(f"{name} must be a number of bytes (int) or a string such as "
-                              f"'512M' or '10%', got {value!r}")
+        raise OvpoolTypeError(
+            f"{name} must be a number of bytes (int) or a string such as "
+            f"'512M' or '10%', got {value!r}"
+        )
     if isinstance(value, numbers.Integral):
         if value < 0:
             raise OvpoolValueError(f"{name} must be >= 0 bytes, got {value}")
@@ -85,7 +92,7 @@ def _from_environment():
 # The budget in bytes; -1 while OVPOOL_MEMORY_BUDGET is malformed, so that the
 # one comparison of the fast path sends every request to the error below.
 _budget, _env_error = _from_environment()
-_kernels._set_budget(_budget)   # what the compiled per-call path compares with
+_kernels._set_budget(_budget)  # what the compiled per-call path compares with
 
 
 def set_memory_budget(nbytes):
@@ -126,7 +133,7 @@ def check_budget(op, what, nbytes, shape=None, dtype=None):
     values, nothing formatted."""
     if nbytes <= _budget:
         return
-    budget = get_memory_budget()   # raises for a malformed OVPOOL_MEMORY_BUDGET
+    budget = get_memory_budget()  # raises for a malformed OVPOOL_MEMORY_BUDGET
     if nbytes <= budget:
         return
     if shape is not None:
@@ -134,4 +141,5 @@ def check_budget(op, what, nbytes, shape=None, dtype=None):
     raise MemoryBudgetError(
         f"{op}: {what} would need {nbytes} bytes ({_human(nbytes)}), more than ovpool's memory "
         f"budget of {budget} bytes ({_human(budget)}); raise it with "
-        "ovpool.set_memory_budget(nbytes) or OVPOOL_MEMORY_BUDGET if this is intended")
+        "ovpool.set_memory_budget(nbytes) or OVPOOL_MEMORY_BUDGET if this is intended"
+    )

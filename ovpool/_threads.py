@@ -43,6 +43,7 @@ __all__ = ["set_num_threads", "get_num_threads", "available_cpus"]
 
 _process_default = None
 
+
 def _cgroup_cpus():
     """The CPU quota of this process's cgroup (v2 ``cpu.max``, v1
     ``cpu.cfs_quota_us``), rounded up; None when there is none."""
@@ -126,8 +127,9 @@ def get_num_threads():
         try:
             value = int(_env_threads)
         except ValueError:
-            raise OvpoolValueError("OVPOOL_NUM_THREADS must be a positive integer, "
-                                   f"got {_env_threads!r}") from None
+            raise OvpoolValueError(
+                f"OVPOOL_NUM_THREADS must be a positive integer, got {_env_threads!r}"
+            ) from None
         n = check(value, "OVPOOL_NUM_THREADS")
     elif _omp_env is not None:
         n = _omp_env
@@ -174,6 +176,7 @@ def _register_with_threadpoolctl():
 
         def get_version(self):
             from . import __version__
+
             return __version__
 
     register(OvpoolController)

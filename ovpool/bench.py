@@ -45,8 +45,10 @@ def find_benchmarks(explicit=None):
             if _is_bench_dir(candidate):
                 return candidate
         source = "--bench-dir" if explicit else "OVPOOL_BENCH_DIR"
-        raise OvpoolError(f"{source}={given!r} is not ovpool's benchmarks/ directory "
-                          "(or a checkout containing it): no run.py and cases.py there")
+        raise OvpoolError(
+            f"{source}={given!r} is not ovpool's benchmarks/ directory "
+            "(or a checkout containing it): no run.py and cases.py there"
+        )
     candidates = []
     candidates.append(Path(__file__).resolve().parent.parent / "benchmarks")
     cwd = Path.cwd().resolve()
@@ -58,7 +60,8 @@ def find_benchmarks(explicit=None):
         "ovpool bench runs the benchmarks/ directory of an ovpool source checkout, and none "
         "was found (looked next to the package and in the current directory and its parents). "
         "Run it from the checkout, or pass --bench-dir PATH (or set OVPOOL_BENCH_DIR); "
-        "install the peers with `pip install -e \".[bench]\"`.")
+        'install the peers with `pip install -e ".[bench]"`.'
+    )
 
 
 def load_benchmarks(bench_dir):
@@ -72,11 +75,13 @@ def load_benchmarks(bench_dir):
     loaded = sys.modules.get(PACKAGE)
     if loaded is not None:
         if [str(bench_dir)] != list(getattr(loaded, "__path__", [])):
-            raise OvpoolError(f"another benchmarks directory is already loaded: "
-                              f"{list(loaded.__path__)}")
+            raise OvpoolError(
+                f"another benchmarks directory is already loaded: {list(loaded.__path__)}"
+            )
         return loaded
     spec = importlib.util.spec_from_file_location(
-        PACKAGE, bench_dir / "__init__.py", submodule_search_locations=[str(bench_dir)])
+        PACKAGE, bench_dir / "__init__.py", submodule_search_locations=[str(bench_dir)]
+    )
     package = importlib.util.module_from_spec(spec)
     sys.modules[PACKAGE] = package
     try:
@@ -96,7 +101,7 @@ def main(argv=None):
         if i + 1 >= len(argv):
             raise OvpoolError("--bench-dir needs a directory")
         explicit = argv[i + 1]
-        del argv[i:i + 2]
+        del argv[i : i + 2]
     package = load_benchmarks(find_benchmarks(explicit))
     run = importlib.import_module(f"{package.__name__}.run")
     return run.main(argv, prog="ovpool bench")

@@ -63,19 +63,28 @@ def _selfcheck(args):
     x44 = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
     x55 = np.arange(1, 26, dtype=np.float32).reshape(1, 1, 5, 5)
     cases = [
-        ("onnx averagepool_2d_ceil",
-         lambda: ops.avg_pool(x44, (3, 3), strides=(2, 2), ceil_mode=True),
-         np.array([[[[6, 7.5], [12, 13.5]]]], np.float32)),
-        ("onnx maxpool_2d_precomputed_pads",
-         lambda: ops.max_pool(x55, (5, 5), pads=(2, 2, 2, 2))[0, 0, 0],
-         np.array([13, 14, 15, 15, 15], np.float32)),
-        ("onnx maxpool_with_argmax storage_order=1",
-         lambda: ops.max_pool(x55, (2, 2), strides=(2, 2), storage_order=1,
-                              return_indices=True)[1],
-         np.array([[[[6, 16], [8, 18]]]], np.int64)),
-        ("openvino adaptive_avg_pool 7 -> 3",
-         lambda: ops.adaptive_avg_pool(np.arange(7, dtype=np.float32).reshape(1, 1, 7), 3),
-         np.array([[[1.0, 3.0, 5.0]]], np.float32)),
+        (
+            "onnx averagepool_2d_ceil",
+            lambda: ops.avg_pool(x44, (3, 3), strides=(2, 2), ceil_mode=True),
+            np.array([[[[6, 7.5], [12, 13.5]]]], np.float32),
+        ),
+        (
+            "onnx maxpool_2d_precomputed_pads",
+            lambda: ops.max_pool(x55, (5, 5), pads=(2, 2, 2, 2))[0, 0, 0],
+            np.array([13, 14, 15, 15, 15], np.float32),
+        ),
+        (
+            "onnx maxpool_with_argmax storage_order=1",
+            lambda: ops.max_pool(x55, (2, 2), strides=(2, 2), storage_order=1, return_indices=True)[
+                1
+            ],
+            np.array([[[[6, 16], [8, 18]]]], np.int64),
+        ),
+        (
+            "openvino adaptive_avg_pool 7 -> 3",
+            lambda: ops.adaptive_avg_pool(np.arange(7, dtype=np.float32).reshape(1, 1, 7), 3),
+            np.array([[[1.0, 3.0, 5.0]]], np.float32),
+        ),
     ]
     failed = 0
     for name, run, expected in cases:
@@ -83,12 +92,15 @@ def _selfcheck(args):
         ok = got.shape == expected.shape and np.allclose(got, expected)
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}")
-    print(f"ovpool {__version__}: OpenMP {'on' if _kernels.openmp_enabled() else 'OFF'}, "
-          f"{get_num_threads()} threads; {len(cases) - failed}/{len(cases)} cases passed")
+    print(
+        f"ovpool {__version__}: OpenMP {'on' if _kernels.openmp_enabled() else 'OFF'}, "
+        f"{get_num_threads()} threads; {len(cases) - failed}/{len(cases)} cases passed"
+    )
     return 1 if failed else 0
 
 
 # ---- IR commands (ovpool info / run / check) ----
+
 
 class _UsageError(Exception):
     """Bad usage found after argument parsing (exit status 2)."""
@@ -120,14 +132,17 @@ def _info(args):
     print(f"layer types: {_counts(layer.type for layer in model.layers)}")
     others = [layer for layer in model.layers if not layer.runs_on_ovpool]
     if not others:
-        print("ovpool's runtime runs every layer: `ovpool run` and `ovpool check` run the model "
-              "on it")
+        print(
+            "ovpool's runtime runs every layer: `ovpool run` and `ovpool check` run the model on it"
+        )
     else:
-        print(f"ovpool's runtime runs {len(model.layers) - len(others)} of the "
-              f"{len(model.layers)} layers; {len(others)} need OpenVINO "
-              f"({_counts(layer.type for layer in others)}): `ovpool run` and `ovpool check` "
-              "take the model through OpenVINO with ovpool's extension (in Python: "
-              "ovpool.openvino.read_model)")
+        print(
+            f"ovpool's runtime runs {len(model.layers) - len(others)} of the "
+            f"{len(model.layers)} layers; {len(others)} need OpenVINO "
+            f"({_counts(layer.type for layer in others)}): `ovpool run` and `ovpool check` "
+            "take the model through OpenVINO with ovpool's extension (in Python: "
+            "ovpool.openvino.read_model)"
+        )
     used = {row["id"] for row in model.describe() if row["used"]}
     if len(used) < len(model.layers):
         print(f"{len(model.layers) - len(used)} layer(s) not used by any output")
@@ -151,8 +166,10 @@ def _print_pools(model, used, _check):
     head = f"pool layers: {len(pools)} ({_counts(f'{p.type}-{p.version}' for p in pools)})"
     if decisions:
         moving = sum(d.move for d in decisions)
-        head += (f"; ovpool.openvino.read_model's default policy moves {moving} of the "
-                 f"{len(decisions)} native ones onto ovpool's ops")
+        head += (
+            f"; ovpool.openvino.read_model's default policy moves {moving} of the "
+            f"{len(decisions)} native ones onto ovpool's ops"
+        )
     elif decisions is None:
         head += f"; what ovpool.openvino.read_model's default policy does: unknown ({why_not})"
     print(head)
@@ -160,8 +177,10 @@ def _print_pools(model, used, _check):
         ins = [_type_of(model, source) for source in layer.sources[:1]]
         outs = [str(t) for t in layer.output_types]
         unused = "" if layer.id in used else "  (not used by any output)"
-        print(f"  {layer.id:>4} {layer.name}  {layer.type}-{layer.version}  "
-              f"{' '.join(ins)} -> {' '.join(outs)}{unused}")
+        print(
+            f"  {layer.id:>4} {layer.name}  {layer.type}-{layer.version}  "
+            f"{' '.join(ins)} -> {' '.join(outs)}{unused}"
+        )
         attrs = [f"{k}={''.join(v.split())}" for k, v in layer.raw_attributes.items()]
         for k in layer.entry.value_inputs if layer.entry is not None else ():
             # an adaptive pool's output size: an input, shown when it is a constant
@@ -194,8 +213,10 @@ def _print_layers(model):
         where = "ovpool" if r["runs_on_ovpool"] else "OpenVINO"
         note = "" if r["runs_on_ovpool"] else f"  ({r['reason']})"
         unused = "" if r["used"] else "  (not used by any output)"
-        print(f"  {r['id']:>4} {r['name']:{width}s} {r['type']:>16s} {r['version']:8s} "
-              f"{where:8s} {' '.join(r['outputs'])}{note}{unused}")
+        print(
+            f"  {r['id']:>4} {r['name']:{width}s} {r['type']:>16s} {r['version']:8s} "
+            f"{where:8s} {' '.join(r['outputs'])}{note}{unused}"
+        )
 
 
 def _named_values(specs, option, form, parse):
@@ -216,7 +237,7 @@ def _load(name, path):
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise OvpoolError(f"{path}: cannot load the input {name!r}: {exc}") from None
-    if not isinstance(array, np.ndarray):       # an .npz archive
+    if not isinstance(array, np.ndarray):  # an .npz archive
         array.close()
         raise OvpoolError(f"{path}: cannot load the input {name!r}: not a .npy file (one array)")
     return array
@@ -226,8 +247,9 @@ def _dims(name, text):
     try:
         dims = tuple(int(d) for d in text.split(","))
     except ValueError:
-        raise _UsageError(f"--shape {name}={text}: the dims are integers separated by commas, "
-                          "e.g. 1,3,224,224") from None
+        raise _UsageError(
+            f"--shape {name}={text}: the dims are integers separated by commas, e.g. 1,3,224,224"
+        ) from None
     if any(d < 0 for d in dims):
         raise _UsageError(f"--shape {name}={text}: a dim is >= 0")
     return dims
@@ -235,8 +257,10 @@ def _dims(name, text):
 
 def _given_inputs(args):
     """``(given arrays, shapes)`` of --input and --shape."""
-    return (_named_values(args.input, "--input", "NAME=FILE.npy", _load),
-            _named_values(args.shape, "--shape", "NAME=DIMS, e.g. x=1,3,224,224", _dims))
+    return (
+        _named_values(args.input, "--input", "NAME=FILE.npy", _load),
+        _named_values(args.shape, "--shape", "NAME=DIMS, e.g. x=1,3,224,224", _dims),
+    )
 
 
 def _safe_name(name):
@@ -252,8 +276,11 @@ def _run(args):
     model = ir.read_model(args.model)
     if not model.runs_on_ovpool and not _check.openvino_available():
         lines = ir._unsupported_report(model.unsupported_layers, model.path)
-        raise ir._error(model.path, model.unsupported_layers[0].line, "\n".join(
-            lines + ["(`ovpool run` does this itself once OpenVINO is installed)"]))
+        raise ir._error(
+            model.path,
+            model.unsupported_layers[0].line,
+            "\n".join(lines + ["(`ovpool run` does this itself once OpenVINO is installed)"]),
+        )
     inputs = _check.random_inputs(model, args.seed, given, shapes)
     if model.runs_on_ovpool:
         outputs, seconds = _check.time_ovpool(model, inputs, repeat=args.repeat)
@@ -287,11 +314,15 @@ def _run_through_openvino(model, inputs, args, _check):
     others = _counts(f"{layer.type}-{layer.version}" for layer in model.unsupported_layers)
     ready, why = _check.openvino_extension()
     if not ready:
-        raise OvpoolError(f"{model.path}: ovpool's runtime does not run {others}, and ovpool's "
-                          f"OpenVINO extension, which runs the model through OpenVINO, is not "
-                          f"available: {why}")
-    print(f"route: OpenVINO (CPU plugin, f32) with ovpool's extension, for the layers "
-          f"ovpool's runtime does not run ({others})")
+        raise OvpoolError(
+            f"{model.path}: ovpool's runtime does not run {others}, and ovpool's "
+            f"OpenVINO extension, which runs the model through OpenVINO, is not "
+            f"available: {why}"
+        )
+    print(
+        f"route: OpenVINO (CPU plugin, f32) with ovpool's extension, for the layers "
+        f"ovpool's runtime does not run ({others})"
+    )
     outputs, seconds, plan = _check.run_openvino_route(model, inputs, args.policy, args.repeat)
     moved = [d for d in plan if d.move]
     print(f"pool layers under --policy {args.policy}: {len(moved)} of {len(plan)} on ovpool's ops")
@@ -299,7 +330,7 @@ def _run_through_openvino(model, inputs, args, _check):
     for d in plan:
         groups.setdefault(d.reason, []).append(d)
     for reason, group in groups.items():
-        verb, _, why = reason.partition(": ")       # "moved: ..." / "stays native: ..."
+        verb, _, why = reason.partition(": ")  # "moved: ..." / "stays native: ..."
         print(f"  {verb} ({len(group)}): {why}")
         if group[0].move:
             for d in group:
@@ -320,20 +351,32 @@ def _check_cmd(args):
     use_openvino = _check.openvino_available() and not args.no_openvino
     source = "OpenVINO (native CPU, f32)" if use_openvino else "the recorded .npz files"
     print(f"ovpool {__version__}: checking {len(paths)} model(s) against {source}")
-    rows = [_check.check_model(p, seed=args.seed, use_openvino=use_openvino, repeat=args.repeat,
-                               given=given, shapes=shapes)
-            for p in paths]
+    rows = [
+        _check.check_model(
+            p,
+            seed=args.seed,
+            use_openvino=use_openvino,
+            repeat=args.repeat,
+            given=given,
+            shapes=shapes,
+        )
+        for p in paths
+    ]
     width = max(len(os.path.relpath(r.path)) for r in rows)
-    print(f"{'model':{width}s}  {'status':14s} {'max|diff|':>9s} {'ovpool ms':>10s} "
-          f"{'ref ms':>9s}  reference / note")
+    print(
+        f"{'model':{width}s}  {'status':14s} {'max|diff|':>9s} {'ovpool ms':>10s} "
+        f"{'ref ms':>9s}  reference / note"
+    )
     for r in rows:
         if r.max_diff is None:
             diff = "-"
         else:
             diff = "nan" if math.isnan(r.max_diff) else f"{r.max_diff:.2g}"
         note = "; ".join(x for x in (r.reference, " ".join(r.note.split())) if x)
-        print(f"{os.path.relpath(r.path):{width}s}  {r.status:14s} {diff:>9s} "
-              f"{_ms(r.ovpool_s):>10s} {_ms(r.reference_s):>9s}  {note}")
+        print(
+            f"{os.path.relpath(r.path):{width}s}  {r.status:14s} {diff:>9s} "
+            f"{_ms(r.ovpool_s):>10s} {_ms(r.reference_s):>9s}  {note}"
+        )
     failed = [r for r in rows if r.failed]
     routed = [r for r in rows if r.status == "openvino-route"]
     summary = f"{len(rows) - len(failed) - len(routed)} ok"
@@ -347,8 +390,10 @@ def _check_cmd(args):
     print(summary)
     unused = sorted((set(given) | set(shapes)) - set().union(*(r.given for r in rows)))
     if unused:
-        raise OvpoolError(f"no model checked has an input named {', '.join(map(repr, unused))} "
-                          "(given with --input or --shape)")
+        raise OvpoolError(
+            f"no model checked has an input named {', '.join(map(repr, unused))} "
+            "(given with --input or --shape)"
+        )
     return 1 if failed else 0
 
 
@@ -363,12 +408,20 @@ def _positive(text):
 
 
 def _add_input_options(command):
-    command.add_argument("--input", action="append", metavar="NAME=FILE.npy",
-                         help="an input from a .npy file (repeat for several)")
-    command.add_argument("--shape", action="append", metavar="NAME=DIMS",
-                         help="an input of seeded random data of this shape, e.g. "
-                              "x=1,3,224,224 (repeat for several); the inputs given neither "
-                              "way are seeded random data of their static shape")
+    command.add_argument(
+        "--input",
+        action="append",
+        metavar="NAME=FILE.npy",
+        help="an input from a .npy file (repeat for several)",
+    )
+    command.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=DIMS",
+        help="an input of seeded random data of this shape, e.g. "
+        "x=1,3,224,224 (repeat for several); the inputs given neither "
+        "way are seeded random data of their static shape",
+    )
 
 
 def _add_ir_commands(commands):
@@ -378,29 +431,44 @@ def _add_ir_commands(commands):
     info.set_defaults(func=_info)
 
     run = commands.add_parser(
-        "run", help="run an OpenVINO IR model: on ovpool's runtime, or through OpenVINO with "
-                    "ovpool's extension when it has other layers")
+        "run",
+        help="run an OpenVINO IR model: on ovpool's runtime, or through OpenVINO with "
+        "ovpool's extension when it has other layers",
+    )
     run.add_argument("model", metavar="MODEL.xml")
     _add_input_options(run)
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     run.add_argument("--output", metavar="DIR", help="save the outputs as DIR/<name>.npy")
     run.add_argument("--repeat", type=_positive, default=1, help="runs to time (best of)")
-    run.add_argument("--policy", choices=("default", "all"), default="default",
-                     help="through OpenVINO: which pool layers move onto ovpool's ops "
-                          "(ovpool.openvino.patch_model): 'default' where native OpenVINO "
-                          "deviates or ovpool is faster, 'all' every one ovpool's kernels take")
+    run.add_argument(
+        "--policy",
+        choices=("default", "all"),
+        default="default",
+        help="through OpenVINO: which pool layers move onto ovpool's ops "
+        "(ovpool.openvino.patch_model): 'default' where native OpenVINO "
+        "deviates or ovpool is faster, 'all' every one ovpool's kernels take",
+    )
     run.set_defaults(func=_run)
 
     check = commands.add_parser(
-        "check", help="compare IR models on ovpool's runtime with OpenVINO or recorded outputs")
+        "check", help="compare IR models on ovpool's runtime with OpenVINO or recorded outputs"
+    )
     check.add_argument("paths", nargs="+", metavar="PATH", help="model .xml files or folders")
     _add_input_options(check)
-    check.add_argument("--seed", type=int, default=0,
-                       help="seed of the random inputs of models without a recorded .npz")
-    check.add_argument("--no-openvino", action="store_true",
-                       help="compare with the recorded .npz even if OpenVINO is installed")
+    check.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the random inputs of models without a recorded .npz",
+    )
+    check.add_argument(
+        "--no-openvino",
+        action="store_true",
+        help="compare with the recorded .npz even if OpenVINO is installed",
+    )
     check.add_argument("--repeat", type=_positive, default=3, help="runs to time (best of)")
     check.set_defaults(func=_check_cmd)
+
 
 # ---- end of IR commands ----
 
@@ -416,12 +484,17 @@ def build_parser():
 
     def _bench(args):  # imported lazily: the peers (torch, onnxruntime, openvino) load only here
         from .bench import main as bench_main
+
         return bench_main(args.bench_args)
 
     # prefix_chars="+": every option after "bench" goes to benchmarks/run.py untouched
-    bench = commands.add_parser("bench", add_help=False, prefix_chars="+",
-                                help="time ovpool against PyTorch, ONNX Runtime and OpenVINO "
-                                     "(source checkout; `ovpool bench --help`)")
+    bench = commands.add_parser(
+        "bench",
+        add_help=False,
+        prefix_chars="+",
+        help="time ovpool against PyTorch, ONNX Runtime and OpenVINO "
+        "(source checkout; `ovpool bench --help`)",
+    )
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(func=_bench)
     return parser
@@ -437,8 +510,11 @@ def main(argv=None):
     except OvpoolError as exc:  # an expected error: no traceback
         # one line, unless the message lists items one per line (the layers
         # ovpool's runtime cannot run): those lines are kept, indented
-        lines = [line[:len(line) - len(line.lstrip())] + " ".join(line.split())
-                 for line in str(exc).splitlines() if line.strip()]
+        lines = [
+            line[: len(line) - len(line.lstrip())] + " ".join(line.split())
+            for line in str(exc).splitlines()
+            if line.strip()
+        ]
         body = "\n  ".join(lines)
         print(f"ovpool: error: {body}", file=sys.stderr)
         return 1

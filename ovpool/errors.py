@@ -86,7 +86,7 @@ class MemoryBudgetError(OvpoolValueError):
     --------
     >>> import numpy as np
     >>> import ovpool
-    >>> x = np.ones((0, 3, 8), np.float32)   # no plane, yet 2**40 window positions
+    >>> x = np.ones((0, 3, 8), np.float32)  # no plane, yet 2**40 window positions
     >>> try:
     ...     ovpool.adaptive_avg_pool(x, 1 << 40)
     ... except ovpool.MemoryBudgetError as exc:

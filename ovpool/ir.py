@@ -4,10 +4,10 @@
 
     import numpy as np, ovpool.ir
 
-    model = ovpool.ir.read_model("model.xml")          # .bin: the sibling file
-    model.inputs, model.outputs                         # name, shape (None = dynamic), dtype
-    model.layers                                        # id, name, type, version, attributes
-    outputs = model(np.ones((1, 3, 13, 13), np.float32))   # or model({"x": array})
+    model = ovpool.ir.read_model("model.xml")  # .bin: the sibling file
+    model.inputs, model.outputs  # name, shape (None = dynamic), dtype
+    model.layers  # id, name, type, version, attributes
+    outputs = model(np.ones((1, 3, 13, 13), np.float32))  # or model({"x": array})
 
 The reader parses and validates the file into a graph of layers, edges and
 constants; every layer is looked up in the layer table
@@ -52,8 +52,15 @@ from ._limits import check_budget
 from .errors import IRError, OvpoolError
 from .layers import Dim, TensorType, element_nbytes, numpy_dtype
 
-__all__ = ["read_model", "Model", "Layer", "TensorInfo", "MAX_XML_BYTES", "MAX_TENSOR_ELEMENTS",
-           "MAX_ATTRIBUTES"]
+__all__ = [
+    "read_model",
+    "Model",
+    "Layer",
+    "TensorInfo",
+    "MAX_XML_BYTES",
+    "MAX_TENSOR_ELEMENTS",
+    "MAX_ATTRIBUTES",
+]
 
 MAX_XML_BYTES = 256 * 1024 * 1024
 """The largest .xml ovpool reads (256 MiB; real IR .xml files are far smaller)."""
@@ -72,7 +79,7 @@ all of them one by one costs time quadratic in their number."""
 # instead of dict(element.attrib) (quadratic, but faster on a few).
 _FEW_ATTRIBUTES = 32
 
-_MAX_CONST_VALUE_ELEMENTS = 64   # constants read at load time for shape inference
+_MAX_CONST_VALUE_ELEMENTS = 64  # constants read at load time for shape inference
 _IR_VERSIONS = ("10", "11")
 _INT_RE = re.compile(r"\s*\+?(\d{1,18})\s*")
 _DTD_RE = re.compile(rb"<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)", re.IGNORECASE)
@@ -84,15 +91,16 @@ _PRECISIONS = {"fp32": "f32", "fp16": "f16", "fp64": "f64", "bool": "boolean"}
 # Public data classes
 # --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Port:
     """A port of a layer as declared in the .xml."""
 
     id: int
-    index: int                 # position among the layer's inputs or outputs
-    names: tuple               # tensor names (``names="a,b"``)
-    shape: tuple               # declared dims, None for -1
-    precision: str             # declared element type, e.g. "f32"
+    index: int  # position among the layer's inputs or outputs
+    names: tuple  # tensor names (``names="a,b"``)
+    shape: tuple  # declared dims, None for -1
+    precision: str  # declared element type, e.g. "f32"
     line: int
 
 
@@ -142,10 +150,10 @@ class Layer:
     attributes: dict
     raw_attributes: dict
     line: int
-    entry: object = field(default=None, repr=False)       # ovpool.layers.LayerType or None
+    entry: object = field(default=None, repr=False)  # ovpool.layers.LayerType or None
     in_ports: list = field(default_factory=list, repr=False)
     out_ports: list = field(default_factory=list, repr=False)
-    sources: list = field(default_factory=list, repr=False)   # per input: (layer id, output index)
+    sources: list = field(default_factory=list, repr=False)  # per input: (layer id, output index)
     output_types: list = field(default_factory=list, repr=False)
     output_bounds: list = field(default_factory=list, repr=False)
     reason: str | None = None
@@ -231,6 +239,7 @@ class TensorInfo:
 # Errors
 # --------------------------------------------------------------------------
 
+
 def _error(path, where, message):
     """An IRError whose message starts with ``path:line:``."""
     line = where if (where is None or isinstance(where, int)) else where.sourceline
@@ -244,8 +253,10 @@ def _error(path, where, message):
 # Reading
 # --------------------------------------------------------------------------
 
-def read_model(xml_path: str | os.PathLike[str],
-               bin_path: str | os.PathLike[str] | None = None) -> Model:
+
+def read_model(
+    xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None
+) -> Model:
     """Read an OpenVINO IR model (IR v10/v11, ``.xml`` + ``.bin``), without OpenVINO.
 
     The whole file is parsed and validated, and every layer looked up in
@@ -307,8 +318,11 @@ class _Reader:
         attributes (counting them is one linear walk)."""
         n = len(element.attrib)
         if n > MAX_ATTRIBUTES:
-            raise self.err(element, f"<{element.tag}> has {n} attributes, more than "
-                                    f"{MAX_ATTRIBUTES}; ovpool refuses it")
+            raise self.err(
+                element,
+                f"<{element.tag}> has {n} attributes, more than "
+                f"{MAX_ATTRIBUTES}; ovpool refuses it",
+            )
         return element
 
     def _attributes(self, element):
@@ -325,20 +339,27 @@ class _Reader:
         try:
             with open(self.path, "rb") as f:
                 if os.fstat(f.fileno()).st_size > limit:
-                    raise self.err(None, f"the .xml is larger than {limit / 2**20:g} MiB; "
-                                         "ovpool refuses to parse it")
+                    raise self.err(
+                        None,
+                        f"the .xml is larger than {limit / 2**20:g} MiB; "
+                        "ovpool refuses to parse it",
+                    )
                 while True:  # chunks: never a buffer sized by a claim
                     chunk = f.read(1 << 20)
                     if not chunk:
                         break
                     total += len(chunk)
                     if total > limit:
-                        raise self.err(None, f"the .xml is larger than {limit / 2**20:g} MiB; "
-                                             "ovpool refuses to parse it")
+                        raise self.err(
+                            None,
+                            f"the .xml is larger than {limit / 2**20:g} MiB; "
+                            "ovpool refuses to parse it",
+                        )
                     chunks.append(chunk)
         except OSError as exc:
-            raise _error(self.path, None,
-                         f"cannot read the IR file: {exc.strerror or exc}") from None
+            raise _error(
+                self.path, None, f"cannot read the IR file: {exc.strerror or exc}"
+            ) from None
         return b"".join(chunks)
 
     def _check_raw(self, data):
@@ -355,15 +376,25 @@ class _Reader:
         match = _DTD_RE.search(data)
         if match:
             line = data.count(b"\n", 0, match.start()) + 1
-            raise self.err(line, f"'<!{match.group(1).decode()}' found: DOCTYPE and entity "
-                                 "declarations are not allowed in IR (rejected, never resolved)")
+            raise self.err(
+                line,
+                f"'<!{match.group(1).decode()}' found: DOCTYPE and entity "
+                "declarations are not allowed in IR (rejected, never resolved)",
+            )
 
     def _parse(self, data):
         from lxml import etree
 
-        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                                 huge_tree=False, dtd_validation=False, remove_comments=True,
-                                 remove_pis=True, collect_ids=False)
+        parser = etree.XMLParser(
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            dtd_validation=False,
+            remove_comments=True,
+            remove_pis=True,
+            collect_ids=False,
+        )
         try:
             root = etree.fromstring(data, parser)
         except etree.XMLSyntaxError as exc:
@@ -399,8 +430,9 @@ class _Reader:
                 continue
             match = _INT_RE.fullmatch(text)
             if not match or int(match.group(1)) > MAX_TENSOR_ELEMENTS:
-                raise self.err(dim, f"bad dimension {text!r} (a dim is -1 or a size "
-                                    f"<= {MAX_TENSOR_ELEMENTS})")
+                raise self.err(
+                    dim, f"bad dimension {text!r} (a dim is -1 or a size <= {MAX_TENSOR_ELEMENTS})"
+                )
             dims.append(int(match.group(1)))
             if len(dims) > 64:
                 raise self.err(port, "a port with more than 64 dims")
@@ -453,8 +485,9 @@ class _Reader:
             try:
                 layer.attributes = layer.entry.parse_attributes(raw)
             except OvpoolError as exc:
-                raise self.err(data if data is not None else element,
-                               f"{layer.label}: {exc}") from None
+                raise self.err(
+                    data if data is not None else element, f"{layer.label}: {exc}"
+                ) from None
         seen = set()
         for direction, ports in (("input", layer.in_ports), ("output", layer.out_ports)):
             for group in element:
@@ -468,20 +501,33 @@ class _Reader:
                         raise self.err(port, f"{layer.label} has two ports with id {pid}")
                     seen.add(pid)
                     precision = (port.get("precision") or "").lower()
-                    ports.append(Port(pid, len(ports), self._names(port.get("names")),
-                                      self._dims(port), _PRECISIONS.get(precision, precision),
-                                      port.sourceline))
+                    ports.append(
+                        Port(
+                            pid,
+                            len(ports),
+                            self._names(port.get("names")),
+                            self._dims(port),
+                            _PRECISIONS.get(precision, precision),
+                            port.sourceline,
+                        )
+                    )
         entry = layer.entry
         if entry is not None:
             n_min = len(entry.inputs) - entry.optional_inputs
             if not n_min <= len(layer.in_ports) <= len(entry.inputs):
-                raise self.err(element, f"{layer.label} has {len(layer.in_ports)} input ports; "
-                                        f"{type_} takes {_count(n_min, len(entry.inputs))}")
+                raise self.err(
+                    element,
+                    f"{layer.label} has {len(layer.in_ports)} input ports; "
+                    f"{type_} takes {_count(n_min, len(entry.inputs))}",
+                )
             # fewer declared outputs than the op has are fine (OpenVINO maps
             # output ports by their position, not by their id)
             if len(layer.out_ports) > len(entry.outputs):
-                raise self.err(element, f"{layer.label} has {len(layer.out_ports)} output ports; "
-                                        f"{type_} has {len(entry.outputs)}")
+                raise self.err(
+                    element,
+                    f"{layer.label} has {len(layer.out_ports)} output ports; "
+                    f"{type_} has {len(entry.outputs)}",
+                )
         return layer
 
     # -- the whole model ---------------------------------------------------
@@ -496,8 +542,11 @@ class _Reader:
         self._checked(root)
         ir_version = root.get("version")
         if ir_version not in _IR_VERSIONS:
-            raise self.err(root, f"IR version {ir_version!r} is not supported (ovpool reads "
-                                 f"versions {', '.join(_IR_VERSIONS)})")
+            raise self.err(
+                root,
+                f"IR version {ir_version!r} is not supported (ovpool reads "
+                f"versions {', '.join(_IR_VERSIONS)})",
+            )
         layers_el = [c for c in root if isinstance(c.tag, str) and c.tag == "layers"]
         edges_el = [c for c in root if isinstance(c.tag, str) and c.tag == "edges"]
         if len(layers_el) != 1 or len(edges_el) > 1:
@@ -510,8 +559,10 @@ class _Reader:
             layer = self._layer(element)
             if layer.id in by_id:
                 first = by_id[layer.id]
-                raise self.err(element, f"duplicate layer id {layer.id} (also {first.label}, "
-                                        f"line {first.line})")
+                raise self.err(
+                    element,
+                    f"duplicate layer id {layer.id} (also {first.label}, line {first.line})",
+                )
             by_id[layer.id] = layer
             layer_list.append(layer)
         if not layer_list:
@@ -521,11 +572,13 @@ class _Reader:
         for layer in layer_list:
             for port, source in zip(layer.in_ports, layer.sources):
                 if source is None:
-                    raise self.err(port.line, f"input port {port.id} of {layer.label} has no "
-                                              "incoming edge")
+                    raise self.err(
+                        port.line, f"input port {port.id} of {layer.label} has no incoming edge"
+                    )
         order = self._toposort(layer_list, by_id)
-        model = Model._new(self.path, self.bin_path, root.get("name", ""), ir_version,
-                           layer_list, by_id, order)
+        model = Model._new(
+            self.path, self.bin_path, root.get("name", ""), ir_version, layer_list, by_id, order
+        )
         self._check_consts(model)
         self._infer(model)
         model._finish()
@@ -555,12 +608,18 @@ class _Reader:
                 raise self.err(edge, f"edge to a missing layer (to-layer={dst_id})")
             out = outs[src_id].get(src_port)
             if out is None:
-                raise self.err(edge, f"edge from a missing port: {src.label} has no output port "
-                                     f"{src_port} (its outputs: {_ids(src.out_ports)})")
+                raise self.err(
+                    edge,
+                    f"edge from a missing port: {src.label} has no output port "
+                    f"{src_port} (its outputs: {_ids(src.out_ports)})",
+                )
             inp = ins[dst_id].get(dst_port)
             if inp is None:
-                raise self.err(edge, f"edge to a missing port: {dst.label} has no input port "
-                                     f"{dst_port} (its inputs: {_ids(dst.in_ports)})")
+                raise self.err(
+                    edge,
+                    f"edge to a missing port: {dst.label} has no input port "
+                    f"{dst_port} (its inputs: {_ids(dst.in_ports)})",
+                )
             index = inp.index
             if dst.sources[index] is not None:
                 raise self.err(edge, f"input port {dst_port} of {dst.label} has two incoming edges")
@@ -586,11 +645,11 @@ class _Reader:
             # walk back along unresolved inputs until a layer repeats: it is on a cycle
             left = {lid for lid, n in pending.items() if n > 0}
             lid = next(layer.id for layer in layer_list if layer.id in left)
-            seen = {}       # layer id -> position on the walk (a dict: the walk may be long)
+            seen = {}  # layer id -> position on the walk (a dict: the walk may be long)
             while lid not in seen:
                 seen[lid] = len(seen)
                 lid = next(s for s, _ in by_id[lid].sources if s in left)
-            cycle = [by_id[c].label for c in reversed(list(seen)[seen[lid]:])]
+            cycle = [by_id[c].label for c in reversed(list(seen)[seen[lid] :])]
             if len(cycle) > 8:
                 cycle = cycle[:4] + [f"... ({len(cycle) - 8} more layers)"] + cycle[-4:]
             names = " -> ".join(cycle)
@@ -605,25 +664,33 @@ class _Reader:
         try:
             model._bin_size = os.stat(self.bin_path).st_size
         except OSError as exc:
-            raise self.err(consts[0].line, f"{consts[0].label} needs the weights file "
-                                           f"{self.bin_path}: {exc.strerror or exc}") from None
+            raise self.err(
+                consts[0].line,
+                f"{consts[0].label} needs the weights file {self.bin_path}: {exc.strerror or exc}",
+            ) from None
         for layer in consts:
             a = layer.attributes
             count = 1
             for d in a["shape"]:
                 count *= d
-            where = f"{layer.label} (element_type={a['element_type']}, shape={a['shape']}, " \
-                    f"offset={a['offset']}, size={a['size']})"
+            where = (
+                f"{layer.label} (element_type={a['element_type']}, shape={a['shape']}, "
+                f"offset={a['offset']}, size={a['size']})"
+            )
             if count > MAX_TENSOR_ELEMENTS:
-                raise self.err(layer.line, f"{where} claims {count} elements, more than "
-                                           f"{MAX_TENSOR_ELEMENTS}")
+                raise self.err(
+                    layer.line, f"{where} claims {count} elements, more than {MAX_TENSOR_ELEMENTS}"
+                )
             if a["offset"] + a["size"] > model._bin_size:
-                raise self.err(layer.line, f"{where} reads past the end of {self.bin_path} "
-                                           f"({model._bin_size} bytes)")
+                raise self.err(
+                    layer.line,
+                    f"{where} reads past the end of {self.bin_path} ({model._bin_size} bytes)",
+                )
             expected = element_nbytes(a["element_type"], count)
             if expected is not None and expected != a["size"]:
-                raise self.err(layer.line, f"{where}: the shape needs {expected} bytes, "
-                                           f"not {a['size']}")
+                raise self.err(
+                    layer.line, f"{where}: the shape needs {expected} bytes, not {a['size']}"
+                )
             try:
                 _check_const_bytes(layer)
             except OvpoolError as exc:
@@ -632,7 +699,7 @@ class _Reader:
                 layer.reason = f"ovpool's runtime does not decode {a['element_type']} constants"
 
     def _infer(self, model):
-        opaque = set()     # layers whose types come from the declared port dims
+        opaque = set()  # layers whose types come from the declared port dims
         for lid in model._order:
             layer = model._by_id[lid]
             declared = [TensorType(p.shape, p.precision) for p in layer.out_ports]
@@ -641,14 +708,19 @@ class _Reader:
                 if layer.reason is not None:
                     opaque.add(lid)
                 continue
-            if layer.entry is None or layer.reason is not None or any(
-                    src in opaque for src, _ in layer.sources):
+            if (
+                layer.entry is None
+                or layer.reason is not None
+                or any(src in opaque for src, _ in layer.sources)
+            ):
                 layer.output_types = declared
                 opaque.add(lid)
                 continue
             inputs = [model._by_id[s].output_types[i] for s, i in layer.sources]
-            values = [model._const_value(src) if k in layer.entry.value_inputs else None
-                      for k, src in enumerate(layer.sources)]
+            values = [
+                model._const_value(src) if k in layer.entry.value_inputs else None
+                for k, src in enumerate(layer.sources)
+            ]
             # fewer declared output ports than the op has outputs keep that
             # many; a Parameter without one is still an input (as in OpenVINO)
             n_outputs = max(len(layer.out_ports), layer.type == "Parameter")
@@ -662,10 +734,15 @@ class _Reader:
             except OvpoolError as exc:
                 raise self.err(layer.line, f"{layer.label}: {exc}") from None
             for t in types:
-                _check_size(t.shape, lambda n: self.err(
-                    layer.line, f"{layer.label}: an output of {n} elements is more than "
-                                f"{MAX_TENSOR_ELEMENTS}"))
-                if layer.type != "Parameter":     # (an input's memory is the caller's)
+                _check_size(
+                    t.shape,
+                    lambda n: self.err(
+                        layer.line,
+                        f"{layer.label}: an output of {n} elements is more than "
+                        f"{MAX_TENSOR_ELEMENTS}",
+                    ),
+                )
+                if layer.type != "Parameter":  # (an input's memory is the caller's)
                     try:
                         _check_bytes(layer, t)
                     except OvpoolError as exc:
@@ -682,12 +759,19 @@ class _Reader:
         inference does."""
         if layer.type == "Parameter":
             dims = layer.attributes["shape"]
-            return [None if dims is None else
-                    tuple((d.lo, d.hi) if isinstance(d, Dim) else (d, d) for d in dims)]
-        result = [None if t.shape is None else
-                  tuple((0, None) if d is None else (d, d) for d in t.shape) for t in types]
-        in_bounds = [model._by_id[s].output_bounds[i] if i < len(model._by_id[s].output_bounds)
-                     else None for s, i in layer.sources]
+            return [
+                None
+                if dims is None
+                else tuple((d.lo, d.hi) if isinstance(d, Dim) else (d, d) for d in dims)
+            ]
+        result = [
+            None if t.shape is None else tuple((0, None) if d is None else (d, d) for d in t.shape)
+            for t in types
+        ]
+        in_bounds = [
+            model._by_id[s].output_bounds[i] if i < len(model._by_id[s].output_bounds) else None
+            for s, i in layer.sources
+        ]
         inputs = [model._by_id[s].output_types[i] for s, i in layer.sources]
         if not any(b and any(lo != hi and hi is not None for lo, hi in b) for b in in_bounds):
             return result
@@ -698,8 +782,10 @@ class _Reader:
                 if t.shape is None or b is None:
                     shapes.append(t)
                     continue
-                dims = tuple(d if d is not None else (b[k][end] if b[k][end] else None)
-                             for k, d in enumerate(t.shape))
+                dims = tuple(
+                    d if d is not None else (b[k][end] if b[k][end] else None)
+                    for k, d in enumerate(t.shape)
+                )
                 shapes.append(TensorType(dims, t.etype))
             return layer.entry.infer(shapes, layer.attributes, values)
 
@@ -772,8 +858,9 @@ def _check_const_bytes(layer):
         decoded = dtype.itemsize
         for d in a["shape"]:
             decoded *= d
-    check_budget(layer.type, "the constant", max(a["size"], decoded), tuple(a["shape"]),
-                 a["element_type"])
+    check_budget(
+        layer.type, "the constant", max(a["size"], decoded), tuple(a["shape"]), a["element_type"]
+    )
 
 
 def _check_bytes(layer, t):
@@ -815,11 +902,12 @@ def _decode(raw, etype, shape):
 # The model
 # --------------------------------------------------------------------------
 
-_UNSUPPORTED_LISTED = 10   # unsupported layers an error message lists, one per line
+_UNSUPPORTED_LISTED = 10  # unsupported layers an error message lists, one per line
 
 
-def _unsupported_report(layers: list[Layer], xml_path: str,
-                       limit: int = _UNSUPPORTED_LISTED) -> list[str]:
+def _unsupported_report(
+    layers: list[Layer], xml_path: str, limit: int = _UNSUPPORTED_LISTED
+) -> list[str]:
     """The lines that tell a user which layers ovpool's runtime cannot run.
 
     A head line counting them by kind, one line per layer for the first
@@ -846,18 +934,28 @@ def _unsupported_report(layers: list[Layer], xml_path: str,
         kind = f"{layer.type}-{layer.version}"
         kinds[kind] = kinds.get(kind, 0) + 1
     counts = ", ".join(f"{kind} x{n}" for kind, n in sorted(kinds.items()))
-    lines = [f"ovpool's runtime cannot run {len(layers)} layer{'s' if len(layers) != 1 else ''} "
-             f"of this model ({counts}):"]
-    lines += [f"  {layer.type} {layer.version} '{layer.name}' (id {layer.id}, line {layer.line}): "
-              f"{layer.reason}" for layer in layers[:limit]]
+    lines = [
+        f"ovpool's runtime cannot run {len(layers)} layer{'s' if len(layers) != 1 else ''} "
+        f"of this model ({counts}):"
+    ]
+    lines += [
+        f"  {layer.type} {layer.version} '{layer.name}' (id {layer.id}, line {layer.line}): "
+        f"{layer.reason}"
+        for layer in layers[:limit]
+    ]
     if len(layers) > limit:
-        lines.append(f"  ... and {len(layers) - limit} more "
-                     f"(`ovpool info --layers {xml_path}` lists every layer)")
-    lines += ["Run the model with OpenVINO and ovpool's extension instead "
-              '(pip install "ovpool[openvino]"):',
-              "  core = openvino.Core()",
-              f"  model = ovpool.openvino.read_model(core, {str(xml_path)!r})"]
+        lines.append(
+            f"  ... and {len(layers) - limit} more "
+            f"(`ovpool info --layers {xml_path}` lists every layer)"
+        )
+    lines += [
+        "Run the model with OpenVINO and ovpool's extension instead "
+        '(pip install "ovpool[openvino]"):',
+        "  core = openvino.Core()",
+        f"  model = ovpool.openvino.read_model(core, {str(xml_path)!r})",
+    ]
     return lines
+
 
 class Model:
     """An IR model read by :func:`read_model`; call it to run it.
@@ -926,14 +1024,23 @@ class Model:
                 shape_attr = layer.attributes["shape"]
                 bounds = None
                 if shape_attr is not None:
-                    bounds = tuple((d.lo, d.hi) if isinstance(d, Dim) else (d, d)
-                                   for d in shape_attr)
+                    bounds = tuple(
+                        (d.lo, d.hi) if isinstance(d, Dim) else (d, d) for d in shape_attr
+                    )
                 port = layer.out_ports[0] if layer.out_ports else None
                 names = port.names if port and port.names else ()
                 t = layer.output_types[0]
-                self.inputs.append(TensorInfo(names[0] if names else layer.name, names or
-                                              (layer.name,), t.shape, numpy_dtype(t.etype),
-                                              t.etype, layer, bounds))
+                self.inputs.append(
+                    TensorInfo(
+                        names[0] if names else layer.name,
+                        names or (layer.name,),
+                        t.shape,
+                        numpy_dtype(t.etype),
+                        t.etype,
+                        layer,
+                        bounds,
+                    )
+                )
             elif layer.type == "Result":
                 src_id, index = layer.sources[0]
                 src = self._by_id[src_id]
@@ -941,9 +1048,16 @@ class Model:
                 names = _Reader._names(layer.raw_attributes.get("output_names"))
                 if not names:
                     names = src.out_ports[index].names
-                self.outputs.append(TensorInfo(names[0] if names else layer.name,
-                                               names or (layer.name,), t.shape,
-                                               numpy_dtype(t.etype), t.etype, layer))
+                self.outputs.append(
+                    TensorInfo(
+                        names[0] if names else layer.name,
+                        names or (layer.name,),
+                        t.shape,
+                        numpy_dtype(t.etype),
+                        t.etype,
+                        layer,
+                    )
+                )
         if not self.outputs:
             raise _error(self.path, self.layers[0].line, "the model has no Result layer")
         # the layers the outputs depend on, in topological order
@@ -954,8 +1068,9 @@ class Model:
                 needed.add(lid)
                 stack.extend(src for src, _ in self._by_id[lid].sources)
         self._plan = [lid for lid in self._order if lid in needed]
-        self.unsupported_layers = [self._by_id[lid] for lid in self._plan
-                                   if not self._by_id[lid].runs_on_ovpool]
+        self.unsupported_layers = [
+            self._by_id[lid] for lid in self._plan if not self._by_id[lid].runs_on_ovpool
+        ]
         uses = {}
         for lid in self._plan:
             for src in self._by_id[lid].sources:
@@ -985,7 +1100,7 @@ class Model:
         if array is None:
             a = layer.attributes
             try:
-                _check_const_bytes(layer)     # (the budget may have changed since)
+                _check_const_bytes(layer)  # (the budget may have changed since)
             except OvpoolError as exc:
                 raise _error(self.path, layer.line, f"{layer.label}: {exc}") from None
             try:
@@ -993,16 +1108,24 @@ class Model:
                     f.seek(a["offset"])
                     raw = f.read(a["size"])
                 if len(raw) != a["size"]:
-                    raise _error(self.path, layer.line, f"{layer.label}: {self.bin_path} is "
-                                                        "shorter than when the model was read")
+                    raise _error(
+                        self.path,
+                        layer.line,
+                        f"{layer.label}: {self.bin_path} is shorter than when the model was read",
+                    )
                 array = _decode(raw, a["element_type"], tuple(a["shape"]))
             except OSError as exc:
-                raise _error(self.path, layer.line,
-                             f"{layer.label}: cannot read {self.bin_path}: "
-                             f"{exc.strerror or exc}") from None
+                raise _error(
+                    self.path,
+                    layer.line,
+                    f"{layer.label}: cannot read {self.bin_path}: {exc.strerror or exc}",
+                ) from None
             except MemoryError:
-                raise _error(self.path, layer.line, f"{layer.label}: out of memory reading "
-                                                    f"{a['size']} bytes of the constant") from None
+                raise _error(
+                    self.path,
+                    layer.line,
+                    f"{layer.label}: out of memory reading {a['size']} bytes of the constant",
+                ) from None
             self._consts[layer.id] = array
         return array
 
@@ -1016,8 +1139,11 @@ class Model:
         while source not in known:
             lid, index = source
             layer = self._by_id[lid]
-            if layer.reason is not None or layer.entry is None or \
-                    layer.type not in ("Const", "Convert"):
+            if (
+                layer.reason is not None
+                or layer.entry is None
+                or layer.type not in ("Const", "Convert")
+            ):
                 known[source] = None
                 break
             if layer.type == "Const":
@@ -1029,7 +1155,7 @@ class Model:
             chain.append((source, layer))
             source = layer.sources[0]
         value = known[source]
-        for source, layer in reversed(chain):      # the Converts, from the Const on
+        for source, layer in reversed(chain):  # the Converts, from the Const on
             if value is not None:
                 value = layer.entry.run([value], layer.attributes)[0]
             known[source] = value
@@ -1043,49 +1169,77 @@ class Model:
         if len(args) == 1 and isinstance(args[0], dict):
             feeds = [None] * len(self.inputs)
             for key, value in args[0].items():
-                matches = [k for k, info in enumerate(self.inputs)
-                           if key == info.name or key in info.names or key == info.layer.name]
+                matches = [
+                    k
+                    for k, info in enumerate(self.inputs)
+                    if key == info.name or key in info.names or key == info.layer.name
+                ]
                 if not matches:
-                    raise _error(self.path, None, f"the model has no input {key!r}; its inputs are "
-                                                  f"{[i.name for i in self.inputs]}")
+                    raise _error(
+                        self.path,
+                        None,
+                        f"the model has no input {key!r}; its inputs are "
+                        f"{[i.name for i in self.inputs]}",
+                    )
                 k = matches[0]
                 if feeds[k] is not None:
-                    raise _error(self.path, self.inputs[k].layer.line,
-                                 f"input {self.inputs[k].name!r} is given twice")
+                    raise _error(
+                        self.path,
+                        self.inputs[k].layer.line,
+                        f"input {self.inputs[k].name!r} is given twice",
+                    )
                 feeds[k] = value
             for k, value in enumerate(feeds):
                 if value is None:
-                    raise _error(self.path, self.inputs[k].layer.line,
-                                 f"input {self.inputs[k].name!r} is missing")
+                    raise _error(
+                        self.path,
+                        self.inputs[k].layer.line,
+                        f"input {self.inputs[k].name!r} is missing",
+                    )
             return feeds
         if len(args) != len(self.inputs):
-            raise _error(self.path, None, f"the model takes {len(self.inputs)} inputs "
-                                          f"{[i.name for i in self.inputs]}, got {len(args)}")
+            raise _error(
+                self.path,
+                None,
+                f"the model takes {len(self.inputs)} inputs "
+                f"{[i.name for i in self.inputs]}, got {len(args)}",
+            )
         return list(args)
 
     def _check_input(self, info, value):
         where = info.layer.line
-        if (isinstance(value, np.ndarray) and info.dtype is not None
-                and value.dtype == info.dtype
-                and (info.shape is None or value.shape == info.shape)):
-            return value     # the common case: no message to format
+        if (
+            isinstance(value, np.ndarray)
+            and info.dtype is not None
+            and value.dtype == info.dtype
+            and (info.shape is None or value.shape == info.shape)
+        ):
+            return value  # the common case: no message to format
         expected = f"{info.element_type}{info.shape_str()}"
         if not isinstance(value, np.ndarray):
             try:
                 value = np.asarray(value)
             except (TypeError, ValueError) as exc:
-                raise _error(self.path, where,
-                             f"input {info.name!r} is not an array: {exc}") from None
+                raise _error(
+                    self.path, where, f"input {info.name!r} is not an array: {exc}"
+                ) from None
         if info.dtype is None or value.dtype != info.dtype:
-            raise _error(self.path, where, f"input {info.name!r} must be {expected} "
-                                           f"(numpy {info.dtype}), got a {value.dtype} array")
+            raise _error(
+                self.path,
+                where,
+                f"input {info.name!r} must be {expected} "
+                f"(numpy {info.dtype}), got a {value.dtype} array",
+            )
         if info.shape is not None:
             ok = value.ndim == len(info.shape) and all(
-                lo <= n and (hi is None or n <= hi)
-                for n, (lo, hi) in zip(value.shape, info.bounds))
+                lo <= n and (hi is None or n <= hi) for n, (lo, hi) in zip(value.shape, info.bounds)
+            )
             if not ok:
-                raise _error(self.path, where, f"input {info.name!r} must have shape {expected}, "
-                                               f"got {list(value.shape)}")
+                raise _error(
+                    self.path,
+                    where,
+                    f"input {info.name!r} must have shape {expected}, got {list(value.shape)}",
+                )
         return value
 
     def __call__(self, *args: Any, **kwargs: Any) -> list[np.ndarray]:
@@ -1128,8 +1282,11 @@ class Model:
         True
         """
         if self.unsupported_layers:
-            raise _error(self.path, self.unsupported_layers[0].line,
-                         "\n".join(_unsupported_report(self.unsupported_layers, self.path)))
+            raise _error(
+                self.path,
+                self.unsupported_layers[0].line,
+                "\n".join(_unsupported_report(self.unsupported_layers, self.path)),
+            )
         feeds = self._bind(args, kwargs)
         feeds = [self._check_input(info, value) for info, value in zip(self.inputs, feeds)]
         feed_of = {info.layer.id: value for info, value in zip(self.inputs, feeds)}
@@ -1147,7 +1304,7 @@ class Model:
                 continue
             inputs = [values[src] for src in layer.sources]
             outputs = self._run_layer(layer, inputs)
-            for src in layer.sources:      # free intermediates as soon as possible
+            for src in layer.sources:  # free intermediates as soon as possible
                 uses[src] -= 1
                 if uses[src] == 0 and self._by_id[src[0]].type != "Const":
                     values.pop(src, None)
@@ -1161,8 +1318,9 @@ class Model:
                 try:
                     array = np.array(array, copy=True)
                 except MemoryError:
-                    raise _error(self.path, info.layer.line, f"out of memory copying output "
-                                                             f"{info.name!r}") from None
+                    raise _error(
+                        self.path, info.layer.line, f"out of memory copying output {info.name!r}"
+                    ) from None
             seen.add(id(array))
             results.append(array)
         return results
@@ -1171,8 +1329,10 @@ class Model:
 
     def _run_layer(self, layer, inputs):
         entry = layer.entry
-        types = [TensorType(a.shape, t.etype) for a, t in
-                 zip(inputs, (self._by_id[s].output_types[i] for s, i in layer.sources))]
+        types = [
+            TensorType(a.shape, t.etype)
+            for a, t in zip(inputs, (self._by_id[s].output_types[i] for s, i in layer.sources))
+        ]
         values = [inputs[k] if k in entry.value_inputs else None for k in range(len(inputs))]
         key = _inference_key(layer.id, types, values)
         try:
@@ -1180,8 +1340,12 @@ class Model:
             if out_types is None:
                 out_types = entry.infer(types, layer.attributes, values)
                 for t in out_types:
-                    _check_size(t.shape, lambda n: OvpoolError(
-                        f"an output of {n} elements is more than {MAX_TENSOR_ELEMENTS}"))
+                    _check_size(
+                        t.shape,
+                        lambda n: OvpoolError(
+                            f"an output of {n} elements is more than {MAX_TENSOR_ELEMENTS}"
+                        ),
+                    )
                     _check_bytes(layer, t)
                 if key is not None:
                     if len(self._inferred) >= _INFERRED_MAX:
@@ -1194,8 +1358,12 @@ class Model:
             raise _error(self.path, layer.line, f"{layer.label}: out of memory") from None
         for t, array in zip(out_types, outputs):
             if t.shape is not None and None not in t.shape and tuple(array.shape) != t.shape:
-                raise _error(self.path, layer.line, f"{layer.label}: internal error: output shape "
-                                                    f"{array.shape} differs from the inferred {t}")
+                raise _error(
+                    self.path,
+                    layer.line,
+                    f"{layer.label}: internal error: output shape "
+                    f"{array.shape} differs from the inferred {t}",
+                )
         return outputs
 
     # -- description -------------------------------------------------------
@@ -1221,10 +1389,17 @@ class Model:
         rows = []
         needed = set(self._plan)
         for layer in self.layers:
-            rows.append(dict(id=layer.id, name=layer.name, type=layer.type,
-                             version=layer.version, line=layer.line,
-                             outputs=[str(t) for t in layer.output_types],
-                             runs_on_ovpool=layer.runs_on_ovpool, reason=layer.reason,
-                             used=layer.id in needed))
+            rows.append(
+                dict(
+                    id=layer.id,
+                    name=layer.name,
+                    type=layer.type,
+                    version=layer.version,
+                    line=layer.line,
+                    outputs=[str(t) for t in layer.output_types],
+                    runs_on_ovpool=layer.runs_on_ovpool,
+                    reason=layer.reason,
+                    used=layer.id in needed,
+                )
+            )
         return rows
-

@@ -70,10 +70,10 @@ Using an entry::
 
     entry = layers.get("MaxPool", "opset8")
     attrs = entry.parse_attributes({"kernel": "3, 3", "strides": "2, 2"})  # IR strings
-    attrs = entry.attributes(kernel=[3, 3], strides=[2, 2])                 # Python values
-    entry.defaults(n_spatial=2)        # typed defaults, e.g. for visit_attributes
+    attrs = entry.attributes(kernel=[3, 3], strides=[2, 2])  # Python values
+    entry.defaults(n_spatial=2)  # typed defaults, e.g. for visit_attributes
     entry.infer([TensorType((None, 3, 13, 13), "f32")], attrs)
-    entry.run([x], attrs)              # -> [values, indices]
+    entry.run([x], attrs)  # -> [values, indices]
 
 For an ``openvino.Op`` built from an entry (the OpenVINO extension):
 
@@ -179,10 +179,10 @@ ELEMENT_TYPES = {
     "dynamic": (None, None),
 }
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
-MAX_TYPES = FLOAT_TYPES + ("i8", "u8")          # what ovpool's max kernels take
+MAX_TYPES = FLOAT_TYPES + ("i8", "u8")  # what ovpool's max kernels take
 INDEX_TYPES = ("i32", "i64")
 INTEGER_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-NUMERIC_TYPES = ("boolean",) + FLOAT_TYPES + INTEGER_TYPES   # numpy-representable
+NUMERIC_TYPES = ("boolean",) + FLOAT_TYPES + INTEGER_TYPES  # numpy-representable
 
 try:  # optional: exact bfloat16 arrays
     import ml_dtypes as _ml_dtypes
@@ -236,6 +236,7 @@ def element_nbytes(etype, count):
 # Errors of the table
 # --------------------------------------------------------------------------
 
+
 class UnknownLayer(OvpoolValueError):
     """A layer type or version that neither OpenVINO nor ovpool knows."""
 
@@ -248,6 +249,7 @@ class UnsupportedLayer(OvpoolValueError):
 # Attributes
 # --------------------------------------------------------------------------
 
+
 class _Required:
     def __repr__(self):
         return "REQUIRED"
@@ -256,7 +258,7 @@ class _Required:
 REQUIRED = _Required()
 
 _INT_RE = re.compile(r"[-+]?\d{1,19}")
-_MAX_LIST = 64          # longest list attribute / rank ovpool accepts
+_MAX_LIST = 64  # longest list attribute / rank ovpool accepts
 
 
 class Dim(NamedTuple):
@@ -408,8 +410,9 @@ class Attr:
                     raise OvpoolTypeError(f"attribute {name} must be a list of ints, got {value!r}")
             return self._check([int(v) for v in items])
         if kind == "bool":
-            if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral)
-                                                      and value in (0, 1)):
+            if isinstance(value, (bool, np.bool_)) or (
+                isinstance(value, numbers.Integral) and value in (0, 1)
+            ):
                 return bool(value)
             raise OvpoolTypeError(f"attribute {name} must be a bool, got {value!r}")
         if kind == "float":
@@ -452,7 +455,8 @@ class Attr:
                     return choice
             if choices:
                 raise OvpoolValueError(
-                    f"attribute {name}={value!r} must be one of {', '.join(choices)}")
+                    f"attribute {name}={value!r} must be one of {', '.join(choices)}"
+                )
             return value
         if self.kind == "float":
             if not math.isfinite(value):
@@ -465,7 +469,8 @@ class Attr:
         for v in values:
             if minimum is not None and v < minimum:
                 raise OvpoolValueError(
-                    f"attribute {name}={value!r}: every entry must be >= {minimum}")
+                    f"attribute {name}={value!r}: every entry must be >= {minimum}"
+                )
             if abs(v) > MAX_ELEMENTS:
                 raise OvpoolValueError(f"attribute {name}={value!r} is absurdly large")
         return value
@@ -487,13 +492,21 @@ class Attr:
         OpenVINO's attribute visitor cannot carry an empty list)."""
         if self.kind == "ints":
             return [self.fill] * (n_spatial * self.per_axis if self.per_axis else 1)
-        return {"int": 0, "float": 0.0, "bool": False, "str": (self.choices or ("",))[0],
-                "etype": (self.choices or ("f32",))[0], "shape": [], "pshape": ()}[self.kind]
+        return {
+            "int": 0,
+            "float": 0.0,
+            "bool": False,
+            "str": (self.choices or ("",))[0],
+            "etype": (self.choices or ("f32",))[0],
+            "shape": [],
+            "pshape": (),
+        }[self.kind]
 
 
 # --------------------------------------------------------------------------
 # Tensor types and layer entries
 # --------------------------------------------------------------------------
+
 
 class TensorType(NamedTuple):
     """The type of a tensor: ``shape`` (a tuple with None for a dynamic dim, or
@@ -519,8 +532,8 @@ class LayerType:
     outputs: tuple
     infer_fn: Callable = field(repr=False)
     run_fn: Callable | None = field(repr=False, default=None)
-    optional_inputs: int = 0     # trailing inputs that may be absent
-    value_inputs: tuple = ()     # inputs whose values (not just types) shape inference reads
+    optional_inputs: int = 0  # trailing inputs that may be absent
+    value_inputs: tuple = ()  # inputs whose values (not just types) shape inference reads
     semantics: str = "openvino"  # "openvino" or "onnx"
     doc: str = ""
 
@@ -554,7 +567,8 @@ class LayerType:
                     raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
             elif a.required:
                 raise OvpoolValueError(
-                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing")
+                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing"
+                )
             else:
                 result[a.name] = _copy(a.default)
         return result
@@ -573,13 +587,15 @@ class LayerType:
                     raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
             elif a.required:
                 raise OvpoolValueError(
-                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing")
+                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing"
+                )
             else:
                 result[a.name] = _copy(a.default)
         if given:
             raise OvpoolValueError(
                 f"{self.type}-{self.version}: unknown attributes {sorted(given)}; "
-                f"it has {list(self.attr_names)}")
+                f"it has {list(self.attr_names)}"
+            )
         return result
 
     def defaults(self, n_spatial=2):
@@ -611,7 +627,8 @@ class LayerType:
         if not n_min <= len(input_types) <= len(self.inputs):
             raise OvpoolValueError(
                 f"{self.type}-{self.version} takes {_count(n_min, len(self.inputs))} inputs, "
-                f"got {len(input_types)}")
+                f"got {len(input_types)}"
+            )
         if values is None:
             values = [None] * len(input_types)
         types = [t if isinstance(t, TensorType) else TensorType(*t) for t in input_types]
@@ -653,8 +670,7 @@ LAYERS = {}
 
 
 def _register(type_, version, attrs, inputs, outputs, infer, run=None, **kw):
-    entry = LayerType(type_, version, tuple(attrs), tuple(inputs), tuple(outputs), infer, run,
-                      **kw)
+    entry = LayerType(type_, version, tuple(attrs), tuple(inputs), tuple(outputs), infer, run, **kw)
     assert entry.key not in LAYERS, entry.key
     LAYERS[entry.key] = entry
     return entry
@@ -684,13 +700,15 @@ def lookup(type_, version):
         if entry is None:
             names = sorted(t for t, v in LAYERS if v == OVPOOL_OPSET)
             raise UnknownLayer(
-                f"ovpool's opset has no layer type {type_!r}; it has {', '.join(names)}")
+                f"ovpool's opset has no layer type {type_!r}; it has {', '.join(names)}"
+            )
         return entry
     match = _OPSET_RE.fullmatch(version or "")
     if not match or not 1 <= int(match.group(1)) <= LAST_OPSET:
         raise UnknownLayer(
             f"unknown layer version {version!r}: OpenVINO's opsets are opset1..opset{LAST_OPSET}, "
-            f"ovpool's is {OVPOOL_OPSET!r}")
+            f"ovpool's is {OVPOOL_OPSET!r}"
+        )
     n = int(match.group(1))
     runs = OPSETS.get(type_)
     if runs is None:
@@ -706,6 +724,7 @@ def lookup(type_, version):
 # Shape helpers (the arithmetic itself is in ovpool.shapes / ovpool.ops)
 # --------------------------------------------------------------------------
 
+
 def _split_nc(t, n_spatial, what="data", source="the attributes"):
     """(lead dims, spatial dims) of a pool input; ranks 3-5. ``n_spatial``
     (from ``source``) must match the input's rank when both are known."""
@@ -715,11 +734,13 @@ def _split_nc(t, n_spatial, what="data", source="the attributes"):
     if rank not in (3, 4, 5):
         raise OvpoolValueError(
             f"the {what} input must have rank 3, 4 or 5 (N, C, 1 to 3 spatial dims), "
-            f"got shape {_fmt(t.shape)}")
+            f"got shape {_fmt(t.shape)}"
+        )
     if n_spatial is not None and rank - 2 != n_spatial:
         raise OvpoolValueError(
             f"{source} gives {n_spatial} spatial dims but the {what} input has shape "
-            f"{_fmt(t.shape)} ({rank - 2} spatial dims)")
+            f"{_fmt(t.shape)} ({rank - 2} spatial dims)"
+        )
     return tuple(t.shape[:2]), tuple(t.shape[2:])
 
 
@@ -733,7 +754,8 @@ def _require(t, allowed, role, layer):
     if t.etype not in allowed:
         raise UnsupportedLayer(
             f"{layer.type}-{layer.version}: ovpool runs it on {'/'.join(allowed)} {role}, "
-            f"not {t.etype}")
+            f"not {t.etype}"
+        )
 
 
 def _n_spatial_of(attrs, *names):
@@ -757,14 +779,16 @@ def _int_vector(value, t, role):
     """A small 1-D integer input (output_size, output_shape) as a list of ints."""
     array = np.asarray(value)
     if array.ndim != 1 or array.dtype.kind not in "iu":
-        raise OvpoolValueError(f"{role} must be a 1-D integer tensor, got {array.dtype} "
-                               f"of shape {list(array.shape)}")
+        raise OvpoolValueError(
+            f"{role} must be a 1-D integer tensor, got {array.dtype} of shape {list(array.shape)}"
+        )
     return [int(v) for v in array]
 
 
 # --------------------------------------------------------------------------
 # Parameter, Const, Result, Convert
 # --------------------------------------------------------------------------
+
 
 def _infer_parameter(layer, types, attrs, values):
     if numpy_dtype(attrs["element_type"]) is None:
@@ -789,7 +813,8 @@ def _infer_convert(layer, types, attrs, values):
     if attrs["destination_type"] not in NUMERIC_TYPES:
         raise UnsupportedLayer(
             f"Convert: ovpool converts to {'/'.join(NUMERIC_TYPES)}, "
-            f"not {attrs['destination_type']}")
+            f"not {attrs['destination_type']}"
+        )
     return [TensorType(data.shape, attrs["destination_type"])]
 
 
@@ -804,28 +829,58 @@ def _run_convert(inputs, attrs):
         return [np.asarray(x).astype(target)]
 
 
-_register("Parameter", "opset1",
-          [Attr("shape", "pshape", doc="partial shape: ?, -1, lo..hi, ... for a dynamic rank"),
-           Attr("element_type", "etype")],
-          [], ["output"], _infer_parameter,
-          doc="A model input; its value is given at call time.")
-_register("Const", "opset1",
-          [Attr("element_type", "etype"), Attr("shape", "shape"),
-           Attr("offset", "int", minimum=0), Attr("size", "int", minimum=0)],
-          [], ["output"], _infer_const,
-          doc="A constant read from the .bin at offset/size (little-endian).")
-_register("Result", "opset1", [], ["data"], [], _infer_result,
-          run=lambda inputs, attrs: [],
-          doc="A model output (the order of Result layers in the file is the output order).")
-_register("Convert", "opset1",
-          [Attr("destination_type", "etype")], ["data"], ["output"], _infer_convert,
-          run=_run_convert,
-          doc="Element type conversion (save_model's f16 -> f32 decompression of constants).")
+_register(
+    "Parameter",
+    "opset1",
+    [
+        Attr("shape", "pshape", doc="partial shape: ?, -1, lo..hi, ... for a dynamic rank"),
+        Attr("element_type", "etype"),
+    ],
+    [],
+    ["output"],
+    _infer_parameter,
+    doc="A model input; its value is given at call time.",
+)
+_register(
+    "Const",
+    "opset1",
+    [
+        Attr("element_type", "etype"),
+        Attr("shape", "shape"),
+        Attr("offset", "int", minimum=0),
+        Attr("size", "int", minimum=0),
+    ],
+    [],
+    ["output"],
+    _infer_const,
+    doc="A constant read from the .bin at offset/size (little-endian).",
+)
+_register(
+    "Result",
+    "opset1",
+    [],
+    ["data"],
+    [],
+    _infer_result,
+    run=lambda inputs, attrs: [],
+    doc="A model output (the order of Result layers in the file is the output order).",
+)
+_register(
+    "Convert",
+    "opset1",
+    [Attr("destination_type", "etype")],
+    ["data"],
+    ["output"],
+    _infer_convert,
+    run=_run_convert,
+    doc="Element type conversion (save_model's f16 -> f32 decompression of constants).",
+)
 
 
 # --------------------------------------------------------------------------
 # Adaptive pools
 # --------------------------------------------------------------------------
+
 
 def _infer_adaptive(layer, types, attrs, values):
     data, size = types
@@ -841,12 +896,14 @@ def _infer_adaptive(layer, types, attrs, values):
     if values[1] is not None:
         index_dtype = None
         if layer.type == "AdaptiveMaxPool" and attrs["index_element_type"] in INDEX_TYPES:
-            index_dtype = np.dtype(np.int32 if attrs["index_element_type"] == "i32"
-                                   else np.int64)
+            index_dtype = np.dtype(np.int32 if attrs["index_element_type"] == "i32" else np.int64)
         out_spatial = ops.adaptive_lowering(
-            lead + spatial, _spec.DTYPE_F32,
+            lead + spatial,
+            _spec.DTYPE_F32,
             _core.AVERAGE if layer.type == "AdaptiveAvgPool" else _core.ARGMAX,
-            _int_vector(values[1], size, "output_size"), index_dtype=index_dtype).out_shape[2:]
+            _int_vector(values[1], size, "output_size"),
+            index_dtype=index_dtype,
+        ).out_shape[2:]
     else:
         out_spatial = (None,) * len(spatial)
     if data.shape is None and n_spatial is None:
@@ -857,58 +914,109 @@ def _infer_adaptive(layer, types, attrs, values):
     if layer.type == "AdaptiveMaxPool":
         if attrs["index_element_type"] not in INDEX_TYPES:
             raise UnsupportedLayer(
-                f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
+                f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}"
+            )
         result.append(TensorType(out_shape, attrs["index_element_type"]))
     return result
 
 
 def _run_adaptive_avg(inputs, attrs, out=(None,), num_threads=None):
     x, size = inputs
-    return [ov_ops.adaptive_avg_pool(x, _int_vector(size, None, "output_size"), out=out[0],
-                                     num_threads=num_threads)]
+    return [
+        ov_ops.adaptive_avg_pool(
+            x, _int_vector(size, None, "output_size"), out=out[0], num_threads=num_threads
+        )
+    ]
 
 
 def _run_adaptive_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     x, size = inputs
-    values, indices = ov_ops.adaptive_max_pool(x, _int_vector(size, None, "output_size"),
-                                               index_element_type=attrs["index_element_type"],
-                                               out=out[0], out_indices=out[1],
-                                               num_threads=num_threads)
+    values, indices = ov_ops.adaptive_max_pool(
+        x,
+        _int_vector(size, None, "output_size"),
+        index_element_type=attrs["index_element_type"],
+        out=out[0],
+        out_indices=out[1],
+        num_threads=num_threads,
+    )
     return [values, indices]
 
 
-_INDEX_ETYPE = Attr("index_element_type", "etype", "i64", choices=INTEGER_TYPES,
-                    doc="element type of the indices output (ovpool runs i32 and i64)")
+_INDEX_ETYPE = Attr(
+    "index_element_type",
+    "etype",
+    "i64",
+    choices=INTEGER_TYPES,
+    doc="element type of the indices output (ovpool runs i32 and i64)",
+)
 
 for _version in ("opset8", OVPOOL_OPSET):
-    _register("AdaptiveAvgPool", _version, [], ["data", "output_size"], ["output"],
-              _infer_adaptive, _run_adaptive_avg, value_inputs=(1,),
-              doc="OpenVINO AdaptiveAvgPool-8: bins [floor(i*In/Out), ceil((i+1)*In/Out)).")
-    _register("AdaptiveMaxPool", _version, [_INDEX_ETYPE], ["data", "output_size"],
-              ["output", "indices"], _infer_adaptive, _run_adaptive_max, value_inputs=(1,),
-              doc="OpenVINO AdaptiveMaxPool-8: indices flat within each (n, c) plane.")
+    _register(
+        "AdaptiveAvgPool",
+        _version,
+        [],
+        ["data", "output_size"],
+        ["output"],
+        _infer_adaptive,
+        _run_adaptive_avg,
+        value_inputs=(1,),
+        doc="OpenVINO AdaptiveAvgPool-8: bins [floor(i*In/Out), ceil((i+1)*In/Out)).",
+    )
+    _register(
+        "AdaptiveMaxPool",
+        _version,
+        [_INDEX_ETYPE],
+        ["data", "output_size"],
+        ["output", "indices"],
+        _infer_adaptive,
+        _run_adaptive_max,
+        value_inputs=(1,),
+        doc="OpenVINO AdaptiveMaxPool-8: indices flat within each (n, c) plane.",
+    )
 
 
 # --------------------------------------------------------------------------
 # OpenVINO AvgPool / MaxPool
 # --------------------------------------------------------------------------
 
+
 def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
     attrs = [
         Attr("kernel", "ints", minimum=1, per_axis=1, fill=1, doc="window size per axis"),
         Attr("strides", "ints", minimum=1, per_axis=1, fill=1, doc="stride per axis"),
-        Attr("pads_begin", "ints", [], minimum=0, per_axis=1, fill=0,
-             doc="explicit pads at the start (recomputed when auto_pad is not explicit)"),
-        Attr("pads_end", "ints", [], minimum=0, per_axis=1, fill=0,
-             doc="explicit pads at the end (recomputed when auto_pad is not explicit)"),
+        Attr(
+            "pads_begin",
+            "ints",
+            [],
+            minimum=0,
+            per_axis=1,
+            fill=0,
+            doc="explicit pads at the start (recomputed when auto_pad is not explicit)",
+        ),
+        Attr(
+            "pads_end",
+            "ints",
+            [],
+            minimum=0,
+            per_axis=1,
+            fill=0,
+            doc="explicit pads at the end (recomputed when auto_pad is not explicit)",
+        ),
         Attr("rounding_type", "str", "floor", choices=rounding_choices),
-        Attr("auto_pad", "str", "explicit",
-             choices=("explicit", "same_upper", "same_lower", "valid")),
+        Attr(
+            "auto_pad", "str", "explicit", choices=("explicit", "same_upper", "same_lower", "valid")
+        ),
     ]
     if avg:
-        attrs.insert(4, Attr("exclude-pad", "bool", True,
-                             doc="divide by the taps inside the input (OpenVINO's reader "
-                                 "default is true)"))
+        attrs.insert(
+            4,
+            Attr(
+                "exclude-pad",
+                "bool",
+                True,
+                doc="divide by the taps inside the input (OpenVINO's reader default is true)",
+            ),
+        )
     if dilations:
         attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=1, fill=1))
     if max_outputs:
@@ -923,11 +1031,21 @@ def _ov_out_shape(layer, data, attrs, family, index_dtype=None):
     n_spatial = len(attrs["kernel"])
     lead, spatial = _split_nc(data, n_spatial, source=f"kernel={attrs['kernel']}")
     lowering = ov_ops.ov_lowering(
-        layer.type, lead + spatial, _spec.DTYPE_F32, family, attrs["kernel"], attrs["strides"],
-        _per_axis(attrs["pads_begin"]), _per_axis(attrs["pads_end"]),
-        _per_axis(attrs.get("dilations")), attrs["auto_pad"], attrs["rounding_type"],
-        exclude_pad=attrs.get("exclude-pad", True), axis=attrs.get("axis", 0),
-        index_dtype=index_dtype)
+        layer.type,
+        lead + spatial,
+        _spec.DTYPE_F32,
+        family,
+        attrs["kernel"],
+        attrs["strides"],
+        _per_axis(attrs["pads_begin"]),
+        _per_axis(attrs["pads_end"]),
+        _per_axis(attrs.get("dilations")),
+        attrs["auto_pad"],
+        attrs["rounding_type"],
+        exclude_pad=attrs.get("exclude-pad", True),
+        axis=attrs.get("axis", 0),
+        index_dtype=index_dtype,
+    )
     return lowering.out_shape
 
 
@@ -944,33 +1062,54 @@ def _infer_ov_max(layer, types, attrs, values):
         return [TensorType(_ov_out_shape(layer, data, attrs, _core.MAX), data.etype)]
     if attrs["index_element_type"] not in INDEX_TYPES:
         raise UnsupportedLayer(f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
-    shape = _ov_out_shape(layer, data, attrs, _core.ARGMAX,
-                          np.dtype(np.int32 if attrs["index_element_type"] == "i32"
-                                   else np.int64))
+    shape = _ov_out_shape(
+        layer,
+        data,
+        attrs,
+        _core.ARGMAX,
+        np.dtype(np.int32 if attrs["index_element_type"] == "i32" else np.int64),
+    )
     return [TensorType(shape, data.etype), TensorType(shape, attrs["index_element_type"])]
 
 
 def _run_ov_avg(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [ov_ops.avg_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
-                            _per_axis(attrs["pads_end"]), exclude_pad=attrs["exclude-pad"],
-                            rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
-                            dilations=_per_axis(attrs.get("dilations")), out=out[0],
-                            num_threads=num_threads)]
+    return [
+        ov_ops.avg_pool(
+            x,
+            attrs["kernel"],
+            attrs["strides"],
+            _per_axis(attrs["pads_begin"]),
+            _per_axis(attrs["pads_end"]),
+            exclude_pad=attrs["exclude-pad"],
+            rounding_type=attrs["rounding_type"],
+            auto_pad=attrs["auto_pad"],
+            dilations=_per_axis(attrs.get("dilations")),
+            out=out[0],
+            num_threads=num_threads,
+        )
+    ]
 
 
 def _run_ov_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     (x,) = inputs
     with_indices = "axis" in attrs and not values_only
-    result = ov_ops.max_pool(x, attrs["kernel"], attrs["strides"], _per_axis(attrs["pads_begin"]),
-                             _per_axis(attrs["pads_end"]),
-                             dilations=_per_axis(attrs.get("dilations")),
-                             rounding_type=attrs["rounding_type"], auto_pad=attrs["auto_pad"],
-                             axis=attrs.get("axis", 0),
-                             index_element_type=attrs.get("index_element_type", "i64"),
-                             return_indices=with_indices, out=out[0],
-                             out_indices=out[1] if with_indices else None,
-                             num_threads=num_threads)
+    result = ov_ops.max_pool(
+        x,
+        attrs["kernel"],
+        attrs["strides"],
+        _per_axis(attrs["pads_begin"]),
+        _per_axis(attrs["pads_end"]),
+        dilations=_per_axis(attrs.get("dilations")),
+        rounding_type=attrs["rounding_type"],
+        auto_pad=attrs["auto_pad"],
+        axis=attrs.get("axis", 0),
+        index_element_type=attrs.get("index_element_type", "i64"),
+        return_indices=with_indices,
+        out=out[0],
+        out_indices=out[1] if with_indices else None,
+        num_threads=num_threads,
+    )
     if with_indices:
         return list(result)
     return [result, None] if "axis" in attrs else [result]
@@ -979,30 +1118,68 @@ def _run_ov_max(inputs, attrs, out=(None, None), num_threads=None, values_only=F
 _FLOOR_CEIL = ("floor", "ceil")
 _WITH_TORCH = ("floor", "ceil", "ceil_torch")
 
-_register("AvgPool", "opset1", _ov_pool_attrs(_FLOOR_CEIL, avg=True, dilations=False,
-                                              max_outputs=False),
-          ["data"], ["output"], _infer_ov_avg, _run_ov_avg, doc="OpenVINO AvgPool-1.")
-_register("AvgPool", "opset14", _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=False,
-                                               max_outputs=False),
-          ["data"], ["output"], _infer_ov_avg, _run_ov_avg,
-          doc="OpenVINO AvgPool-14: adds rounding_type ceil_torch.")
+_register(
+    "AvgPool",
+    "opset1",
+    _ov_pool_attrs(_FLOOR_CEIL, avg=True, dilations=False, max_outputs=False),
+    ["data"],
+    ["output"],
+    _infer_ov_avg,
+    _run_ov_avg,
+    doc="OpenVINO AvgPool-1.",
+)
+_register(
+    "AvgPool",
+    "opset14",
+    _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=False, max_outputs=False),
+    ["data"],
+    ["output"],
+    _infer_ov_avg,
+    _run_ov_avg,
+    doc="OpenVINO AvgPool-14: adds rounding_type ceil_torch.",
+)
 for _version in ("opset16", OVPOOL_OPSET):
-    _register("AvgPool", _version, _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=True,
-                                                  max_outputs=False),
-              ["data"], ["output"], _infer_ov_avg, _run_ov_avg,
-              doc="OpenVINO AvgPool-16: adds dilations.")
-_register("MaxPool", "opset1", _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=False,
-                                              max_outputs=False),
-          ["data"], ["output"], _infer_ov_max, _run_ov_max, doc="OpenVINO MaxPool-1 (values only).")
-_register("MaxPool", "opset8", _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=True,
-                                              max_outputs=True),
-          ["data"], ["output", "indices"], _infer_ov_max, _run_ov_max,
-          doc="OpenVINO MaxPool-8: dilations, values and indices counted from `axis`.")
+    _register(
+        "AvgPool",
+        _version,
+        _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=True, max_outputs=False),
+        ["data"],
+        ["output"],
+        _infer_ov_avg,
+        _run_ov_avg,
+        doc="OpenVINO AvgPool-16: adds dilations.",
+    )
+_register(
+    "MaxPool",
+    "opset1",
+    _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=False, max_outputs=False),
+    ["data"],
+    ["output"],
+    _infer_ov_max,
+    _run_ov_max,
+    doc="OpenVINO MaxPool-1 (values only).",
+)
+_register(
+    "MaxPool",
+    "opset8",
+    _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=True, max_outputs=True),
+    ["data"],
+    ["output", "indices"],
+    _infer_ov_max,
+    _run_ov_max,
+    doc="OpenVINO MaxPool-8: dilations, values and indices counted from `axis`.",
+)
 for _version in ("opset14", OVPOOL_OPSET):
-    _register("MaxPool", _version, _ov_pool_attrs(_WITH_TORCH, avg=False, dilations=True,
-                                                  max_outputs=True),
-              ["data"], ["output", "indices"], _infer_ov_max, _run_ov_max,
-              doc="OpenVINO MaxPool-14: adds rounding_type ceil_torch.")
+    _register(
+        "MaxPool",
+        _version,
+        _ov_pool_attrs(_WITH_TORCH, avg=False, dilations=True, max_outputs=True),
+        ["data"],
+        ["output", "indices"],
+        _infer_ov_max,
+        _run_ov_max,
+        doc="OpenVINO MaxPool-14: adds rounding_type ceil_torch.",
+    )
 
 
 # --------------------------------------------------------------------------
@@ -1016,8 +1193,15 @@ def _onnx_window_attrs(*, ceil=True, dilations=True):
     attrs = [
         Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
         Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
-        Attr("pads", "ints", [], minimum=0, per_axis=2, fill=0,
-             doc="[x1_begin, x2_begin, ..., x1_end, x2_end, ...]"),
+        Attr(
+            "pads",
+            "ints",
+            [],
+            minimum=0,
+            per_axis=2,
+            fill=0,
+            doc="[x1_begin, x2_begin, ..., x1_end, x2_end, ...]",
+        ),
     ]
     if dilations:
         attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=1, fill=1))
@@ -1033,33 +1217,41 @@ def _onnx_out_shape(layer, data, attrs, family, **options):
     n_spatial = len(attrs["kernel_shape"])
     lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
     lowering = ops.onnx_lowering(
-        layer.type, lead + spatial, _spec.DTYPE_F32, family, attrs["kernel_shape"],
-        _per_axis(attrs["strides"]), _per_axis(attrs["pads"]), _per_axis(attrs.get("dilations")),
-        attrs["auto_pad"], attrs.get("ceil_mode", False), **options)
+        layer.type,
+        lead + spatial,
+        _spec.DTYPE_F32,
+        family,
+        attrs["kernel_shape"],
+        _per_axis(attrs["strides"]),
+        _per_axis(attrs["pads"]),
+        _per_axis(attrs.get("dilations")),
+        attrs["auto_pad"],
+        attrs.get("ceil_mode", False),
+        **options,
+    )
     return lowering.out_shape
 
 
 def _infer_onnx_avg(layer, types, attrs, values):
     (data,) = types
     _require(data, FLOAT_TYPES, "X", layer)
-    shape = _onnx_out_shape(layer, data, attrs, _core.AVERAGE,
-                            count_include_pad=attrs["count_include_pad"])
+    shape = _onnx_out_shape(
+        layer, data, attrs, _core.AVERAGE, count_include_pad=attrs["count_include_pad"]
+    )
     return [TensorType(shape, data.etype)]
 
 
 def _infer_onnx_max(layer, types, attrs, values):
     (data,) = types
     _require(data, MAX_TYPES, "X", layer)
-    shape = _onnx_out_shape(layer, data, attrs, _core.ARGMAX,
-                            storage_order=attrs["storage_order"])
+    shape = _onnx_out_shape(layer, data, attrs, _core.ARGMAX, storage_order=attrs["storage_order"])
     return [TensorType(shape, data.etype), TensorType(shape, "i64")]
 
 
 def _infer_lp(layer, types, attrs, values):
     (data,) = types
     _require(data, FLOAT_TYPES, "X", layer)
-    return [TensorType(_onnx_out_shape(layer, data, attrs, _core.LP, p=attrs["p"]),
-                       data.etype)]
+    return [TensorType(_onnx_out_shape(layer, data, attrs, _core.LP, p=attrs["p"]), data.etype)]
 
 
 def _infer_global_lp(layer, types, attrs, values):
@@ -1068,8 +1260,7 @@ def _infer_global_lp(layer, types, attrs, values):
     if data.shape is None:
         return [TensorType(None, data.etype)]
     lead, spatial = _split_nc(data, None, "X")
-    lowering = ops.adaptive_lowering(lead + spatial, _spec.DTYPE_F32, _core.LP, None,
-                                     p=attrs["p"])
+    lowering = ops.adaptive_lowering(lead + spatial, _spec.DTYPE_F32, _core.LP, None, p=attrs["p"])
     return [TensorType(lowering.out_shape, data.etype)]
 
 
@@ -1080,10 +1271,14 @@ def _infer_max_unpool(layer, types, attrs, values):
         raise OvpoolValueError(f"I must be an integer tensor, got {indices.etype}")
     n_spatial = len(attrs["kernel_shape"])
     lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
-    if indices.shape is not None and data.shape is not None \
-            and len(indices.shape) != len(data.shape):
+    if (
+        indices.shape is not None
+        and data.shape is not None
+        and len(indices.shape) != len(data.shape)
+    ):
         raise OvpoolValueError(
-            f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}")
+            f"I {_fmt(indices.shape)} must have the shape of X {_fmt(data.shape)}"
+        )
     output_shape = None
     if len(types) == 3:
         if types[2].etype not in INDEX_TYPES:
@@ -1093,8 +1288,12 @@ def _infer_max_unpool(layer, types, attrs, values):
         output_shape = _int_vector(values[2], types[2], "output_shape")
     try:
         *_, out = _kernels.lower_unpool(
-            lead + spatial, attrs["kernel_shape"], _per_axis(attrs["strides"]),
-            _per_axis(attrs["pads"]), output_shape)
+            lead + spatial,
+            attrs["kernel_shape"],
+            _per_axis(attrs["strides"]),
+            _per_axis(attrs["pads"]),
+            output_shape,
+        )
     except ValueError as exc:
         raise OvpoolValueError(str(exc)) from None
     return [TensorType(out, data.etype)]
@@ -1102,30 +1301,57 @@ def _infer_max_unpool(layer, types, attrs, values):
 
 def _run_onnx_avg(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [ops.avg_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
-                         pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
-                         auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
-                         count_include_pad=attrs["count_include_pad"], out=out[0],
-                         num_threads=num_threads)]
+    return [
+        ops.avg_pool(
+            x,
+            attrs["kernel_shape"],
+            strides=_per_axis(attrs["strides"]),
+            pads=_per_axis(attrs["pads"]),
+            dilations=_per_axis(attrs["dilations"]),
+            auto_pad=attrs["auto_pad"],
+            ceil_mode=attrs["ceil_mode"],
+            count_include_pad=attrs["count_include_pad"],
+            out=out[0],
+            num_threads=num_threads,
+        )
+    ]
 
 
 def _run_onnx_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     (x,) = inputs
-    result = ops.max_pool(x, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
-                          pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
-                          auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"],
-                          storage_order=attrs["storage_order"], return_indices=not values_only,
-                          out=out[0], out_indices=None if values_only else out[1],
-                          num_threads=num_threads)
+    result = ops.max_pool(
+        x,
+        attrs["kernel_shape"],
+        strides=_per_axis(attrs["strides"]),
+        pads=_per_axis(attrs["pads"]),
+        dilations=_per_axis(attrs["dilations"]),
+        auto_pad=attrs["auto_pad"],
+        ceil_mode=attrs["ceil_mode"],
+        storage_order=attrs["storage_order"],
+        return_indices=not values_only,
+        out=out[0],
+        out_indices=None if values_only else out[1],
+        num_threads=num_threads,
+    )
     return [result, None] if values_only else list(result)
 
 
 def _run_lp(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [ops.lp_pool(x, attrs["kernel_shape"], p=attrs["p"], strides=_per_axis(attrs["strides"]),
-                        pads=_per_axis(attrs["pads"]), dilations=_per_axis(attrs["dilations"]),
-                        auto_pad=attrs["auto_pad"], ceil_mode=attrs["ceil_mode"], out=out[0],
-                        num_threads=num_threads)]
+    return [
+        ops.lp_pool(
+            x,
+            attrs["kernel_shape"],
+            p=attrs["p"],
+            strides=_per_axis(attrs["strides"]),
+            pads=_per_axis(attrs["pads"]),
+            dilations=_per_axis(attrs["dilations"]),
+            auto_pad=attrs["auto_pad"],
+            ceil_mode=attrs["ceil_mode"],
+            out=out[0],
+            num_threads=num_threads,
+        )
+    ]
 
 
 def _run_global_lp(inputs, attrs, out=(None,), num_threads=None):
@@ -1133,35 +1359,87 @@ def _run_global_lp(inputs, attrs, out=(None,), num_threads=None):
     return [ops.global_lp_pool(x, p=attrs["p"], out=out[0], num_threads=num_threads)]
 
 
-def _run_max_unpool(inputs, attrs, out=(None,), num_threads=None):   # (not threaded)
+def _run_max_unpool(inputs, attrs, out=(None,), num_threads=None):  # (not threaded)
     x, indices = inputs[0], inputs[1]
     output_shape = _int_vector(inputs[2], None, "output_shape") if len(inputs) > 2 else None
-    return [ops.max_unpool(x, indices, attrs["kernel_shape"], strides=_per_axis(attrs["strides"]),
-                           pads=_per_axis(attrs["pads"]), output_shape=output_shape,
-                           indices_relative_to=attrs["indices_relative_to"], out=out[0])]
+    return [
+        ops.max_unpool(
+            x,
+            indices,
+            attrs["kernel_shape"],
+            strides=_per_axis(attrs["strides"]),
+            pads=_per_axis(attrs["pads"]),
+            output_shape=output_shape,
+            indices_relative_to=attrs["indices_relative_to"],
+            out=out[0],
+        )
+    ]
 
 
 _P = Attr("p", "float", 2.0, minimum=0, doc="the norm's exponent (ONNX's int p, as a float)")
 
-_register("OnnxAveragePool", OVPOOL_OPSET,
-          _onnx_window_attrs() + [Attr("count_include_pad", "bool", False)],
-          ["X"], ["Y"], _infer_onnx_avg, _run_onnx_avg, semantics="onnx",
-          doc="ONNX AveragePool-22 (ceil_mode drops a window starting in the right padding).")
-_register("OnnxMaxPool", OVPOOL_OPSET,
-          _onnx_window_attrs() + [Attr("storage_order", "int", 0, minimum=0)],
-          ["X"], ["Y", "Indices"], _infer_onnx_max, _run_onnx_max, semantics="onnx",
-          doc="ONNX MaxPool-22: Y and Indices (i64, flat over N*C*spatial; "
-              "storage_order=1 column-major within the spatial dims).")
-_register("LpPool", OVPOOL_OPSET, _onnx_window_attrs() + [_P],
-          ["X"], ["Y"], _infer_lp, _run_lp, semantics="onnx", doc="ONNX LpPool-22.")
-_register("GlobalLpPool", OVPOOL_OPSET, [_P], ["X"], ["Y"], _infer_global_lp, _run_global_lp,
-          semantics="onnx", doc="ONNX GlobalLpPool-22.")
-_register("MaxUnpool", OVPOOL_OPSET,
-          [Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
-           Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
-           Attr("pads", "ints", [], minimum=0, per_axis=2, fill=0),
-           Attr("indices_relative_to", "str", "default_shape",
-                choices=("default_shape", "output_shape"))],
-          ["X", "I", "output_shape"], ["Y"], _infer_max_unpool, _run_max_unpool,
-          optional_inputs=1, value_inputs=(2,), semantics="onnx",
-          doc="ONNX MaxUnpool-22.")
+_register(
+    "OnnxAveragePool",
+    OVPOOL_OPSET,
+    _onnx_window_attrs() + [Attr("count_include_pad", "bool", False)],
+    ["X"],
+    ["Y"],
+    _infer_onnx_avg,
+    _run_onnx_avg,
+    semantics="onnx",
+    doc="ONNX AveragePool-22 (ceil_mode drops a window starting in the right padding).",
+)
+_register(
+    "OnnxMaxPool",
+    OVPOOL_OPSET,
+    _onnx_window_attrs() + [Attr("storage_order", "int", 0, minimum=0)],
+    ["X"],
+    ["Y", "Indices"],
+    _infer_onnx_max,
+    _run_onnx_max,
+    semantics="onnx",
+    doc="ONNX MaxPool-22: Y and Indices (i64, flat over N*C*spatial; "
+    "storage_order=1 column-major within the spatial dims).",
+)
+_register(
+    "LpPool",
+    OVPOOL_OPSET,
+    _onnx_window_attrs() + [_P],
+    ["X"],
+    ["Y"],
+    _infer_lp,
+    _run_lp,
+    semantics="onnx",
+    doc="ONNX LpPool-22.",
+)
+_register(
+    "GlobalLpPool",
+    OVPOOL_OPSET,
+    [_P],
+    ["X"],
+    ["Y"],
+    _infer_global_lp,
+    _run_global_lp,
+    semantics="onnx",
+    doc="ONNX GlobalLpPool-22.",
+)
+_register(
+    "MaxUnpool",
+    OVPOOL_OPSET,
+    [
+        Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
+        Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
+        Attr("pads", "ints", [], minimum=0, per_axis=2, fill=0),
+        Attr(
+            "indices_relative_to", "str", "default_shape", choices=("default_shape", "output_shape")
+        ),
+    ],
+    ["X", "I", "output_shape"],
+    ["Y"],
+    _infer_max_unpool,
+    _run_max_unpool,
+    optional_inputs=1,
+    value_inputs=(2,),
+    semantics="onnx",
+    doc="ONNX MaxUnpool-22.",
+)

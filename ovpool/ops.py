@@ -83,6 +83,7 @@ __all__ = [
 # error messages
 # --------------------------------------------------------------------------
 
+
 def op_errors(op: str, per_axis: str | None = None) -> Callable[[_F], _F]:
     """Decorate a public op so that every :class:`~ovpool.OvpoolError` it raises
     starts with ``op:`` (the shape helpers it calls do not know which op they
@@ -93,6 +94,7 @@ def op_errors(op: str, per_axis: str | None = None) -> Callable[[_F], _F]:
     ``*args, **kwargs`` cost 0.4 us a call (5% of a max pool on 28x28), this
     0.15 us. Only the error path does any work.
     """
+
     def decorate(function: _F) -> _F:
         params, forward, namespace = [], [], {"_function": function, "_OvpoolError": OvpoolError}
         keyword_only = False
@@ -108,16 +110,19 @@ def op_errors(op: str, per_axis: str | None = None) -> Callable[[_F], _F]:
                 default = f"=_default_{name}"
             params.append(name + default)
             forward.append(f"{name}={name}" if keyword_only else name)
-        source = (f"def {function.__name__}({', '.join(params)}):\n"
-                  f"    try:\n"
-                  f"        return _function({', '.join(forward)})\n"
-                  f"    except _OvpoolError as exc:\n"
-                  f"        _explain(exc, {op!r}, {per_axis!r}, locals())\n"
-                  f"        raise\n")
+        source = (
+            f"def {function.__name__}({', '.join(params)}):\n"
+            f"    try:\n"
+            f"        return _function({', '.join(forward)})\n"
+            f"    except _OvpoolError as exc:\n"
+            f"        _explain(exc, {op!r}, {per_axis!r}, locals())\n"
+            f"        raise\n"
+        )
         namespace["_explain"] = _explain
         exec(compile(source, f"<ovpool.ops.op_errors: {function.__name__}>", "exec"), namespace)
         wrapper = cast(Callable[..., Any], namespace[function.__name__])
         return cast(_F, functools.wraps(function)(wrapper))
+
     return decorate
 
 
@@ -133,15 +138,19 @@ _DOORS: dict[Callable[..., Any], tuple[Any, tuple[str, ...]]] = {}
 _PER_CALL = ("x", "num_threads", "out", "out_indices")
 
 
-def front_door(op: str, builder: Callable[..., Any], function: Callable[..., Any],
-               per_axis: str | None = None, allow_int8: bool = False) -> Any:
+def front_door(
+    op: str,
+    builder: Callable[..., Any],
+    function: Callable[..., Any],
+    per_axis: str | None = None,
+    allow_int8: bool = False,
+) -> Any:
     """The :class:`~ovpool._core.FrontDoor` of a public ``function``: its
     pools come from ``builder(shape, dtype, *attributes)``, the attributes
     being the function's parameters but x, num_threads, out and out_indices,
     in order. Its errors are explained as :func:`op_errors` explains them."""
-    names = tuple(name for name in inspect.signature(function).parameters
-                  if name not in _PER_CALL)
-    built = tuple(inspect.signature(builder).parameters)[2:2 + len(names)]
+    names = tuple(name for name in inspect.signature(function).parameters if name not in _PER_CALL)
+    built = tuple(inspect.signature(builder).parameters)[2 : 2 + len(names)]
     if built != names:
         raise TypeError(f"front_door: {builder.__name__} takes {built}, {op} passes {names}")
 
@@ -162,8 +171,14 @@ class _Shape:
         self.shape = shape
 
 
-def prepare(op: Callable[..., Any], shape: Sequence[int], dtype: npt.DTypeLike, *args: Any,
-            num_threads: int | None = None, **kwargs: Any) -> Any:
+def prepare(
+    op: Callable[..., Any],
+    shape: Sequence[int],
+    dtype: npt.DTypeLike,
+    *args: Any,
+    num_threads: int | None = None,
+    **kwargs: Any,
+) -> Any:
     """Prepare a pool for repeated calls on inputs of one shape and dtype.
 
     Everything a call of ``op`` decides from its arguments (their checks, the
@@ -214,13 +229,15 @@ def prepare(op: Callable[..., Any], shape: Sequence[int], dtype: npt.DTypeLike, 
     """
     entry = _DOORS.get(op)
     if entry is None:
-        raise OvpoolTypeError(f"prepare: op must be a pooling function of ovpool or "
-                              f"ovpool.ov_ops, got {op!r}")
+        raise OvpoolTypeError(
+            f"prepare: op must be a pooling function of ovpool or ovpool.ov_ops, got {op!r}"
+        )
     door, names = entry
     for name in ("out", "out_indices", "x"):
         if name in kwargs:
-            raise OvpoolTypeError(f"prepare: {name} is an argument of each call of the pool, "
-                                  "not of prepare")
+            raise OvpoolTypeError(
+                f"prepare: {name} is an argument of each call of the pool, not of prepare"
+            )
     try:
         bound = inspect.signature(op).bind(None, *args, **kwargs)
     except TypeError as exc:
@@ -232,8 +249,7 @@ def prepare(op: Callable[..., Any], shape: Sequence[int], dtype: npt.DTypeLike, 
             num_threads = _threads.check(num_threads, f"{door.op}: num_threads")
         pool = door.builder(shape, dtype, *values)
     except OvpoolError as exc:
-        door.explain(exc, _Shape(tuple(shape) if isinstance(shape, (tuple, list)) else ()),
-                     values)
+        door.explain(exc, _Shape(tuple(shape) if isinstance(shape, (tuple, list)) else ()), values)
         raise
     pool._set_num_threads(num_threads)
     return pool
@@ -255,16 +271,20 @@ def _explain(exc: OvpoolError, op: str, per_axis: str | None, arguments: dict) -
             message += (
                 f". x of shape {shape} is read as (N, C, {', '.join(axes)}), a {n_spatial}D "
                 f"pool, while {per_axis} has {given} entries: if x is one unbatched sample "
-                f"of {given} spatial dims, add a batch axis with x[None]")
+                f"of {given} spatial dims, add a batch axis with x[None]"
+            )
     elif isinstance(shape, tuple) and len(shape) == 2 and "must have shape" in message:
-        message += (". x of shape (H, W) or (C, L) has no batch or channel axis: add them with "
-                    "x[None, None] (one plane) or x[None] (one sample of C channels)")
+        message += (
+            ". x of shape (H, W) or (C, L) has no batch or channel axis: add them with "
+            "x[None, None] (one plane) or x[None] (one sample of C channels)"
+        )
     exc.args = (message,) + exc.args[1:]
 
 
 # --------------------------------------------------------------------------
 # argument helpers
 # --------------------------------------------------------------------------
+
 
 def _bool(value: object, name: str, op: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
@@ -307,23 +327,42 @@ def index_dtype_of(index_dtype: npt.DTypeLike, op: str, name: str = "index_dtype
     return dtype
 
 
-def onnx_lowering(op: str, dims: Sequence[int | None], code: int, family: int,
-                  kernel_shape: Ints, strides: Ints | None, pads: Ints | None,
-                  dilations: Ints | None, auto_pad: str, ceil_mode: bool | int, *,
-                  count_include_pad: bool = False, storage_order: int = 0,
-                  p: float = 2.0) -> Any:
+def onnx_lowering(
+    op: str,
+    dims: Sequence[int | None],
+    code: int,
+    family: int,
+    kernel_shape: Ints,
+    strides: Ints | None,
+    pads: Ints | None,
+    dilations: Ints | None,
+    auto_pad: str,
+    ceil_mode: bool | int,
+    *,
+    count_include_pad: bool = False,
+    storage_order: int = 0,
+    p: float = 2.0,
+) -> Any:
     """An ONNX fixed-window pool's attributes, as the numpy API and the IR
     runtime take them, lowered by the kernel core on an input of shape
     ``dims`` (None for an unknown dim): its ``out_shape`` and its plan
     (:func:`ovpool.shapes.lower`)."""
     n = len(dims) - 2
     return lower(
-        ONNX, family, code, tuple(dims),
+        ONNX,
+        family,
+        code,
+        tuple(dims),
         kernel=ints(kernel_shape, "kernel_shape", n, required=True),
-        strides=ints(strides, "strides", n), pads=ints(pads, "pads", 2 * n),
-        dilations=ints(dilations, "dilations", n), auto_pad=auto_pad_code(auto_pad),
+        strides=ints(strides, "strides", n),
+        pads=ints(pads, "pads", 2 * n),
+        dilations=ints(dilations, "dilations", n),
+        auto_pad=auto_pad_code(auto_pad),
         rounding=ROUNDING_CEIL_TORCH if _bool(ceil_mode, "ceil_mode", op) else ROUNDING_FLOOR,
-        count_pads=count_include_pad, storage_order=storage_order, p=p)
+        count_pads=count_include_pad,
+        storage_order=storage_order,
+        p=p,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -331,8 +370,13 @@ def onnx_lowering(op: str, dims: Sequence[int | None], code: int, family: int,
 # --------------------------------------------------------------------------
 
 
-def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int | None = None,
-                      out: np.ndarray | None = None) -> np.ndarray:
+def adaptive_avg_pool(
+    x: npt.ArrayLike,
+    output_size: Ints,
+    *,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Adaptive average pooling (OpenVINO AdaptiveAvgPool-8, torch ``adaptive_avg_poolNd``).
 
     Output bin ``i`` of a spatial axis averages the inputs
@@ -388,7 +432,7 @@ def adaptive_avg_pool(x: npt.ArrayLike, output_size: Ints, *, num_threads: int |
     >>> import numpy as np
     >>> import ovpool
     >>> x = np.arange(7, dtype=np.float32).reshape(1, 1, 7)
-    >>> ovpool.adaptive_avg_pool(x, 3)          # bins [0, 3), [2, 5), [4, 7)
+    >>> ovpool.adaptive_avg_pool(x, 3)  # bins [0, 3), [2, 5), [4, 7)
     array([[[1., 3., 5.]]], dtype=float32)
     >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     >>> ovpool.adaptive_avg_pool(x, (2, 2))
@@ -403,36 +447,63 @@ def _build_adaptive_avg_pool(shape, dtype, output_size):
     return _adaptive(op, _core.input_of(shape, dtype, op), output_size, AVERAGE)
 
 
-_ADAPTIVE_AVG_POOL = front_door("adaptive_avg_pool", _build_adaptive_avg_pool, adaptive_avg_pool,
-                                "output_size")
+_ADAPTIVE_AVG_POOL = front_door(
+    "adaptive_avg_pool", _build_adaptive_avg_pool, adaptive_avg_pool, "output_size"
+)
 
 
-def adaptive_lowering(dims: Sequence[int | None], code: int, family: int,
-                      output_size: Ints | None, *, index_dtype: Any = None,
-                      p: float = 2.0) -> Any:
+def adaptive_lowering(
+    dims: Sequence[int | None],
+    code: int,
+    family: int,
+    output_size: Ints | None,
+    *,
+    index_dtype: Any = None,
+    p: float = 2.0,
+) -> Any:
     """An adaptive pool (a global one: ``output_size`` None) lowered by the
     kernel core on an input of shape ``dims``."""
     n = len(dims) - 2
-    return lower(ONNX, family, code, tuple(dims), adaptive=True,
-                 output_size=ints(output_size, "output_size", n,
-                                  required=family != LP and output_size is not None),
-                 index_type=index_code(index_dtype), p=p)
+    return lower(
+        ONNX,
+        family,
+        code,
+        tuple(dims),
+        adaptive=True,
+        output_size=ints(
+            output_size, "output_size", n, required=family != LP and output_size is not None
+        ),
+        index_type=index_code(index_dtype),
+        p=p,
+    )
 
 
-def _adaptive(op: str, inp: _core.Input, output_size: Ints | None, family: int, *,
-              index_dtype: Any = None, p: float = 2.0) -> Any:
+def _adaptive(
+    op: str,
+    inp: _core.Input,
+    output_size: Ints | None,
+    family: int,
+    *,
+    index_dtype: Any = None,
+    p: float = 2.0,
+) -> Any:
     """The pool of an adaptive pool of ``inp`` (also of the global pools:
     ``output_size`` None, 1 per axis)."""
-    lowering = adaptive_lowering(inp.shape, inp.code, family, output_size,
-                                 index_dtype=index_dtype, p=p)
+    lowering = adaptive_lowering(
+        inp.shape, inp.code, family, output_size, index_dtype=index_dtype, p=p
+    )
     return _core.pool(op, inp, lowering, index_dtype)
 
 
-
-def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
-                      index_dtype: npt.DTypeLike = np.int64, num_threads: int | None = None,
-                      out: np.ndarray | None = None,
-                      out_indices: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def adaptive_max_pool(
+    x: npt.ArrayLike,
+    output_size: Ints,
+    *,
+    index_dtype: npt.DTypeLike = np.int64,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+    out_indices: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Adaptive max pooling (OpenVINO AdaptiveMaxPool-8, torch ``adaptive_max_poolNd``).
 
     The bins are those of :func:`adaptive_avg_pool`. Each output is the
@@ -508,9 +579,9 @@ def _build_adaptive_max_pool(shape, dtype, output_size, index_dtype, index_name=
     return _adaptive(op, inp, output_size, ARGMAX, index_dtype=index_dtype)
 
 
-_ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
-                                "output_size", allow_int8=True)
-
+_ADAPTIVE_MAX_POOL = front_door(
+    "adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool, "output_size", allow_int8=True
+)
 
 
 # --------------------------------------------------------------------------
@@ -518,10 +589,19 @@ _ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, a
 # --------------------------------------------------------------------------
 
 
-def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = None,
-             pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
-             ceil_mode: bool | int = False, count_include_pad: bool | int = False,
-             num_threads: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+def avg_pool(
+    x: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    strides: Ints | None = None,
+    pads: Ints | None = None,
+    dilations: Ints | None = None,
+    auto_pad: str = "NOTSET",
+    ceil_mode: bool | int = False,
+    count_include_pad: bool | int = False,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Average pooling (ONNX AveragePool-22, covering every older version).
 
     Parameters
@@ -595,17 +675,34 @@ def avg_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
     array([[[[ 6. ,  7.5],
              [12. , 13.5]]]], dtype=float32)
     """
-    return _call(_AVG_POOL, x, (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
-                                 count_include_pad), num_threads, out, None)
+    return _call(
+        _AVG_POOL,
+        x,
+        (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad),
+        num_threads,
+        out,
+        None,
+    )
 
 
-def _build_avg_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
-                    count_include_pad):
+def _build_avg_pool(
+    shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad
+):
     op = "avg_pool"
     inp = _core.input_of(shape, dtype, op)
-    lowering = onnx_lowering(op, inp.shape, inp.code, AVERAGE, kernel_shape, strides, pads,
-                             dilations, auto_pad, ceil_mode,
-                             count_include_pad=_bool(count_include_pad, "count_include_pad", op))
+    lowering = onnx_lowering(
+        op,
+        inp.shape,
+        inp.code,
+        AVERAGE,
+        kernel_shape,
+        strides,
+        pads,
+        dilations,
+        auto_pad,
+        ceil_mode,
+        count_include_pad=_bool(count_include_pad, "count_include_pad", op),
+    )
     return _core.pool(op, inp, lowering)
 
 
@@ -613,32 +710,70 @@ _AVG_POOL = front_door("avg_pool", _build_avg_pool, avg_pool, "kernel_shape")
 
 
 @overload
-def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = ...,
-             pads: Ints | None = ..., dilations: Ints | None = ..., auto_pad: str = ...,
-             ceil_mode: bool | int = ..., storage_order: int = ...,
-             return_indices: Literal[False] = ..., num_threads: int | None = ...,
-             out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...) -> np.ndarray: ...
+def max_pool(
+    x: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    strides: Ints | None = ...,
+    pads: Ints | None = ...,
+    dilations: Ints | None = ...,
+    auto_pad: str = ...,
+    ceil_mode: bool | int = ...,
+    storage_order: int = ...,
+    return_indices: Literal[False] = ...,
+    num_threads: int | None = ...,
+    out: np.ndarray | None = ...,
+    out_indices: np.ndarray | None = ...,
+) -> np.ndarray: ...
 @overload
-def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = ...,
-             pads: Ints | None = ..., dilations: Ints | None = ..., auto_pad: str = ...,
-             ceil_mode: bool | int = ..., storage_order: int = ...,
-             return_indices: Literal[True], num_threads: int | None = ...,
-             out: np.ndarray | None = ...,
-             out_indices: np.ndarray | None = ...) -> tuple[np.ndarray, np.ndarray]: ...
+def max_pool(
+    x: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    strides: Ints | None = ...,
+    pads: Ints | None = ...,
+    dilations: Ints | None = ...,
+    auto_pad: str = ...,
+    ceil_mode: bool | int = ...,
+    storage_order: int = ...,
+    return_indices: Literal[True],
+    num_threads: int | None = ...,
+    out: np.ndarray | None = ...,
+    out_indices: np.ndarray | None = ...,
+) -> tuple[np.ndarray, np.ndarray]: ...
 @overload
-def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = ...,
-             pads: Ints | None = ..., dilations: Ints | None = ..., auto_pad: str = ...,
-             ceil_mode: bool | int = ..., storage_order: int = ...,
-             return_indices: bool = ..., num_threads: int | None = ...,
-             out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...
-             ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+def max_pool(
+    x: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    strides: Ints | None = ...,
+    pads: Ints | None = ...,
+    dilations: Ints | None = ...,
+    auto_pad: str = ...,
+    ceil_mode: bool | int = ...,
+    storage_order: int = ...,
+    return_indices: bool = ...,
+    num_threads: int | None = ...,
+    out: np.ndarray | None = ...,
+    out_indices: np.ndarray | None = ...,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 
-def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = None,
-             pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
-             ceil_mode: bool | int = False, storage_order: int = 0, return_indices: bool = False,
-             num_threads: int | None = None, out: np.ndarray | None = None,
-             out_indices: np.ndarray | None = None
-             ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+
+def max_pool(
+    x: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    strides: Ints | None = None,
+    pads: Ints | None = None,
+    dilations: Ints | None = None,
+    auto_pad: str = "NOTSET",
+    ceil_mode: bool | int = False,
+    storage_order: int = 0,
+    return_indices: bool = False,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+    out_indices: np.ndarray | None = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Max pooling (ONNX MaxPool-22, covering every older version).
 
     Each output is the first maximum of its window in row-major order; a
@@ -726,32 +861,78 @@ def max_pool(x: npt.ArrayLike, kernel_shape: Ints, *, strides: Ints | None = Non
     array([[[[ 6, 16],
              [ 8, 18]]]])
     """
-    return _call(_MAX_POOL, x, (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
-                                 storage_order, return_indices), num_threads, out, out_indices)
+    return _call(
+        _MAX_POOL,
+        x,
+        (
+            kernel_shape,
+            strides,
+            pads,
+            dilations,
+            auto_pad,
+            ceil_mode,
+            storage_order,
+            return_indices,
+        ),
+        num_threads,
+        out,
+        out_indices,
+    )
 
 
-def _build_max_pool(shape, dtype, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
-                    storage_order, return_indices):
+def _build_max_pool(
+    shape,
+    dtype,
+    kernel_shape,
+    strides,
+    pads,
+    dilations,
+    auto_pad,
+    ceil_mode,
+    storage_order,
+    return_indices,
+):
     op = "max_pool"
     inp = _core.input_of(shape, dtype, op, allow_int8=True)
-    if isinstance(storage_order, (bool, np.bool_)) or not isinstance(
-            storage_order, numbers.Integral) or storage_order not in (0, 1):
+    if (
+        isinstance(storage_order, (bool, np.bool_))
+        or not isinstance(storage_order, numbers.Integral)
+        or storage_order not in (0, 1)
+    ):
         raise OvpoolValueError(f"{op}: storage_order must be 0 or 1, got {storage_order!r}")
     return_indices = _bool(return_indices, "return_indices", op)
-    lowering = onnx_lowering(op, inp.shape, inp.code, ARGMAX if return_indices else MAX,
-                             kernel_shape, strides, pads, dilations, auto_pad, ceil_mode,
-                             storage_order=int(storage_order))
+    lowering = onnx_lowering(
+        op,
+        inp.shape,
+        inp.code,
+        ARGMAX if return_indices else MAX,
+        kernel_shape,
+        strides,
+        pads,
+        dilations,
+        auto_pad,
+        ceil_mode,
+        storage_order=int(storage_order),
+    )
     return _core.pool(op, inp, lowering, np.int64 if return_indices else None)
 
 
 _MAX_POOL = front_door("max_pool", _build_max_pool, max_pool, "kernel_shape", allow_int8=True)
 
 
-
-def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints | None = None,
-            pads: Ints | None = None, dilations: Ints | None = None, auto_pad: str = "NOTSET",
-            ceil_mode: bool | int = False, num_threads: int | None = None,
-            out: np.ndarray | None = None) -> np.ndarray:
+def lp_pool(
+    x: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    p: float = 2,
+    strides: Ints | None = None,
+    pads: Ints | None = None,
+    dilations: Ints | None = None,
+    auto_pad: str = "NOTSET",
+    ceil_mode: bool | int = False,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Lp pooling (ONNX LpPool-22): ``(sum over the window of |x|**p) ** (1/p)``.
 
     Padding contributes zeros.
@@ -819,16 +1000,37 @@ def lp_pool(x: npt.ArrayLike, kernel_shape: Ints, *, p: float = 2, strides: Ints
     >>> ovpool.lp_pool(x, 2, strides=2, p=1)
     array([[[ 7., 14.]]], dtype=float32)
     """
-    return _call(_LP_POOL, x, (kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode),
-                 num_threads, out, None)
+    return _call(
+        _LP_POOL,
+        x,
+        (kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode),
+        num_threads,
+        out,
+        None,
+    )
 
 
 def _build_lp_pool(shape, dtype, kernel_shape, p, strides, pads, dilations, auto_pad, ceil_mode):
     op = "lp_pool"
     p = _p_value(p, op)
     inp = _core.input_of(shape, dtype, op)
-    return _core.pool(op, inp, onnx_lowering(op, inp.shape, inp.code, LP, kernel_shape, strides,
-                                             pads, dilations, auto_pad, ceil_mode, p=p))
+    return _core.pool(
+        op,
+        inp,
+        onnx_lowering(
+            op,
+            inp.shape,
+            inp.code,
+            LP,
+            kernel_shape,
+            strides,
+            pads,
+            dilations,
+            auto_pad,
+            ceil_mode,
+            p=p,
+        ),
+    )
 
 
 _LP_POOL = front_door("lp_pool", _build_lp_pool, lp_pool, "kernel_shape")
@@ -839,8 +1041,9 @@ _LP_POOL = front_door("lp_pool", _build_lp_pool, lp_pool, "kernel_shape")
 # --------------------------------------------------------------------------
 
 
-def global_avg_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
-                    out: np.ndarray | None = None) -> np.ndarray:
+def global_avg_pool(
+    x: npt.ArrayLike, *, num_threads: int | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The mean of each ``(n, c)`` plane (ONNX GlobalAveragePool).
 
     Parameters
@@ -893,9 +1096,9 @@ def global_avg_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
     return _call(_GLOBAL_AVG_POOL, x, (), num_threads, out, None)
 
 
-
-def global_max_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
-                    out: np.ndarray | None = None) -> np.ndarray:
+def global_max_pool(
+    x: npt.ArrayLike, *, num_threads: int | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The maximum of each ``(n, c)`` plane (ONNX GlobalMaxPool); NaN propagates.
 
     Parameters
@@ -941,9 +1144,9 @@ def global_max_pool(x: npt.ArrayLike, *, num_threads: int | None = None,
     return _call(_GLOBAL_MAX_POOL, x, (), num_threads, out, None)
 
 
-
-def global_lp_pool(x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = None,
-                   out: np.ndarray | None = None) -> np.ndarray:
+def global_lp_pool(
+    x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The Lp norm of each ``(n, c)`` plane (ONNX GlobalLpPool): ``(sum of |x|**p) ** (1/p)``.
 
     Parameters
@@ -1008,8 +1211,9 @@ def _build_global_lp_pool(shape, dtype, p):
 
 
 _GLOBAL_AVG_POOL = front_door("global_avg_pool", _build_global_avg_pool, global_avg_pool)
-_GLOBAL_MAX_POOL = front_door("global_max_pool", _build_global_max_pool, global_max_pool,
-                              allow_int8=True)
+_GLOBAL_MAX_POOL = front_door(
+    "global_max_pool", _build_global_max_pool, global_max_pool, allow_int8=True
+)
 _GLOBAL_LP_POOL = front_door("global_lp_pool", _build_global_lp_pool, global_lp_pool)
 
 
@@ -1017,12 +1221,19 @@ _GLOBAL_LP_POOL = front_door("global_lp_pool", _build_global_lp_pool, global_lp_
 # MaxUnpool
 # --------------------------------------------------------------------------
 
+
 @op_errors("max_unpool", "kernel_shape")
-def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
-               strides: Ints | None = None, pads: Ints | None = None,
-               output_shape: Sequence[int] | None = None,
-               indices_relative_to: Literal["default_shape", "output_shape"] = "default_shape",
-               out: np.ndarray | None = None) -> np.ndarray:
+def max_unpool(
+    x: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    kernel_shape: Ints,
+    *,
+    strides: Ints | None = None,
+    pads: Ints | None = None,
+    output_shape: Sequence[int] | None = None,
+    indices_relative_to: Literal["default_shape", "output_shape"] = "default_shape",
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Scatter ``x`` into zeros at the flat ``indices`` of a max pool (ONNX MaxUnpool-22).
 
     Parameters
@@ -1103,23 +1314,30 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
     if index_array.shape != inp.lead + inp.spatial:
         raise OvpoolValueError(
             f"{op}: indices must have the shape of x {inp.lead + inp.spatial}, "
-            f"got {index_array.shape}")
-    if not isinstance(indices_relative_to, str) or \
-            indices_relative_to not in ("default_shape", "output_shape"):
+            f"got {index_array.shape}"
+        )
+    if not isinstance(indices_relative_to, str) or indices_relative_to not in (
+        "default_shape",
+        "output_shape",
+    ):
         raise OvpoolValueError(
             f"{op}: indices_relative_to must be 'default_shape' or 'output_shape', "
-            f"got {indices_relative_to!r}")
+            f"got {indices_relative_to!r}"
+        )
     try:
         *_, default_shape, full_shape = _kernels.lower_unpool(
-            inp.shape, ints(kernel_shape, "kernel_shape", n, required=True),
-            ints(strides, "strides", n), ints(pads, "pads", 2 * n),
-            ints(output_shape, "output_shape", n + 2))
+            inp.shape,
+            ints(kernel_shape, "kernel_shape", n, required=True),
+            ints(strides, "strides", n),
+            ints(pads, "pads", 2 * n),
+            ints(output_shape, "output_shape", n + 2),
+        )
     except ValueError as exc:
         raise OvpoolValueError(f"{op}: {exc}") from None
     # the output's bytes before any work that grows with them
     _core.check_output_budget(op, inp, full_shape[2:], out)
     index_shape = default_shape if indices_relative_to == "default_shape" else full_shape
-    index_space = math.prod(index_shape)   # (Python ints: np.prod wraps past 2**63)
+    index_space = math.prod(index_shape)  # (Python ints: np.prod wraps past 2**63)
     # (uint64 indices above 2**63 wrap to negative here and are caught below)
     flat_indices = np.ascontiguousarray(index_array, dtype=np.int64).reshape(-1)
     if flat_indices.size:
@@ -1128,14 +1346,17 @@ def max_unpool(x: npt.ArrayLike, indices: npt.ArrayLike, kernel_shape: Ints, *,
             position = np.unravel_index(bad[0], index_array.shape)
             raise OvpoolValueError(
                 f"{op}: indices{list(map(int, position))} = {int(flat_indices[bad[0]])} is "
-                f"outside a tensor of shape {tuple(index_shape)} (valid range [0, {index_space}))")
+                f"outside a tensor of shape {tuple(index_shape)} (valid range [0, {index_space}))"
+            )
     if index_shape != full_shape:
         # move positions of the default-shape block to the same coordinates in the output
-        flat_indices = np.ravel_multi_index(np.unravel_index(flat_indices, index_shape),
-                                            full_shape).astype(np.int64, copy=False)
+        flat_indices = np.ravel_multi_index(
+            np.unravel_index(flat_indices, index_shape), full_shape
+        ).astype(np.int64, copy=False)
     # out is zeroed before the scatter reads the indices: it must not share them
-    result = _core.allocate(full_shape, data.dtype, out, op, "out", data,
-                             inp.dtype, (("indices", flat_indices),))
+    result = _core.allocate(
+        full_shape, data.dtype, out, op, "out", data, inp.dtype, (("indices", flat_indices),)
+    )
     flat = result.reshape(-1)
     flat[...] = 0
     bad = _kernels.max_unpool(data.reshape(-1), flat_indices, flat)

@@ -48,10 +48,23 @@ from .shapes import OPENVINO, auto_pad_code, index_code, ints, lower, rounding_c
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
 
 
-def ov_lowering(op: str, dims: Sequence[int | None], code: int, family: int, kernel: Ints,
-                strides: Ints | None, pads_begin: Ints | None, pads_end: Ints | None,
-                dilations: Ints | None, auto_pad: str, rounding_type: str, *,
-                exclude_pad: bool = True, axis: int = 0, index_dtype: Any = None) -> Any:
+def ov_lowering(
+    op: str,
+    dims: Sequence[int | None],
+    code: int,
+    family: int,
+    kernel: Ints,
+    strides: Ints | None,
+    pads_begin: Ints | None,
+    pads_end: Ints | None,
+    dilations: Ints | None,
+    auto_pad: str,
+    rounding_type: str,
+    *,
+    exclude_pad: bool = True,
+    axis: int = 0,
+    index_dtype: Any = None,
+) -> Any:
     """An OpenVINO AvgPool's or MaxPool's attributes, as the numpy API and the
     IR runtime take them, lowered by the kernel core on an input of shape
     ``dims`` (None for an unknown dim): its ``out_shape`` and its plan
@@ -61,18 +74,37 @@ def ov_lowering(op: str, dims: Sequence[int | None], code: int, family: int, ker
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
         raise OvpoolTypeError(f"{op}: axis must be an int, got {axis!r}")
     return lower(
-        OPENVINO, family, code, tuple(dims), kernel=ints(kernel, "kernel", n, required=True),
-        strides=ints(strides, "strides", n), pads_begin=ints(pads_begin, "pads_begin", n),
-        pads_end=ints(pads_end, "pads_end", n), dilations=ints(dilations, "dilations", n),
-        auto_pad=auto_pad_code(auto_pad), rounding=rounding_code(rounding_type),
-        count_pads=not exclude_pad, axis=int(axis), index_type=index_code(index_dtype))
+        OPENVINO,
+        family,
+        code,
+        tuple(dims),
+        kernel=ints(kernel, "kernel", n, required=True),
+        strides=ints(strides, "strides", n),
+        pads_begin=ints(pads_begin, "pads_begin", n),
+        pads_end=ints(pads_end, "pads_end", n),
+        dilations=ints(dilations, "dilations", n),
+        auto_pad=auto_pad_code(auto_pad),
+        rounding=rounding_code(rounding_type),
+        count_pads=not exclude_pad,
+        axis=int(axis),
+        index_type=index_code(index_dtype),
+    )
 
 
-def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
-             pads_begin: Ints | None = None, pads_end: Ints | None = None, *,
-             exclude_pad: bool = True, rounding_type: str = "floor",
-             auto_pad: str = "explicit", dilations: Ints | None = None,
-             num_threads: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+def avg_pool(
+    x: npt.ArrayLike,
+    kernel: Ints,
+    strides: Ints | None = None,
+    pads_begin: Ints | None = None,
+    pads_end: Ints | None = None,
+    *,
+    exclude_pad: bool = True,
+    rounding_type: str = "floor",
+    auto_pad: str = "explicit",
+    dilations: Ints | None = None,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """OpenVINO AvgPool-1, -14 and -16, attribute for attribute.
 
     Parameters
@@ -141,17 +173,44 @@ def avg_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> ov_ops.avg_pool(x, 3, 1, 1, 1, exclude_pad=False)
     array([[[0.6666667, 1.       , 1.       , 0.6666667]]], dtype=float32)
     """
-    return _call(_AVG_POOL, x, (kernel, strides, pads_begin, pads_end, exclude_pad, rounding_type,
-                                 auto_pad, dilations), num_threads, out, None)
+    return _call(
+        _AVG_POOL,
+        x,
+        (kernel, strides, pads_begin, pads_end, exclude_pad, rounding_type, auto_pad, dilations),
+        num_threads,
+        out,
+        None,
+    )
 
 
-def _build_avg_pool(shape, dtype, kernel, strides, pads_begin, pads_end, exclude_pad,
-                    rounding_type, auto_pad, dilations):
+def _build_avg_pool(
+    shape,
+    dtype,
+    kernel,
+    strides,
+    pads_begin,
+    pads_end,
+    exclude_pad,
+    rounding_type,
+    auto_pad,
+    dilations,
+):
     op = "AvgPool"
     inp = _core.input_of(shape, dtype, op)
-    lowering = ov_lowering(op, inp.shape, inp.code, AVERAGE, kernel, strides, pads_begin,
-                           pads_end, dilations, auto_pad, rounding_type,
-                           exclude_pad=_bool(exclude_pad, "exclude_pad", op))
+    lowering = ov_lowering(
+        op,
+        inp.shape,
+        inp.code,
+        AVERAGE,
+        kernel,
+        strides,
+        pads_begin,
+        pads_end,
+        dilations,
+        auto_pad,
+        rounding_type,
+        exclude_pad=_bool(exclude_pad, "exclude_pad", op),
+    )
     return _core.pool(op, inp, lowering)
 
 
@@ -159,36 +218,78 @@ _AVG_POOL = front_door("AvgPool", _build_avg_pool, avg_pool, "kernel")
 
 
 @overload
-def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = ...,
-             pads_begin: Ints | None = ..., pads_end: Ints | None = ..., *,
-             dilations: Ints | None = ..., rounding_type: str = ..., auto_pad: str = ...,
-             axis: int = ..., index_element_type: npt.DTypeLike = ...,
-             return_indices: Literal[True] = ..., num_threads: int | None = ...,
-             out: np.ndarray | None = ...,
-             out_indices: np.ndarray | None = ...) -> tuple[np.ndarray, np.ndarray]: ...
+def max_pool(
+    x: npt.ArrayLike,
+    kernel: Ints,
+    strides: Ints | None = ...,
+    pads_begin: Ints | None = ...,
+    pads_end: Ints | None = ...,
+    *,
+    dilations: Ints | None = ...,
+    rounding_type: str = ...,
+    auto_pad: str = ...,
+    axis: int = ...,
+    index_element_type: npt.DTypeLike = ...,
+    return_indices: Literal[True] = ...,
+    num_threads: int | None = ...,
+    out: np.ndarray | None = ...,
+    out_indices: np.ndarray | None = ...,
+) -> tuple[np.ndarray, np.ndarray]: ...
 @overload
-def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = ...,
-             pads_begin: Ints | None = ..., pads_end: Ints | None = ..., *,
-             dilations: Ints | None = ..., rounding_type: str = ..., auto_pad: str = ...,
-             axis: int = ..., index_element_type: npt.DTypeLike = ...,
-             return_indices: Literal[False], num_threads: int | None = ...,
-             out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...) -> np.ndarray: ...
+def max_pool(
+    x: npt.ArrayLike,
+    kernel: Ints,
+    strides: Ints | None = ...,
+    pads_begin: Ints | None = ...,
+    pads_end: Ints | None = ...,
+    *,
+    dilations: Ints | None = ...,
+    rounding_type: str = ...,
+    auto_pad: str = ...,
+    axis: int = ...,
+    index_element_type: npt.DTypeLike = ...,
+    return_indices: Literal[False],
+    num_threads: int | None = ...,
+    out: np.ndarray | None = ...,
+    out_indices: np.ndarray | None = ...,
+) -> np.ndarray: ...
 @overload
-def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = ...,
-             pads_begin: Ints | None = ..., pads_end: Ints | None = ..., *,
-             dilations: Ints | None = ..., rounding_type: str = ..., auto_pad: str = ...,
-             axis: int = ..., index_element_type: npt.DTypeLike = ...,
-             return_indices: bool = ..., num_threads: int | None = ...,
-             out: np.ndarray | None = ..., out_indices: np.ndarray | None = ...
-             ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+def max_pool(
+    x: npt.ArrayLike,
+    kernel: Ints,
+    strides: Ints | None = ...,
+    pads_begin: Ints | None = ...,
+    pads_end: Ints | None = ...,
+    *,
+    dilations: Ints | None = ...,
+    rounding_type: str = ...,
+    auto_pad: str = ...,
+    axis: int = ...,
+    index_element_type: npt.DTypeLike = ...,
+    return_indices: bool = ...,
+    num_threads: int | None = ...,
+    out: np.ndarray | None = ...,
+    out_indices: np.ndarray | None = ...,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 
-def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
-             pads_begin: Ints | None = None, pads_end: Ints | None = None, *,
-             dilations: Ints | None = None, rounding_type: str = "floor",
-             auto_pad: str = "explicit", axis: int = 0, index_element_type: npt.DTypeLike = "i64",
-             return_indices: bool = True, num_threads: int | None = None,
-             out: np.ndarray | None = None, out_indices: np.ndarray | None = None
-             ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+
+def max_pool(
+    x: npt.ArrayLike,
+    kernel: Ints,
+    strides: Ints | None = None,
+    pads_begin: Ints | None = None,
+    pads_end: Ints | None = None,
+    *,
+    dilations: Ints | None = None,
+    rounding_type: str = "floor",
+    auto_pad: str = "explicit",
+    axis: int = 0,
+    index_element_type: npt.DTypeLike = "i64",
+    return_indices: bool = True,
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+    out_indices: np.ndarray | None = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """OpenVINO MaxPool-1, -8 and -14, attribute for attribute.
 
     Ties go to the first maximum in row-major window order; a window holding
@@ -261,10 +362,10 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> from ovpool import ov_ops
     >>> x = np.arange(1, 33, dtype=np.float32).reshape(1, 2, 4, 4)
     >>> values, indices = ov_ops.max_pool(x, 2, 2)
-    >>> indices[0, 1]                        # axis=0: over the whole tensor
+    >>> indices[0, 1]  # axis=0: over the whole tensor
     array([[21, 23],
            [29, 31]])
-    >>> ov_ops.max_pool(x, 2, 2, axis=2)[1][0, 1]   # within each plane
+    >>> ov_ops.max_pool(x, 2, 2, axis=2)[1][0, 1]  # within each plane
     array([[ 5,  7],
            [13, 15]])
     >>> x = np.array([[[1, 2, 3, 4]]], dtype=np.float32)
@@ -273,32 +374,77 @@ def max_pool(x: npt.ArrayLike, kernel: Ints, strides: Ints | None = None,
     >>> ov_ops.max_pool(x, 2, 2, 0, 1, rounding_type="ceil_torch", return_indices=False)
     array([[[2., 4.]]], dtype=float32)
     """
-    return _call(_MAX_POOL, x, (kernel, strides, pads_begin, pads_end, dilations, rounding_type,
-                                 auto_pad, axis, index_element_type, return_indices),
-                 num_threads, out, out_indices)
+    return _call(
+        _MAX_POOL,
+        x,
+        (
+            kernel,
+            strides,
+            pads_begin,
+            pads_end,
+            dilations,
+            rounding_type,
+            auto_pad,
+            axis,
+            index_element_type,
+            return_indices,
+        ),
+        num_threads,
+        out,
+        out_indices,
+    )
 
 
-def _build_max_pool(shape, dtype, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
-                    auto_pad, axis, index_element_type, return_indices):
+def _build_max_pool(
+    shape,
+    dtype,
+    kernel,
+    strides,
+    pads_begin,
+    pads_end,
+    dilations,
+    rounding_type,
+    auto_pad,
+    axis,
+    index_element_type,
+    return_indices,
+):
     op = "MaxPool"
     inp = _core.input_of(shape, dtype, op, allow_int8=True)
     return_indices = _bool(return_indices, "return_indices", op)
     index_dtype = None
     if return_indices:
         index_dtype = index_dtype_of(index_element_type, op, "index_element_type")
-    lowering = ov_lowering(op, inp.shape, inp.code, ARGMAX if return_indices else MAX, kernel,
-                           strides, pads_begin, pads_end, dilations, auto_pad, rounding_type,
-                           axis=axis if return_indices else 0, index_dtype=index_dtype)
+    lowering = ov_lowering(
+        op,
+        inp.shape,
+        inp.code,
+        ARGMAX if return_indices else MAX,
+        kernel,
+        strides,
+        pads_begin,
+        pads_end,
+        dilations,
+        auto_pad,
+        rounding_type,
+        axis=axis if return_indices else 0,
+        index_dtype=index_dtype,
+    )
     return _core.pool(op, inp, lowering, index_dtype)
 
 
 _MAX_POOL = front_door("MaxPool", _build_max_pool, max_pool, "kernel", allow_int8=True)
 
 
-def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
-                      index_element_type: npt.DTypeLike = "i64", num_threads: int | None = None,
-                      out: np.ndarray | None = None,
-                      out_indices: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def adaptive_max_pool(
+    x: npt.ArrayLike,
+    output_size: Ints,
+    *,
+    index_element_type: npt.DTypeLike = "i64",
+    num_threads: int | None = None,
+    out: np.ndarray | None = None,
+    out_indices: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """OpenVINO AdaptiveMaxPool-8: :func:`ovpool.adaptive_max_pool` with its attribute name.
 
     Parameters
@@ -334,15 +480,17 @@ def adaptive_max_pool(x: npt.ArrayLike, output_size: Ints, *,
     >>> ov_ops.adaptive_max_pool(x, 3, index_element_type="i32")[1]
     array([[[2, 4, 5]]], dtype=int32)
     """
-    return _call(_ADAPTIVE_MAX_POOL, x, (output_size, index_element_type), num_threads, out,
-                 out_indices)
+    return _call(
+        _ADAPTIVE_MAX_POOL, x, (output_size, index_element_type), num_threads, out, out_indices
+    )
 
 
 def _build_adaptive_max_pool(shape, dtype, output_size, index_element_type):
-    return _ops._build_adaptive_max_pool(shape, dtype, output_size, index_element_type,
-                                         "index_element_type")
+    return _ops._build_adaptive_max_pool(
+        shape, dtype, output_size, index_element_type, "index_element_type"
+    )
 
 
-_ADAPTIVE_MAX_POOL = front_door("adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool,
-                                "output_size", allow_int8=True)
-
+_ADAPTIVE_MAX_POOL = front_door(
+    "adaptive_max_pool", _build_adaptive_max_pool, adaptive_max_pool, "output_size", allow_int8=True
+)

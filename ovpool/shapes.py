@@ -89,7 +89,8 @@ def ints(value, name, count, *, required=False):
     if isinstance(value, np.ndarray):
         if value.ndim > 1:
             raise OvpoolValueError(
-                f"{name} must be an int or a 1-D sequence, got shape {value.shape}")
+                f"{name} must be an int or a 1-D sequence, got shape {value.shape}"
+            )
         value = value.tolist()
     if isinstance(value, (str, bytes)):
         raise OvpoolTypeError(f"{name} must be an int or a sequence of ints, got {value!r}")
@@ -100,10 +101,11 @@ def ints(value, name, count, *, required=False):
             items = list(value)
         except TypeError:
             raise OvpoolTypeError(
-                f"{name} must be an int or a sequence of ints, got {value!r}") from None
+                f"{name} must be an int or a sequence of ints, got {value!r}"
+            ) from None
         values = [_as_int(v, name) for v in items]
     for v in values:
-        if not -(1 << 62) <= v <= 1 << 62:   # (a Python int may not fit the core's int64)
+        if not -(1 << 62) <= v <= 1 << 62:  # (a Python int may not fit the core's int64)
             raise OvpoolValueError(f"{name} is absurdly large: {values}")
     return values
 
@@ -166,8 +168,9 @@ def axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin):
     return _kernels.axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin)
 
 
-def pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
-                 count_include_pad, divisor=None):
+def pool_windows(
+    n_in, n_out, kernel, stride, dilation, pad_begin, pad_end, count_include_pad, divisor=None
+):
     """Window table of one axis of a fixed-window pool (read-only int64 array).
 
     Row ``o`` is ``(first, n_taps, divisor)``: the first tap inside the input,
@@ -182,8 +185,9 @@ def pool_windows(n_in, n_out, kernel, stride, dilation, pad_begin, pad_end,
     """
     if divisor is None:
         divisor = _spec.DIVISOR_DECLARED_PADS if count_include_pad else _spec.DIVISOR_TAPS
-    return _kernels.window_table((n_in, n_out, False, kernel, stride, dilation, pad_begin,
-                                  pad_end, divisor))
+    return _kernels.window_table(
+        (n_in, n_out, False, kernel, stride, dilation, pad_begin, pad_end, divisor)
+    )
 
 
 def adaptive_windows(n_in, n_out):
@@ -208,12 +212,14 @@ def max_unpool_output_spatial(in_spatial, kernel, strides, pads_begin, pads_end)
         if n_in is None:
             out.append(None)
             continue
-        n_out = _kernels.unpool_output_size(n_in, kernel[axis], strides[axis], pads_begin[axis],
-                                            pads_end[axis])
+        n_out = _kernels.unpool_output_size(
+            n_in, kernel[axis], strides[axis], pads_begin[axis], pads_end[axis]
+        )
         if n_out < 1:
             raise OvpoolValueError(
                 f"max_unpool: the output size along spatial axis {axis} would be {n_out} "
                 f"(input {n_in}, kernel_shape={list(kernel)}, strides={list(strides)}, "
-                f"pads=({pads_begin[axis]}, {pads_end[axis]}))")
+                f"pads=({pads_begin[axis]}, {pads_end[axis]}))"
+            )
         out.append(n_out)
     return tuple(out)

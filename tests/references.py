@@ -27,8 +27,17 @@ DEFAULT_OPSET = 22
 # ONNX: one-node models, onnx.reference and onnxruntime
 # --------------------------------------------------------------------------
 
-def onnx_node_model(op_type, inputs, attrs, n_outputs=1, *, opset=DEFAULT_OPSET,
-                    ir_version=ORT_IR_VERSION, output_dtypes=None):
+
+def onnx_node_model(
+    op_type,
+    inputs,
+    attrs,
+    n_outputs=1,
+    *,
+    opset=DEFAULT_OPSET,
+    ir_version=ORT_IR_VERSION,
+    output_dtypes=None,
+):
     """A model with one node ``op_type(inputs...) -> n_outputs`` and no initialisers.
 
     ``inputs`` is a list of numpy arrays named ``in0, in1, ...``. Output 0 has
@@ -38,18 +47,28 @@ def onnx_node_model(op_type, inputs, attrs, n_outputs=1, *, opset=DEFAULT_OPSET,
     from onnx import helper
 
     names = [f"in{i}" for i in range(len(inputs))]
-    graph_inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype),
-                                                  list(a.shape))
-                    for name, a in zip(names, inputs)]
+    graph_inputs = [
+        helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
+        for name, a in zip(names, inputs)
+    ]
     if output_dtypes is None:
         output_dtypes = [inputs[0].dtype, np.dtype(np.int64)][:n_outputs]
-    outputs = [helper.make_tensor_value_info(f"out{i}", helper.np_dtype_to_tensor_dtype(
-        np.dtype(dt)), None) for i, dt in enumerate(output_dtypes)]
-    node = helper.make_node(op_type, names, [o.name for o in outputs],
-                            **{k: v for k, v in attrs.items() if v is not None})
+    outputs = [
+        helper.make_tensor_value_info(
+            f"out{i}", helper.np_dtype_to_tensor_dtype(np.dtype(dt)), None
+        )
+        for i, dt in enumerate(output_dtypes)
+    ]
+    node = helper.make_node(
+        op_type,
+        names,
+        [o.name for o in outputs],
+        **{k: v for k, v in attrs.items() if v is not None},
+    )
     graph = helper.make_graph([node], f"{op_type.lower()}_test", graph_inputs, outputs)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=ir_version)
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version
+    )
 
 
 def onnx_reference(op_type, inputs, attrs, n_outputs=1, *, opset=DEFAULT_OPSET):
@@ -72,14 +91,23 @@ def onnxruntime_run(op_type, inputs, attrs, n_outputs=1, *, opset=DEFAULT_OPSET)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.log_severity_level = 4
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     feeds = {f"in{i}": a for i, a in enumerate(inputs)}
     return [np.asarray(o) for o in session.run(None, feeds)]
 
 
-def onnx_pool_attrs(kernel_shape, *, strides=None, pads=None, dilations=None,
-                    auto_pad="NOTSET", ceil_mode=0, **extra):
+def onnx_pool_attrs(
+    kernel_shape,
+    *,
+    strides=None,
+    pads=None,
+    dilations=None,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    **extra,
+):
     """ONNX pool attributes with ovpool's keyword names (None = omitted)."""
     attrs = dict(kernel_shape=list(kernel_shape), auto_pad=auto_pad, ceil_mode=int(ceil_mode))
     if strides is not None:
@@ -96,13 +124,16 @@ def onnx_pool_attrs(kernel_shape, *, strides=None, pads=None, dilations=None,
 # torch.nn.functional
 # --------------------------------------------------------------------------
 
+
 def _torch():
     import torch
+
     return torch
 
 
 def _fn(name, n_spatial):
     import torch.nn.functional as F
+
     return getattr(F, f"{name}{n_spatial}d")
 
 
@@ -111,9 +142,14 @@ def torch_avg_pool(x, kernel, stride, padding, *, ceil_mode=False, count_include
     torch = _torch()
     n = x.ndim - 2
     with torch.no_grad():
-        y = _fn("avg_pool", n)(torch.from_numpy(np.ascontiguousarray(x)), list(kernel),
-                               list(stride), list(padding), ceil_mode=ceil_mode,
-                               count_include_pad=count_include_pad)
+        y = _fn("avg_pool", n)(
+            torch.from_numpy(np.ascontiguousarray(x)),
+            list(kernel),
+            list(stride),
+            list(padding),
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+        )
     return y.numpy()
 
 
@@ -122,9 +158,15 @@ def torch_max_pool(x, kernel, stride, padding, dilation, *, ceil_mode=False):
     torch = _torch()
     n = x.ndim - 2
     with torch.no_grad():
-        y, i = _fn("max_pool", n)(torch.from_numpy(np.ascontiguousarray(x)), list(kernel),
-                                  list(stride), list(padding), list(dilation),
-                                  ceil_mode=ceil_mode, return_indices=True)
+        y, i = _fn("max_pool", n)(
+            torch.from_numpy(np.ascontiguousarray(x)),
+            list(kernel),
+            list(stride),
+            list(padding),
+            list(dilation),
+            ceil_mode=ceil_mode,
+            return_indices=True,
+        )
     return y.numpy(), i.numpy()
 
 
@@ -132,8 +174,9 @@ def torch_adaptive_avg_pool(x, output_size):
     torch = _torch()
     n = x.ndim - 2
     with torch.no_grad():
-        return _fn("adaptive_avg_pool", n)(torch.from_numpy(np.ascontiguousarray(x)),
-                                           list(output_size)).numpy()
+        return _fn("adaptive_avg_pool", n)(
+            torch.from_numpy(np.ascontiguousarray(x)), list(output_size)
+        ).numpy()
 
 
 def torch_adaptive_max_pool(x, output_size):
@@ -141,8 +184,9 @@ def torch_adaptive_max_pool(x, output_size):
     torch = _torch()
     n = x.ndim - 2
     with torch.no_grad():
-        y, i = _fn("adaptive_max_pool", n)(torch.from_numpy(np.ascontiguousarray(x)),
-                                           list(output_size), return_indices=True)
+        y, i = _fn("adaptive_max_pool", n)(
+            torch.from_numpy(np.ascontiguousarray(x)), list(output_size), return_indices=True
+        )
     return y.numpy(), i.numpy()
 
 
@@ -151,10 +195,14 @@ def torch_max_unpool(x, plane_indices, kernel, stride, padding, output_size):
     torch = _torch()
     n = x.ndim - 2
     with torch.no_grad():
-        return _fn("max_unpool", n)(torch.from_numpy(np.ascontiguousarray(x)),
-                                    torch.from_numpy(np.ascontiguousarray(plane_indices)),
-                                    list(kernel), list(stride), list(padding),
-                                    output_size=list(output_size)).numpy()
+        return _fn("max_unpool", n)(
+            torch.from_numpy(np.ascontiguousarray(x)),
+            torch.from_numpy(np.ascontiguousarray(plane_indices)),
+            list(kernel),
+            list(stride),
+            list(padding),
+            output_size=list(output_size),
+        ).numpy()
 
 
 def plane_to_flat_indices(indices, spatial_shape):
@@ -175,9 +223,11 @@ def flat_to_plane_indices(indices, spatial_shape):
 # OpenVINO (CPU plugin, f32)
 # --------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=1)
 def ov_core():
     import openvino as ov
+
     return ov.Core()
 
 
@@ -195,34 +245,84 @@ def ov_run(build, inputs):
     return [np.array(result[o]) for o in compiled.outputs]
 
 
-def ov_avg_pool(x, kernel, strides, pads_begin, pads_end, *, exclude_pad=True,
-                rounding_type="floor", auto_pad="explicit", dilations=None):
+def ov_avg_pool(
+    x,
+    kernel,
+    strides,
+    pads_begin,
+    pads_end,
+    *,
+    exclude_pad=True,
+    rounding_type="floor",
+    auto_pad="explicit",
+    dilations=None,
+):
     """AvgPool-16 when ``dilations`` is given, else AvgPool-14."""
     if dilations is not None:
         import openvino.opset16 as ops
 
         def build(p):
-            return ops.avg_pool(p, list(strides), list(pads_begin), list(pads_end),
-                                list(kernel), exclude_pad, rounding_type, auto_pad,
-                                dilations=list(dilations))
+            return ops.avg_pool(
+                p,
+                list(strides),
+                list(pads_begin),
+                list(pads_end),
+                list(kernel),
+                exclude_pad,
+                rounding_type,
+                auto_pad,
+                dilations=list(dilations),
+            )
     else:
         import openvino.opset14 as ops
 
         def build(p):
-            return ops.avg_pool(p, list(strides), list(pads_begin), list(pads_end),
-                                list(kernel), exclude_pad, rounding_type, auto_pad)
+            return ops.avg_pool(
+                p,
+                list(strides),
+                list(pads_begin),
+                list(pads_end),
+                list(kernel),
+                exclude_pad,
+                rounding_type,
+                auto_pad,
+            )
+
     return ov_run(build, [x])[0]
 
 
-def ov_max_pool(x, kernel, strides, pads_begin, pads_end, *, dilations=None,
-                rounding_type="floor", auto_pad="explicit", axis=0, index_element_type="i64"):
+def ov_max_pool(
+    x,
+    kernel,
+    strides,
+    pads_begin,
+    pads_end,
+    *,
+    dilations=None,
+    rounding_type="floor",
+    auto_pad="explicit",
+    axis=0,
+    index_element_type="i64",
+):
     """MaxPool-14: (values, indices)."""
     import openvino.opset14 as ops
+
     dilations = [1] * len(kernel) if dilations is None else list(dilations)
 
     def build(p):
-        return ops.max_pool(p, list(strides), dilations, list(pads_begin), list(pads_end),
-                            list(kernel), rounding_type, auto_pad, index_element_type, axis)
+        return ops.max_pool(
+            p,
+            list(strides),
+            dilations,
+            list(pads_begin),
+            list(pads_end),
+            list(kernel),
+            rounding_type,
+            auto_pad,
+            index_element_type,
+            axis,
+        )
+
     return ov_run(build, [x])
 
 
@@ -231,6 +331,7 @@ def ov_adaptive_avg_pool(x, output_size):
 
     def build(p):
         return ops.adaptive_avg_pool(p, ops.constant(np.asarray(output_size, np.int64)))
+
     return ov_run(build, [x])[0]
 
 
@@ -238,14 +339,23 @@ def ov_adaptive_max_pool(x, output_size, index_element_type="i32"):
     import openvino.opset8 as ops
 
     def build(p):
-        return ops.adaptive_max_pool(p, ops.constant(np.asarray(output_size, np.int64)),
-                                     index_element_type)
+        return ops.adaptive_max_pool(
+            p, ops.constant(np.asarray(output_size, np.int64)), index_element_type
+        )
+
     return ov_run(build, [x])
 
 
 # ONNX backend node test cases of the pooling ops (onnx.backend.test.case.node)
-ONNX_POOL_OPS = {"AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool", "LpPool",
-                 "GlobalLpPool", "MaxUnpool"}
+ONNX_POOL_OPS = {
+    "AveragePool",
+    "MaxPool",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "LpPool",
+    "GlobalLpPool",
+    "MaxUnpool",
+}
 
 
 def onnx_pool_cases():
@@ -253,6 +363,7 @@ def onnx_pool_cases():
     import warnings
 
     from onnx.backend.test.case.node import collect_testcases
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cases = collect_testcases(None)

@@ -73,8 +73,10 @@ def _window(rank):
 
 
 def _shape(rank, planes, kernel, dilations):
-    sizes = [int((k - 1) * d + 1 + RNG.integers(0, 12 if rank < 3 else 5))
-             for k, d in zip(kernel, dilations)]
+    sizes = [
+        int((k - 1) * d + 1 + RNG.integers(0, 12 if rank < 3 else 5))
+        for k, d in zip(kernel, dilations)
+    ]
     return (1, planes, *sizes)
 
 
@@ -85,18 +87,30 @@ CASES = [(rank, planes, seed) for rank in (1, 2, 3) for planes in (3, 8, 21) for
 def test_max_values_and_indices_against_torch(blocked, rank, planes, seed):
     kernel, strides, pads, dilations, ceil = _window(rank)
     x = _data(_shape(rank, planes, kernel, dilations))
-    values, indices = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                      dilations=dilations, ceil_mode=ceil, return_indices=True)
+    values, indices = ovpool.max_pool(
+        x,
+        kernel,
+        strides=strides,
+        pads=pads * 2,
+        dilations=dilations,
+        ceil_mode=ceil,
+        return_indices=True,
+    )
     assert _paths() == {"blocked"}
     fn = getattr(F, f"max_pool{rank}d")
-    want, want_idx = fn(_t(x), kernel, strides, pads, dilations, ceil_mode=ceil,
-                        return_indices=True)
+    want, want_idx = fn(
+        _t(x), kernel, strides, pads, dilations, ceil_mode=ceil, return_indices=True
+    )
     np.testing.assert_array_equal(values, want.numpy())
     plane = int(np.prod(x.shape[2:]))
     flat = want_idx.numpy() + (np.arange(planes) * plane).reshape(1, planes, *([1] * rank))
-    np.testing.assert_array_equal(indices, flat)   # ONNX: flat over the whole tensor
-    np.testing.assert_array_equal(ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                                  dilations=dilations, ceil_mode=ceil), values)
+    np.testing.assert_array_equal(indices, flat)  # ONNX: flat over the whole tensor
+    np.testing.assert_array_equal(
+        ovpool.max_pool(
+            x, kernel, strides=strides, pads=pads * 2, dilations=dilations, ceil_mode=ceil
+        ),
+        values,
+    )
 
 
 @pytest.mark.parametrize("rank, planes, seed", CASES)
@@ -105,8 +119,9 @@ def test_averages_against_torch(blocked, rank, planes, seed):
     x = _data(_shape(rank, planes, kernel, [1] * rank))
     fn = getattr(F, f"avg_pool{rank}d")
     for cip in (False, True):
-        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil,
-                              count_include_pad=cip)
+        got = ovpool.avg_pool(
+            x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil, count_include_pad=cip
+        )
         want = fn(_t(x), kernel, strides, pads, ceil_mode=ceil, count_include_pad=cip)
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-6, atol=1e-6)
     assert _paths() == {"blocked"}
@@ -116,6 +131,7 @@ def test_averages_against_torch(blocked, rank, planes, seed):
 @pytest.mark.parametrize("p", (1, 2, 3))
 def test_lp_norms_against_onnx_reference(blocked, rank, p):
     from references import onnx_pool_attrs, onnx_reference
+
     kernel, strides, pads, _, _ = _window(rank)
     x = _data(_shape(rank, 11, kernel, [1] * rank))
     got = ovpool.lp_pool(x, kernel, strides=strides, pads=pads * 2, p=p)
@@ -128,21 +144,42 @@ def test_lp_norms_against_onnx_reference(blocked, rank, p):
 
 def test_dilated_averages_against_onnx_reference(blocked):
     from references import onnx_pool_attrs, onnx_reference
+
     for rank in (1, 2, 3):
         kernel, strides, pads, dilations, ceil = _window(rank)
         dilations = [2] * rank
         x = _data(_shape(rank, 5, kernel, dilations))
-        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2, dilations=dilations,
-                              ceil_mode=ceil, count_include_pad=True)
-        attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads * 2, dilations=dilations,
-                                ceil_mode=int(ceil), count_include_pad=1)
+        got = ovpool.avg_pool(
+            x,
+            kernel,
+            strides=strides,
+            pads=pads * 2,
+            dilations=dilations,
+            ceil_mode=ceil,
+            count_include_pad=True,
+        )
+        attrs = onnx_pool_attrs(
+            kernel,
+            strides=strides,
+            pads=pads * 2,
+            dilations=dilations,
+            ceil_mode=int(ceil),
+            count_include_pad=1,
+        )
         (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("shape, size", [((2, 5, 28, 28), 7), ((1, 9, 14, 17), (9, 12)),
-                                         ((3, 4, 30), 7), ((1, 3, 6, 10, 13), (4, 3, 5)),
-                                         ((1, 10, 7, 9), (7, 2))])
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ((2, 5, 28, 28), 7),
+        ((1, 9, 14, 17), (9, 12)),
+        ((3, 4, 30), 7),
+        ((1, 3, 6, 10, 13), (4, 3, 5)),
+        ((1, 10, 7, 9), (7, 2)),
+    ],
+)
 def test_adaptive_bins_against_torch(blocked, shape, size):
     x = _data(shape)
     rank = len(shape) - 2
@@ -156,8 +193,9 @@ def test_adaptive_bins_against_torch(blocked, shape, size):
     assert _paths() == {"blocked"}
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, "bfloat16", np.int8,
-                                   np.uint8])
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.float16, "bfloat16", np.int8, np.uint8]
+)
 @pytest.mark.parametrize("style", ["ties", "specials"])
 def test_max_bits_as_the_other_paths(dtype, style):
     """Max values and indices: the same bits through the blocked kernel as
@@ -168,6 +206,7 @@ def test_max_bits_as_the_other_paths(dtype, style):
     it: docs/reference/semantics.md)."""
     if dtype == "bfloat16":
         import ml_dtypes
+
         dtype = ml_dtypes.bfloat16
     kinds = np.dtype(dtype).kind
     for rank in (1, 2, 3):
@@ -180,13 +219,29 @@ def test_max_bits_as_the_other_paths(dtype, style):
             else:
                 x = _data(shape, dtype, style)
 
-            def call(x=x, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
-                     ceil=ceil):
-                return (ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                        dilations=dilations, ceil_mode=ceil),
-                        *ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                         dilations=dilations, ceil_mode=ceil,
-                                         return_indices=True))
+            def call(
+                x=x, kernel=kernel, strides=strides, pads=pads, dilations=dilations, ceil=ceil
+            ):
+                return (
+                    ovpool.max_pool(
+                        x,
+                        kernel,
+                        strides=strides,
+                        pads=pads * 2,
+                        dilations=dilations,
+                        ceil_mode=ceil,
+                    ),
+                    *ovpool.max_pool(
+                        x,
+                        kernel,
+                        strides=strides,
+                        pads=pads * 2,
+                        dilations=dilations,
+                        ceil_mode=ceil,
+                        return_indices=True,
+                    ),
+                )
+
             new = _with({"blocked_everywhere": True}, call)
             old = _with({"blocked_bytes": 0}, call)
             for a, b in zip(new, old):
@@ -201,12 +256,19 @@ def test_ov_index_spaces_and_storage_order(blocked):
     x = _data((2, 5, 9, 11), style="ties")
 
     def calls():
-        out = [ovpool.max_pool(x, (3, 2), strides=(2, 1), pads=(1, 0, 1, 1),
-                               return_indices=True, storage_order=1)[1]]
+        out = [
+            ovpool.max_pool(
+                x, (3, 2), strides=(2, 1), pads=(1, 0, 1, 1), return_indices=True, storage_order=1
+            )[1]
+        ]
         for axis in range(4):
-            out.append(ovpool.ov_ops.max_pool(x, (3, 3), (2, 2), (1, 1), (1, 1),
-                                              rounding_type="ceil", axis=axis)[1])
+            out.append(
+                ovpool.ov_ops.max_pool(
+                    x, (3, 3), (2, 2), (1, 1), (1, 1), rounding_type="ceil", axis=axis
+                )[1]
+            )
         return out
+
     new = calls()
     assert _paths() == {"blocked"}
     old = _with({"blocked_bytes": 0}, calls)
@@ -221,13 +283,17 @@ def test_bands_of_rows_and_threads_give_the_same_bits(threads):
     x = _data((1, 11, 37, 29), style="ties")
 
     def calls(n):
-        return (ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1,) * 4, num_threads=n),
-                ovpool.avg_pool(x, (4, 3), strides=(1, 2), pads=(2, 1, 1, 1), num_threads=n),
-                *ovpool.max_pool(x, (2, 4), strides=(3, 1), return_indices=True,
-                                 num_threads=n))
+        return (
+            ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1,) * 4, num_threads=n),
+            ovpool.avg_pool(x, (4, 3), strides=(1, 2), pads=(2, 1, 1, 1), num_threads=n),
+            *ovpool.max_pool(x, (2, 4), strides=(3, 1), return_indices=True, num_threads=n),
+        )
+
     whole = _with({"blocked_everywhere": True}, lambda: calls(1))
-    banded = _with({"blocked_everywhere": True, "blocked_bytes": 2048, "blocked_units": 64,
-                    "thread_ns": 1}, lambda: calls(threads))
+    banded = _with(
+        {"blocked_everywhere": True, "blocked_bytes": 2048, "blocked_units": 64, "thread_ns": 1},
+        lambda: calls(threads),
+    )
     for a, b in zip(whole, banded):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 

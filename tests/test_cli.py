@@ -20,7 +20,7 @@ def ovpool(capsys, *args):
     """Run the command in-process: (exit status, stdout, stderr)."""
     try:
         rc = cli.main(list(args))
-    except SystemExit as exc:   # argparse: bad usage, --version
+    except SystemExit as exc:  # argparse: bad usage, --version
         rc = exc.code
     out, err = capsys.readouterr()
     return rc, out, err
@@ -35,12 +35,18 @@ def one_line_error(err):
 
 def subprocess_ovpool(*args, block_openvino=False):
     code = "import sys\n"
-    if block_openvino:   # as on a machine without OpenVINO
+    if block_openvino:  # as on a machine without OpenVINO
         code += "sys.modules['openvino'] = None\n"
     code += "from ovpool.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def copy_example(tmp_path, name):
@@ -52,6 +58,7 @@ def copy_example(tmp_path, name):
 # --------------------------------------------------------------------------
 # check
 # --------------------------------------------------------------------------
+
 
 def test_check_examples_with_recordings(capsys):
     rc, out, err = ovpool(capsys, "check", "--no-openvino", "--repeat", "1", EXAMPLES)
@@ -96,8 +103,9 @@ def test_check_reports_a_mismatch(tmp_path, capsys):
 
 def test_check_reports_a_broken_file_without_traceback(tmp_path, capsys):
     copy_example(tmp_path, "max_pool_1")
-    (tmp_path / "broken.xml").write_text('<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY a "b">]>'
-                                         '\n<net version="11"/>\n')
+    (tmp_path / "broken.xml").write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY a "b">]>\n<net version="11"/>\n'
+    )
     rc, out, err = ovpool(capsys, "check", "--no-openvino", str(tmp_path))
     assert rc == 1
     broken = [line for line in out.splitlines() if "broken.xml" in line]
@@ -109,8 +117,11 @@ def test_check_reports_a_broken_file_without_traceback(tmp_path, capsys):
 def test_check_without_any_reference(tmp_path, capsys):
     builder = IR()
     x = builder.parameter((1, 1, 4), name="x")
-    builder.result(builder.layer("MaxPool", "opset1", [(x, 0)], [("f32", (1, 1, 2))],
-                                 {"kernel": "2", "strides": "2"}))
+    builder.result(
+        builder.layer(
+            "MaxPool", "opset1", [(x, 0)], [("f32", (1, 1, 2))], {"kernel": "2", "strides": "2"}
+        )
+    )
     builder.write(tmp_path)
     rc, out, _ = ovpool(capsys, "check", "--no-openvino", str(tmp_path))
     assert rc == 1 and "NO-REFERENCE" in out
@@ -127,13 +138,14 @@ def test_check_without_models(tmp_path, capsys):
 # info and run
 # --------------------------------------------------------------------------
 
+
 def test_info(capsys):
     rc, out, _ = ovpool(capsys, "info", os.path.join(EXAMPLES, "multi_output.xml"))
     assert rc == 0
     assert "IR v11" in out and "max_indices" in out and "f16" in out
     assert "ovpool's runtime runs every layer" in out
     assert "layer types: Result x5, Parameter x2, AdaptiveMaxPool, AvgPool, Const, MaxPool" in out
-    assert "\nlayers:" not in out           # the summary only, without --layers
+    assert "\nlayers:" not in out  # the summary only, without --layers
     path = os.path.join(EXAMPLES, "cnn_openvino_route.xml")
     rc, out, _ = ovpool(capsys, "info", path)
     assert rc == 0
@@ -141,11 +153,11 @@ def test_info(capsys):
     assert "runs 9 of the 13 layers; 4 need OpenVINO (Convolution x2, ReLU x2)" in out
     assert "ovpool.openvino.read_model" in out
     assert f"every layer: `ovpool info --layers {path}`" in out
-    pools = out[out.index("pool layers: 2 (AdaptiveAvgPool-opset8, MaxPool-opset14)"):]
-    pool1 = pools[pools.index(" pool1 "):pools.index(" gap ")]
+    pools = out[out.index("pool layers: 2 (AdaptiveAvgPool-opset8, MaxPool-opset14)") :]
+    pool1 = pools[pools.index(" pool1 ") : pools.index(" gap ")]
     assert "f32[1,8,32,32] -> f32[1,8,16,16] i64[1,8,16,16]" in pool1
     assert "kernel=2,2" in pool1 and "strides=2,2" in pool1 and "rounding_type=floor" in pool1
-    assert "output_size=2,2" in pools[pools.index(" gap "):]
+    assert "output_size=2,2" in pools[pools.index(" gap ") :]
     rc, out, _ = ovpool(capsys, "info", "--layers", path)
     assert rc == 0
     conv = [line for line in out.splitlines() if "conv1" in line][0]
@@ -196,8 +208,9 @@ def test_run_with_seed_and_output(tmp_path, capsys):
     assert rc == 0
     assert "ran in" in out and "ms" in out
     saved = sorted(os.listdir(tmp_path))
-    assert saved == sorted(f"{name}.npy" for name in
-                           ("avg_f16", "max_indices", "adaptive_values", "max_values", "x"))
+    assert saved == sorted(
+        f"{name}.npy" for name in ("avg_f16", "max_indices", "adaptive_values", "max_values", "x")
+    )
     assert np.load(tmp_path / "max_indices.npy").dtype == np.int32
     first = np.load(tmp_path / "avg_f16.npy")
     ovpool(capsys, "run", model_path, "--seed", "3", "--output", str(tmp_path))
@@ -208,8 +221,17 @@ def test_run_with_given_inputs(tmp_path, capsys, rng):
     model_path = os.path.join(EXAMPLES, "dynamic_shape.xml")
     x = rng.standard_normal((2, 3, 9, 12)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
-    rc, out, _ = ovpool(capsys, "run", model_path, "--input", f"x={tmp_path / 'x.npy'}",
-                        "--output", str(tmp_path / "out"), "--repeat", "2")
+    rc, out, _ = ovpool(
+        capsys,
+        "run",
+        model_path,
+        "--input",
+        f"x={tmp_path / 'x.npy'}",
+        "--output",
+        str(tmp_path / "out"),
+        "--repeat",
+        "2",
+    )
     assert rc == 0, out
     assert "[2, 3, 9, 12]" in out and "best of 2" in out
     expected = ir.read_model(model_path)(x)
@@ -235,8 +257,9 @@ def test_run_errors(tmp_path, capsys):
     rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=1,3,4,4")
     message = one_line_error(err)
     assert rc == 1 and "must have shape f32[?,3,8..32,8..32], got [1, 3, 4, 4]" in message
-    rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=1,3,8,8", "--input",
-                        f"x={tmp_path / 'x.npy'}")
+    rc, _, err = ovpool(
+        capsys, "run", dynamic, "--shape", "x=1,3,8,8", "--input", f"x={tmp_path / 'x.npy'}"
+    )
     assert rc == 1 and "given twice" in one_line_error(err)
     rc, _, err = ovpool(capsys, "run", dynamic, "--shape", "x=100000,3,100000,100000")
     assert rc == 1 and "got [100000, 3, 100000, 100000]" in one_line_error(err)  # made no data
@@ -247,8 +270,9 @@ def test_a_random_input_is_checked_against_the_memory_budget(capsys):
 
     previous = set_memory_budget(1 << 20)
     try:
-        rc, _, err = ovpool(capsys, "run", os.path.join(EXAMPLES, "dynamic_shape.xml"),
-                            "--shape", "x=100,3,32,32")
+        rc, _, err = ovpool(
+            capsys, "run", os.path.join(EXAMPLES, "dynamic_shape.xml"), "--shape", "x=100,3,32,32"
+        )
     finally:
         set_memory_budget(previous)
     message = one_line_error(err)
@@ -278,8 +302,9 @@ def test_run_lists_unsupported_layers_one_per_line_capped(tmp_path, monkeypatch,
     builder = IR()
     previous = builder.parameter((1, 3, 8, 8), name="x")
     for k in range(13):
-        previous = builder.layer("ReLU", "opset1", [(previous, 0)], [("f32", (1, 3, 8, 8))],
-                                 name=f"relu{k}")
+        previous = builder.layer(
+            "ReLU", "opset1", [(previous, 0)], [("f32", (1, 3, 8, 8))], name=f"relu{k}"
+        )
     builder.result(previous)
     path = builder.write(tmp_path)
     rc, out, err = ovpool(capsys, "run", str(path))
@@ -301,22 +326,37 @@ def test_the_suggested_openvino_call_has_the_real_signature():
     import ovpool.openvino
 
     assert list(inspect.signature(ovpool.openvino.read_model).parameters)[:2] == [
-        "core", "xml_path"]
+        "core",
+        "xml_path",
+    ]
 
 
 # --------------------------------------------------------------------------
 # usage
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [
-    [], ["frobnicate"], ["info"], ["run"], ["check"],
-    ["run", "m.xml", "--input", "novalue"], ["run", "m.xml", "--repeat", "0"],
-    ["run", "m.xml", "--seed", "x"], ["check", "--bogus", "x"],
-    ["run", "m.xml", "--shape", "x=1,a"], ["run", "m.xml", "--shape", "x=1,-3"],
-    ["run", "m.xml", "--shape", "x"], ["run", "m.xml", "--shape", "x=1", "--shape", "x=2"],
-    ["check", "--input", "x=a.npy", "--input", "x=b.npy", "m.xml"],
-    ["run", "m.xml", "--policy", "fast"], ["info", "m.xml", "--policy", "all"],
-])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["frobnicate"],
+        ["info"],
+        ["run"],
+        ["check"],
+        ["run", "m.xml", "--input", "novalue"],
+        ["run", "m.xml", "--repeat", "0"],
+        ["run", "m.xml", "--seed", "x"],
+        ["check", "--bogus", "x"],
+        ["run", "m.xml", "--shape", "x=1,a"],
+        ["run", "m.xml", "--shape", "x=1,-3"],
+        ["run", "m.xml", "--shape", "x"],
+        ["run", "m.xml", "--shape", "x=1", "--shape", "x=2"],
+        ["check", "--input", "x=a.npy", "--input", "x=b.npy", "m.xml"],
+        ["run", "m.xml", "--policy", "fast"],
+        ["info", "m.xml", "--policy", "all"],
+    ],
+)
 def test_bad_usage_exits_2_with_one_line(capsys, args):
     if args[:1] == ["run"] and "--input" in args:
         path = os.path.join(EXAMPLES, "max_pool_1.xml")
@@ -328,8 +368,14 @@ def test_bad_usage_exits_2_with_one_line(capsys, args):
 
 def test_python_dash_m():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-m", "ovpool", "info", "ir_examples/max_pool_8.xml"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ovpool", "info", "ir_examples/max_pool_8.xml"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "MaxPool" in done.stdout
 
@@ -337,6 +383,7 @@ def test_python_dash_m():
 # --------------------------------------------------------------------------
 # a network converted from PyTorch, with a dynamic input shape
 # --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
@@ -368,8 +415,9 @@ def converted(tmp_path_factory):
     module = Net().eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = ov.convert_model(module, example_input=torch.zeros(1, 3, 32, 32),
-                                 input=[-1, 3, -1, -1])
+        model = ov.convert_model(
+            module, example_input=torch.zeros(1, 3, 32, 32), input=[-1, 3, -1, -1]
+        )
     path = tmp_path_factory.mktemp("converted") / "net.xml"
     ov.save_model(model, path, compress_to_fp16=False)
     return path, module
@@ -400,7 +448,7 @@ def test_check_a_converted_dynamic_network(converted, ov_extension, capsys):
     assert row[1] == "ERROR"
     note = " ".join(row)
     assert "--input x=FILE.npy" in note
-    suggested = note[note.index("--shape "):].split()[:2]
+    suggested = note[note.index("--shape ") :].split()[:2]
     assert suggested == ["--shape", "x=1,3,224,224"]
     rc, out, _ = ovpool(capsys, "check", "--repeat", "1", *suggested, str(path))
     assert rc == 0, out
@@ -409,17 +457,21 @@ def test_check_a_converted_dynamic_network(converted, ov_extension, capsys):
     assert 0 <= float(row[2]) <= 1e-5
     # at 224 x 224 the adaptive head's bins are exact natively, so it is
     # compared; the AvgPool, where native OpenVINO deviates, is left native
-    assert "2 pool layer(s) on ovpool's ops in OpenVINO, 1 left native where OpenVINO " \
-           "deviates (avg_pool_include_pad_ceil)" in out
+    assert (
+        "2 pool layer(s) on ovpool's ops in OpenVINO, 1 left native where OpenVINO "
+        "deviates (avg_pool_include_pad_ceil)" in out
+    )
     assert out.splitlines()[-1] == "1 ok (1 through OpenVINO with ovpool's ops)"
 
 
-def test_check_a_converted_network_with_a_given_input(converted, ov_extension, tmp_path, capsys,
-                                                      rng):
+def test_check_a_converted_network_with_a_given_input(
+    converted, ov_extension, tmp_path, capsys, rng
+):
     path, _ = converted
     np.save(tmp_path / "x.npy", rng.standard_normal((2, 3, 29, 31)).astype(np.float32))
-    rc, out, _ = ovpool(capsys, "check", "--repeat", "1", "--input", f"x={tmp_path / 'x.npy'}",
-                        str(path))
+    rc, out, _ = ovpool(
+        capsys, "check", "--repeat", "1", "--input", f"x={tmp_path / 'x.npy'}", str(path)
+    )
     assert rc == 0, out
     assert check_row(out, path)[1] == "ok"
     rc, out, err = ovpool(capsys, "check", "--repeat", "1", "--shape", "image=1,3,8,8", str(path))
@@ -428,8 +480,9 @@ def test_check_a_converted_network_with_a_given_input(converted, ov_extension, t
 
 
 @pytest.mark.parametrize("policy", ["default", "all"])
-def test_run_a_converted_dynamic_network_through_openvino(converted, ov_extension, tmp_path,
-                                                          capsys, rng, policy):
+def test_run_a_converted_dynamic_network_through_openvino(
+    converted, ov_extension, tmp_path, capsys, rng, policy
+):
     """`ovpool run --input x=x.npy model.xml --output out/` on a network:
     through OpenVINO with ovpool's extension, the pool layers that moved
     named, the output written and equal to PyTorch's."""
@@ -440,15 +493,23 @@ def test_run_a_converted_dynamic_network_through_openvino(converted, ov_extensio
     path, module = converted
     x = rng.standard_normal((2, 3, 29, 31)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
-    args = ["run", "--input", f"x={tmp_path / 'x.npy'}", str(path), "--output",
-            str(tmp_path / "out")]
+    args = [
+        "run",
+        "--input",
+        f"x={tmp_path / 'x.npy'}",
+        str(path),
+        "--output",
+        str(tmp_path / "out"),
+    ]
     if policy != "default":
         args += ["--policy", policy]
     rc, out, err = ovpool(capsys, *args)
     assert rc == 0, out + err
-    assert out.startswith("route: OpenVINO (CPU plugin, f32) with ovpool's extension, for the "
-                          "layers ovpool's runtime does not run (Add-opset1 x2, "
-                          "Convolution-opset1 x2, ReLU-opset1 x2)")
+    assert out.startswith(
+        "route: OpenVINO (CPU plugin, f32) with ovpool's extension, for the "
+        "layers ovpool's runtime does not run (Add-opset1 x2, "
+        "Convolution-opset1 x2, ReLU-opset1 x2)"
+    )
     plan = ovp.patch_plan(ov.Core().read_model(path), policy=policy)
     moved = [d for d in plan if d.move]
     assert len(plan) == 3 and len(moved) == (2 if policy == "default" else 3)
@@ -476,10 +537,14 @@ def test_info_on_a_converted_network(converted, capsys):
     rc, out, _ = ovpool(capsys, "info", str(path))
     assert rc == 0
     assert "  x                        f32      [?,3,?,?]" in out
-    assert "layer types: Const x5, Add x2, Convolution x2, ReLU x2, AdaptiveAvgPool, AvgPool, " \
-           "MaxPool, Parameter, Result" in out
-    assert "pool layers: 3 (AdaptiveAvgPool-opset8, AvgPool-opset14, MaxPool-opset14); " \
-           "ovpool.openvino.read_model's default policy moves 2 of the 3 native ones" in out
+    assert (
+        "layer types: Const x5, Add x2, Convolution x2, ReLU x2, AdaptiveAvgPool, AvgPool, "
+        "MaxPool, Parameter, Result" in out
+    )
+    assert (
+        "pool layers: 3 (AdaptiveAvgPool-opset8, AvgPool-opset14, MaxPool-opset14); "
+        "ovpool.openvino.read_model's default policy moves 2 of the 3 native ones" in out
+    )
     assert "exclude-pad=false" in out and "rounding_type=ceil_torch" in out
     assert "output_size=3,3" in out
 
@@ -495,8 +560,12 @@ def test_a_converted_network_without_openvino(converted, monkeypatch, capsys):
     path, _ = converted
     rc, _, err = ovpool(capsys, "run", str(path))
     lines = err.strip().splitlines()
-    assert rc == 1 and "cannot run 6 layers of this model (Add-opset1 x2, Convolution-opset1 " \
-                       "x2, ReLU-opset1 x2)" in lines[0]
+    assert (
+        rc == 1
+        and "cannot run 6 layers of this model (Add-opset1 x2, Convolution-opset1 "
+        "x2, ReLU-opset1 x2)"
+        in lines[0]
+    )
     rc, out, _ = ovpool(capsys, "check", str(path))
     assert rc == 0 and check_row(out, path)[1] == "openvino-route"
     rc, out, _ = ovpool(capsys, "info", str(path))
@@ -517,8 +586,14 @@ def test_policy_choices_are_the_libraries():
 # --------------------------------------------------------------------------
 
 # the modules whose messages the command prints
-HINT_MODULES = ("ovpool/cli.py", "ovpool/_check.py", "ovpool/ir.py", "ovpool/_limits.py",
-                "ovpool/openvino/__init__.py", "ovpool/openvino/_library.py")
+HINT_MODULES = (
+    "ovpool/cli.py",
+    "ovpool/_check.py",
+    "ovpool/ir.py",
+    "ovpool/_limits.py",
+    "ovpool/openvino/__init__.py",
+    "ovpool/openvino/_library.py",
+)
 # commands that run a model: a message of a module other than cli.py that
 # names an option without naming a command is one they print
 RUNNING = ("run", "check")
@@ -534,19 +609,31 @@ def _messages(relpath):
     import ast
 
     tree = ast.parse(open(os.path.join(ROOT, relpath)).read())
-    constants = {node.targets[0].id: node.value.value for node in tree.body
-                 if isinstance(node, ast.Assign) and len(node.targets) == 1
-                 and isinstance(node.targets[0], ast.Name)
-                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+    constants = {
+        node.targets[0].id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
     skip = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
             skip.add(id(body[0].value))
         if isinstance(node, ast.Call):
-            func = node.func.attr if isinstance(node.func, ast.Attribute) else \
-                getattr(node.func, "id", "")
+            func = (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", "")
+            )
             if func in _ARGPARSE_CALLS:
                 skip.update(id(n) for arg in [*node.args, *node.keywords] for n in ast.walk(arg))
     found = []
@@ -569,8 +656,9 @@ def _messages(relpath):
             function = node.name
         if id(node) in skip:
             return
-        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant)
-                                               and isinstance(node.value, str)):
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, str)
+        ):
             text = text_of(node)
             if " " in text:
                 found.append((function, text))
@@ -588,10 +676,15 @@ def _commands_of_cli_functions(parser):
     import ast
 
     tree = ast.parse(open(os.path.join(ROOT, "ovpool", "cli.py")).read())
-    functions = {node.name: node for node in ast.walk(tree)
-                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    mentions = {name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(functions)
-                for name, node in functions.items()}
+    functions = {
+        node.name: node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    mentions = {
+        name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(functions)
+        for name, node in functions.items()
+    }
     reached = {}
     for command, sub in _subcommands(parser).items():
         stack = [sub.get_default("func").__name__]
@@ -630,7 +723,7 @@ def _hint_problems(messages, parser, reached):
         for match in re.finditer(r"\bovpool ([a-z]+)\b([^`]*)", text):
             cmd = match.group(1)
             if cmd not in commands:
-                if text[max(0, match.start() - 1):match.start()] == "`":
+                if text[max(0, match.start() - 1) : match.start()] == "`":
                     problems.append(f"{where}: no command {cmd!r}")
                 continue
             spans.append((match.start(), match.end()))
@@ -648,17 +741,18 @@ def _hint_problems(messages, parser, reached):
                 main([match.group(2), "--help"])
             except SystemExit as exc:
                 if exc.code != 0:
-                    problems.append(f"{where}: python -m {match.group(1)} has no "
-                                    f"{match.group(2)!r}")
+                    problems.append(
+                        f"{where}: python -m {match.group(1)} has no {match.group(2)!r}"
+                    )
         for match in re.finditer(r"(?<![\w-])--[a-z][\w-]*", text):
             if any(a <= match.start() < b for a, b in spans):
                 continue
-            owners = reached.get(function, set(commands)) if module == "ovpool/cli.py" \
-                else RUNNING
+            owners = reached.get(function, set(commands)) if module == "ovpool/cli.py" else RUNNING
             for cmd in sorted(owners):
                 if match.group() not in _options(commands[cmd]):
-                    problems.append(f"{where}: `ovpool {cmd}` prints {match.group()}, which it "
-                                    "does not take")
+                    problems.append(
+                        f"{where}: `ovpool {cmd}` prints {match.group()}, which it does not take"
+                    )
         for name in re.findall(r"(?<![\w.])ovpool(?:\.[A-Za-z_]\w*)+", text):
             parts = name.split(".")
             obj, k = None, len(parts)
@@ -676,7 +770,7 @@ def _hint_problems(messages, parser, reached):
 
 
 def test_every_hint_names_an_option_command_or_function_that_exists(capsys):
-    pytest.importorskip("openvino")            # ovpool.openvino's names resolve with it
+    pytest.importorskip("openvino")  # ovpool.openvino's names resolve with it
     parser = cli.build_parser()
     reached = _commands_of_cli_functions(parser)
     assert reached["_named_values"] == {"run", "check"}
@@ -690,24 +784,31 @@ def test_every_hint_names_an_option_command_or_function_that_exists(capsys):
     assert _hint_problems(messages, parser, reached) == []
     capsys.readouterr()
     # and the check finds what it is for
-    bad = [("ovpool/_check.py", "random_inputs", "give it with --inputs x=FILE.npy"),
-           ("ovpool/cli.py", "_run", "`--no-openvino` skips it"),
-           ("ovpool/cli.py", "_info", "see `ovpool inf --layers x`"),
-           ("ovpool/cli.py", "_info", "see `ovpool info --layer x`"),
-           ("ovpool/ir.py", "f", "call ovpool.openvino.read_modle(core, path)"),
-           ("ovpool/ir.py", "f", "run python -m ovpool.openvino compile")]
+    bad = [
+        ("ovpool/_check.py", "random_inputs", "give it with --inputs x=FILE.npy"),
+        ("ovpool/cli.py", "_run", "`--no-openvino` skips it"),
+        ("ovpool/cli.py", "_info", "see `ovpool inf --layers x`"),
+        ("ovpool/cli.py", "_info", "see `ovpool info --layer x`"),
+        ("ovpool/ir.py", "f", "call ovpool.openvino.read_modle(core, path)"),
+        ("ovpool/ir.py", "f", "run python -m ovpool.openvino compile"),
+    ]
     problems = _hint_problems(bad, parser, reached)
     capsys.readouterr()
-    assert [p.split(": ")[0] for p in problems] == \
-        ["ovpool/_check.py:random_inputs", "ovpool/_check.py:random_inputs",
-         "ovpool/cli.py:_run", "ovpool/cli.py:_info", "ovpool/cli.py:_info", "ovpool/ir.py:f",
-         "ovpool/ir.py:f"], problems
+    assert [p.split(": ")[0] for p in problems] == [
+        "ovpool/_check.py:random_inputs",
+        "ovpool/_check.py:random_inputs",
+        "ovpool/cli.py:_run",
+        "ovpool/cli.py:_info",
+        "ovpool/cli.py:_info",
+        "ovpool/ir.py:f",
+        "ovpool/ir.py:f",
+    ], problems
 
 
 def test_every_option_in_the_help_exists(capsys):
     parser = cli.build_parser()
     for name, sub in _subcommands(parser).items():
-        if name == "bench":        # its options are benchmarks/run.py's
+        if name == "bench":  # its options are benchmarks/run.py's
             continue
         import re
 

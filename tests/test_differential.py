@@ -55,6 +55,7 @@ F64_TOL = dict(rtol=1e-12, atol=1e-12)
 # configuration generators
 # --------------------------------------------------------------------------
 
+
 def _effective(kernel, dilations):
     return [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
 
@@ -74,11 +75,10 @@ def random_onnx_pool_config(rng, op):
         max_size = {1: 20, 2: 11, 3: 6}[nd]
         kernel = [int(rng.integers(1, 5)) for _ in range(nd)]
         strides = [int(rng.integers(1, 4)) for _ in range(nd)]
-        dilations = ([int(rng.integers(1, 3)) for _ in range(nd)] if rng.random() < 0.4
-                     else [1] * nd)
+        dilations = [int(rng.integers(1, 3)) for _ in range(nd)] if rng.random() < 0.4 else [1] * nd
         auto_pad = str(rng.choice(["NOTSET"] * 4 + ["SAME_UPPER", "SAME_LOWER", "VALID"]))
         # ORT refuses pads >= kernel: keep pads in [0, kernel)
-        pads = ([int(rng.integers(0, k)) for k in kernel * 2] if auto_pad == "NOTSET" else None)
+        pads = [int(rng.integers(0, k)) for k in kernel * 2] if auto_pad == "NOTSET" else None
         ceil_mode = bool(rng.random() < 0.4)
         effective = _effective(kernel, dilations)
         spatial = []
@@ -87,8 +87,9 @@ def random_onnx_pool_config(rng, op):
             low = max(1, effective[a] - padding)
             spatial.append(int(rng.integers(low, max(low, max_size) + 1)))
         if auto_pad.startswith("SAME") and (
-                any(d > 1 for d, k in zip(dilations, kernel) if k > 1)
-                or _same_pad_is_negative(spatial, kernel, strides, dilations)):
+            any(d > 1 for d, k in zip(dilations, kernel) if k > 1)
+            or _same_pad_is_negative(spatial, kernel, strides, dilations)
+        ):
             continue  # known to be wrong in both references, see the module docstring
         if rng.random() < 0.2 and op != "MaxPool":
             dtype = np.float64
@@ -106,14 +107,16 @@ def random_onnx_pool_config(rng, op):
             x = rng.standard_normal(shape).astype(dtype)
             if op == "MaxPool" and rng.random() < 0.3:
                 x = np.round(x * 2).astype(dtype)  # ties
-        kwargs = dict(strides=strides, pads=pads, dilations=dilations, auto_pad=auto_pad,
-                      ceil_mode=ceil_mode)
+        kwargs = dict(
+            strides=strides, pads=pads, dilations=dilations, auto_pad=auto_pad, ceil_mode=ceil_mode
+        )
         return x, kernel, kwargs
 
 
 def _describe(x, kernel, kwargs, extra=None):
-    return (f"x{x.shape} {x.dtype} kernel={kernel} "
-            + " ".join(f"{k}={v}" for k, v in {**kwargs, **(extra or {})}.items()))
+    return f"x{x.shape} {x.dtype} kernel={kernel} " + " ".join(
+        f"{k}={v}" for k, v in {**kwargs, **(extra or {})}.items()
+    )
 
 
 def _run_or_error(fn):
@@ -136,8 +139,7 @@ def _outputs_agree(a, b, tol, exact_from=None):
         if exact_from is not None and i >= exact_from:
             if not np.array_equal(p, q):
                 return False
-        elif not np.allclose(p.astype(np.float64), q.astype(np.float64), equal_nan=True,
-                             **tol):
+        elif not np.allclose(p.astype(np.float64), q.astype(np.float64), equal_nan=True, **tol):
             return False
     return True
 
@@ -155,8 +157,7 @@ def _references(op, x, attrs, n_outputs, ort_opset=22):
     if not isinstance(ref, Exception) and x.dtype.kind in "iu":
         ref = [ref[0].astype(x.dtype)] + ref[1:]
     ort_x = x.astype(np.float32) if (x.dtype == np.float64 and op != "MaxPool") else x
-    ort = _run_or_error(lambda: onnxruntime_run(op, [ort_x], attrs, n_outputs,
-                                                opset=ort_opset))
+    ort = _run_or_error(lambda: onnxruntime_run(op, [ort_x], attrs, n_outputs, opset=ort_opset))
     return ref, ort
 
 
@@ -171,18 +172,20 @@ class Tally:
     def check(self):
         assert not self.failures, (
             f"{len(self.failures)} of {self.counted} counted configurations differ:\n"
-            + "\n".join(self.failures[:20]))
+            + "\n".join(self.failures[:20])
+        )
         assert self.counted >= MIN_COUNTED_FRACTION * self.total, (
-            f"only {self.counted} of {self.total} configurations had agreeing references")
+            f"only {self.counted} of {self.total} configurations had agreeing references"
+        )
 
 
-def _compare_with_references(tally, op, x, kernel, kwargs, extra_attrs, run_ovpool,
-                             n_outputs=1, ort_opset=22):
+def _compare_with_references(
+    tally, op, x, kernel, kwargs, extra_attrs, run_ovpool, n_outputs=1, ort_opset=22
+):
     tally.total += 1
     attrs = onnx_pool_attrs(kernel, **kwargs, **extra_attrs)
     ref, ort = _references(op, x, attrs, n_outputs, ort_opset)
-    agree_tol = F32_TOL if x.dtype != np.float64 or op == "MaxPool" else dict(rtol=1e-5,
-                                                                             atol=1e-6)
+    agree_tol = F32_TOL if x.dtype != np.float64 or op == "MaxPool" else dict(rtol=1e-5, atol=1e-6)
     if not _outputs_agree(ref, ort, agree_tol, exact_from=1):
         return
     tally.counted += 1
@@ -196,12 +199,15 @@ def _compare_with_references(tally, op, x, kernel, kwargs, extra_attrs, run_ovpo
     expected = ref
     for i, (g, e) in enumerate(zip(got, expected)):
         if g.shape != e.shape or g.dtype != e.dtype:
-            tally.failures.append(f"{op} {description}: output {i} is {g.shape} {g.dtype}, "
-                                  f"references {e.shape} {e.dtype}")
+            tally.failures.append(
+                f"{op} {description}: output {i} is {g.shape} {g.dtype}, "
+                f"references {e.shape} {e.dtype}"
+            )
             return
     if op == "MaxPool":
-        if not all(np.array_equal(g, e, equal_nan=g.dtype.kind == "f")
-                   for g, e in zip(got, expected)):
+        if not all(
+            np.array_equal(g, e, equal_nan=g.dtype.kind == "f") for g, e in zip(got, expected)
+        ):
             tally.failures.append(f"{op} {description}: values or indices differ")
     else:
         tol = F64_TOL if x.dtype == np.float64 else F32_TOL
@@ -214,6 +220,7 @@ def _compare_with_references(tally, op, x, kernel, kwargs, extra_attrs, run_ovpo
 # ONNX fixed-window pools
 # --------------------------------------------------------------------------
 
+
 def test_averagepool_random_configurations_match_onnx_reference_and_onnxruntime():
     rng = np.random.default_rng(1001)
     tally = Tally()
@@ -221,8 +228,14 @@ def test_averagepool_random_configurations_match_onnx_reference_and_onnxruntime(
         x, kernel, kwargs = random_onnx_pool_config(rng, "AveragePool")
         include = bool(rng.integers(0, 2))
         _compare_with_references(
-            tally, "AveragePool", x, kernel, kwargs, {"count_include_pad": int(include)},
-            lambda: ovpool.avg_pool(x, kernel, count_include_pad=include, **kwargs))
+            tally,
+            "AveragePool",
+            x,
+            kernel,
+            kwargs,
+            {"count_include_pad": int(include)},
+            lambda: ovpool.avg_pool(x, kernel, count_include_pad=include, **kwargs),
+        )
     tally.check()
 
 
@@ -234,10 +247,15 @@ def test_maxpool_random_configurations_match_onnx_reference_and_onnxruntime():
         x, kernel, kwargs = random_onnx_pool_config(rng, "MaxPool")
         order = int(rng.integers(0, 2))
         _compare_with_references(
-            tally, "MaxPool", x, kernel, kwargs, {"storage_order": order},
-            lambda: ovpool.max_pool(x, kernel, storage_order=order, return_indices=True,
-                                    **kwargs),
-            n_outputs=2)
+            tally,
+            "MaxPool",
+            x,
+            kernel,
+            kwargs,
+            {"storage_order": order},
+            lambda: ovpool.max_pool(x, kernel, storage_order=order, return_indices=True, **kwargs),
+            n_outputs=2,
+        )
     tally.check()
 
 
@@ -247,8 +265,9 @@ def test_maxpool_values_only_random_configurations_match_onnx_references():
     tally = Tally()
     for _ in range(100):
         x, kernel, kwargs = random_onnx_pool_config(rng, "MaxPool")
-        _compare_with_references(tally, "MaxPool", x, kernel, kwargs, {},
-                                 lambda: ovpool.max_pool(x, kernel, **kwargs))
+        _compare_with_references(
+            tally, "MaxPool", x, kernel, kwargs, {}, lambda: ovpool.max_pool(x, kernel, **kwargs)
+        )
     tally.check()
 
 
@@ -258,8 +277,15 @@ def test_lppool_random_configurations_match_onnx_reference_and_onnxruntime(p):
     tally = Tally()
     for _ in range(70):
         x, kernel, kwargs = random_onnx_pool_config(rng, "LpPool")
-        _compare_with_references(tally, "LpPool", x, kernel, kwargs, {"p": p},
-                                 lambda: ovpool.lp_pool(x, kernel, p=p, **kwargs))
+        _compare_with_references(
+            tally,
+            "LpPool",
+            x,
+            kernel,
+            kwargs,
+            {"p": p},
+            lambda: ovpool.lp_pool(x, kernel, p=p, **kwargs),
+        )
     tally.check()
 
 
@@ -267,11 +293,13 @@ def test_lppool_random_configurations_match_onnx_reference_and_onnxruntime(p):
 # Global pools
 # --------------------------------------------------------------------------
 
+
 def _random_global_input(rng, dtype):
     nd = int(rng.integers(1, 4))
     spatial = [int(rng.integers(1, {1: 40, 2: 12, 3: 7}[nd])) for _ in range(nd)]
-    return rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)),
-                                *spatial)).astype(dtype)
+    return rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)), *spatial)).astype(
+        dtype
+    )
 
 
 def test_global_average_pool_random_inputs_match_onnx_reference_and_onnxruntime():
@@ -321,6 +349,7 @@ def test_global_lppool_random_inputs_match_onnxruntime_and_float64_numpy(p):
 # MaxUnpool
 # --------------------------------------------------------------------------
 
+
 def _random_maxpool_for_unpool(rng):
     """A MaxPool configuration ORT accepts, its input, values and indices (from ORT)."""
     while True:
@@ -328,12 +357,18 @@ def _random_maxpool_for_unpool(rng):
         kernel = [int(rng.integers(1, 4)) for _ in range(nd)]
         strides = [int(rng.integers(1, k + 2)) for k in kernel]
         pads = [int(rng.integers(0, k)) for k in kernel * 2]
-        spatial = [int(rng.integers(max(1, k - pads[a] - pads[a + nd]) + 1, 9))
-                   for a, k in enumerate(kernel)]
-        x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 3)),
-                                 *spatial)).astype(np.float32)
-        pooled = _run_or_error(lambda: onnxruntime_run(
-            "MaxPool", [x], onnx_pool_attrs(kernel, strides=strides, pads=pads), 2))
+        spatial = [
+            int(rng.integers(max(1, k - pads[a] - pads[a + nd]) + 1, 9))
+            for a, k in enumerate(kernel)
+        ]
+        x = rng.standard_normal(
+            (int(rng.integers(1, 3)), int(rng.integers(1, 3)), *spatial)
+        ).astype(np.float32)
+        pooled = _run_or_error(
+            lambda: onnxruntime_run(
+                "MaxPool", [x], onnx_pool_attrs(kernel, strides=strides, pads=pads), 2
+            )
+        )
         if not isinstance(pooled, Exception):
             return x, kernel, strides, pads, pooled[0], pooled[1]
 
@@ -371,6 +406,7 @@ def test_maxunpool_random_output_shape_modes_match_their_references():
     disagree by design here, so each mode is checked against its own."""
     pytest.importorskip("torch")
     from references import flat_to_plane_indices, torch_max_unpool
+
     rng = np.random.default_rng(1041)
     checked_ort = checked_ref = 0
     for _ in range(40):
@@ -378,26 +414,38 @@ def test_maxunpool_random_output_shape_modes_match_their_references():
         attrs = dict(kernel_shape=kernel, strides=strides, pads=pads)
         shape = np.array(x.shape, dtype=np.int64)
         context = f"x{x.shape} k={kernel} s={strides} pads={pads}"
-        ort = _run_or_error(lambda: onnxruntime_run("MaxUnpool", [values, indices, shape],
-                                                    attrs))
+        ort = _run_or_error(lambda: onnxruntime_run("MaxUnpool", [values, indices, shape], attrs))
         if not isinstance(ort, Exception):
             checked_ort += 1
-            got = ovpool.max_unpool(values, indices, kernel, strides=strides, pads=pads,
-                                    output_shape=x.shape, indices_relative_to="output_shape")
+            got = ovpool.max_unpool(
+                values,
+                indices,
+                kernel,
+                strides=strides,
+                pads=pads,
+                output_shape=x.shape,
+                indices_relative_to="output_shape",
+            )
             assert got.shape == x.shape, context
             np.testing.assert_array_equal(got, ort[0], err_msg=context)
-            if all(p == q for p, q in zip(pads[:len(kernel)], pads[len(kernel):])) and all(
-                    2 * p <= k for p, k in zip(pads, kernel)):
+            if all(p == q for p, q in zip(pads[: len(kernel)], pads[len(kernel) :])) and all(
+                2 * p <= k for p, k in zip(pads, kernel)
+            ):
                 expected = torch_max_unpool(
-                    values, flat_to_plane_indices(indices, x.shape[2:]), kernel, strides,
-                    pads[:len(kernel)], x.shape[2:])
+                    values,
+                    flat_to_plane_indices(indices, x.shape[2:]),
+                    kernel,
+                    strides,
+                    pads[: len(kernel)],
+                    x.shape[2:],
+                )
                 np.testing.assert_array_equal(got, expected, err_msg=context)
-        ref = _run_or_error(lambda: onnx_reference("MaxUnpool", [values, indices, shape],
-                                                   attrs))
+        ref = _run_or_error(lambda: onnx_reference("MaxUnpool", [values, indices, shape], attrs))
         if not isinstance(ref, Exception):
             checked_ref += 1
-            got = ovpool.max_unpool(values, indices, kernel, strides=strides, pads=pads,
-                                    output_shape=x.shape)
+            got = ovpool.max_unpool(
+                values, indices, kernel, strides=strides, pads=pads, output_shape=x.shape
+            )
             assert got.shape == x.shape, context
             np.testing.assert_array_equal(got, ref[0], err_msg=context)
     assert checked_ort >= 30 and checked_ref >= 10
@@ -406,6 +454,7 @@ def test_maxunpool_random_output_shape_modes_match_their_references():
 # --------------------------------------------------------------------------
 # torch.nn.functional: torch-compatible ONNX configurations
 # --------------------------------------------------------------------------
+
 
 def _has_empty_window(spatial, out_spatial, kernel, strides, dilations, pads):
     for n_in, n_out, k, s, d, p in zip(spatial, out_spatial, kernel, strides, dilations, pads):
@@ -422,37 +471,50 @@ def random_torch_pool_config(rng, with_dilation):
     max_size = {1: 24, 2: 12, 3: 7}[nd]
     kernel = [int(rng.integers(1, 5)) for _ in range(nd)]
     strides = [int(rng.integers(1, 4)) for _ in range(nd)]
-    dilations = ([int(rng.integers(1, 4)) for _ in range(nd)] if with_dilation
-                 else [1] * nd)
+    dilations = [int(rng.integers(1, 4)) for _ in range(nd)] if with_dilation else [1] * nd
     pads = [int(rng.integers(0, k // 2 + 1)) for k in kernel]
     effective = _effective(kernel, dilations)
-    spatial = [int(rng.integers(max(1, e - 2 * p), max(e - 2 * p, max_size) + 1))
-               for e, p in zip(effective, pads)]
+    spatial = [
+        int(rng.integers(max(1, e - 2 * p), max(e - 2 * p, max_size) + 1))
+        for e, p in zip(effective, pads)
+    ]
     ceil_mode = bool(rng.random() < 0.5)
     dtype = np.float64 if rng.random() < 0.2 else np.float32
-    x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)),
-                             *spatial)).astype(dtype)
+    x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)), *spatial)).astype(
+        dtype
+    )
     return x, kernel, strides, dilations, pads, ceil_mode
 
 
 def test_avg_pool_random_torch_compatible_configurations_match_torch():
     pytest.importorskip("torch")
     from references import torch_avg_pool
+
     rng = np.random.default_rng(1050)
     for _ in range(120):
         x, kernel, strides, _, pads, ceil_mode = random_torch_pool_config(rng, False)
         include = bool(rng.integers(0, 2))
         if x.ndim == 5 and any(n < k for n, k in zip(x.shape[2:], kernel)):
             continue  # torch's avg_pool3d refuses an input smaller than the kernel
-        expected = torch_avg_pool(x, kernel, strides, pads, ceil_mode=ceil_mode,
-                                  count_include_pad=include)
-        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil_mode,
-                              count_include_pad=include)
-        context = f"x{x.shape} {x.dtype} k={kernel} s={strides} p={pads} ceil={ceil_mode} " \
-                  f"include={include}"
+        expected = torch_avg_pool(
+            x, kernel, strides, pads, ceil_mode=ceil_mode, count_include_pad=include
+        )
+        got = ovpool.avg_pool(
+            x,
+            kernel,
+            strides=strides,
+            pads=pads * 2,
+            ceil_mode=ceil_mode,
+            count_include_pad=include,
+        )
+        context = (
+            f"x{x.shape} {x.dtype} k={kernel} s={strides} p={pads} ceil={ceil_mode} "
+            f"include={include}"
+        )
         assert got.shape == expected.shape and got.dtype == x.dtype, context
-        np.testing.assert_allclose(got, expected, err_msg=context,
-                                   **(F64_TOL if x.dtype == np.float64 else F32_TOL))
+        np.testing.assert_allclose(
+            got, expected, err_msg=context, **(F64_TOL if x.dtype == np.float64 else F32_TOL)
+        )
 
 
 def test_max_pool_random_torch_compatible_configurations_match_torch_with_nan_and_ties():
@@ -460,6 +522,7 @@ def test_max_pool_random_torch_compatible_configurations_match_torch_with_nan_an
     ovpool's tensor-flat indices to torch's per-plane indices."""
     pytest.importorskip("torch")
     from references import torch_max_pool
+
     rng = np.random.default_rng(1060)
     tested = 0
     for _ in range(150):
@@ -468,23 +531,32 @@ def test_max_pool_random_torch_compatible_configurations_match_torch_with_nan_an
             x = np.round(x * 2).astype(x.dtype)  # ties
         if rng.random() < 0.3:
             x[rng.random(x.shape) < 0.1] = np.nan
-        values, plane_indices = torch_max_pool(x, kernel, strides, pads, dilations,
-                                               ceil_mode=ceil_mode)
+        values, plane_indices = torch_max_pool(
+            x, kernel, strides, pads, dilations, ceil_mode=ceil_mode
+        )
         if _has_empty_window(x.shape[2:], values.shape[2:], kernel, strides, dilations, pads):
             continue  # torch gives -inf there; ovpool refuses such pads (test_errors.py)
         tested += 1
-        context = f"x{x.shape} {x.dtype} k={kernel} s={strides} d={dilations} p={pads} " \
-                  f"ceil={ceil_mode}"
-        got, got_indices = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                           dilations=dilations, ceil_mode=ceil_mode,
-                                           return_indices=True)
+        context = (
+            f"x{x.shape} {x.dtype} k={kernel} s={strides} d={dilations} p={pads} ceil={ceil_mode}"
+        )
+        got, got_indices = ovpool.max_pool(
+            x,
+            kernel,
+            strides=strides,
+            pads=pads * 2,
+            dilations=dilations,
+            ceil_mode=ceil_mode,
+            return_indices=True,
+        )
         assert got.shape == values.shape and got.dtype == x.dtype, context
         np.testing.assert_array_equal(got, values, err_msg=context)
-        np.testing.assert_array_equal(got_indices,
-                                      plane_to_flat_indices(plane_indices, x.shape[2:]),
-                                      err_msg=context)
-        only_values = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                      dilations=dilations, ceil_mode=ceil_mode)
+        np.testing.assert_array_equal(
+            got_indices, plane_to_flat_indices(plane_indices, x.shape[2:]), err_msg=context
+        )
+        only_values = ovpool.max_pool(
+            x, kernel, strides=strides, pads=pads * 2, dilations=dilations, ceil_mode=ceil_mode
+        )
         np.testing.assert_array_equal(only_values, values, err_msg=context)
     assert tested >= 0.8 * 150
 
@@ -493,22 +565,27 @@ def test_max_pool_random_torch_compatible_configurations_match_torch_with_nan_an
 # torch.nn.functional: adaptive pools
 # --------------------------------------------------------------------------
 
+
 def _random_adaptive_case(rng):
     nd = int(rng.integers(1, 4))
     max_size = {1: 40, 2: 14, 3: 7}[nd]
     spatial = [int(rng.integers(1, max_size + 1)) for _ in range(nd)]
     # mostly smaller outputs, sometimes larger than the input
-    output = [int(rng.integers(1, n + 1)) if rng.random() < 0.7 else
-              int(rng.integers(n, n + 6)) for n in spatial]
+    output = [
+        int(rng.integers(1, n + 1)) if rng.random() < 0.7 else int(rng.integers(n, n + 6))
+        for n in spatial
+    ]
     dtype = np.float64 if rng.random() < 0.2 else np.float32
-    x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)),
-                             *spatial)).astype(dtype)
+    x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)), *spatial)).astype(
+        dtype
+    )
     return x, output
 
 
 def test_adaptive_avg_pool_random_sizes_match_torch():
     pytest.importorskip("torch")
     from references import torch_adaptive_avg_pool
+
     rng = np.random.default_rng(1070)
     for _ in range(120):
         x, output = _random_adaptive_case(rng)
@@ -516,14 +593,16 @@ def test_adaptive_avg_pool_random_sizes_match_torch():
         got = ovpool.adaptive_avg_pool(x, output)
         context = f"x{x.shape} {x.dtype} -> {output}"
         assert got.shape == expected.shape and got.dtype == x.dtype, context
-        np.testing.assert_allclose(got, expected, err_msg=context,
-                                   **(F64_TOL if x.dtype == np.float64 else F32_TOL))
+        np.testing.assert_allclose(
+            got, expected, err_msg=context, **(F64_TOL if x.dtype == np.float64 else F32_TOL)
+        )
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_adaptive_max_pool_random_sizes_match_torch_with_nan_and_ties(index_dtype):
     pytest.importorskip("torch")
     from references import torch_adaptive_max_pool
+
     rng = np.random.default_rng(1080)
     for _ in range(100):
         x, output = _random_adaptive_case(rng)
@@ -545,12 +624,14 @@ def test_adaptive_max_pool_random_sizes_match_torch_with_nan_and_ties(index_dtyp
 # and the vectorised row loops with their tails
 # --------------------------------------------------------------------------
 
+
 def test_wide_rows_avg_and_max_pool_match_torch():
     """Rows of 17-140 elements (several vector widths plus a tail), kernel
     widths and strides that hit every specialised path and the generic one,
     pads, ceil_mode, NaN; max values bit-exact, indices identical."""
     pytest.importorskip("torch")
     from references import torch_avg_pool, torch_max_pool
+
     rng = np.random.default_rng(1090)
     for _ in range(120):
         nd = int(rng.integers(1, 3))
@@ -563,29 +644,41 @@ def test_wide_rows_avg_and_max_pool_match_torch():
         spatial = [int(rng.integers(kk, kk + 6)) for kk in kernel[:-1]] + [width]
         ceil_mode = bool(rng.integers(0, 2))
         dtype = np.float64 if rng.random() < 0.25 else np.float32
-        x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 4)),
-                                 *spatial)).astype(dtype)
+        x = rng.standard_normal(
+            (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *spatial)
+        ).astype(dtype)
         context = f"x{x.shape} {x.dtype} k={kernel} s={strides} p={pads} ceil={ceil_mode}"
         tol = F64_TOL if dtype == np.float64 else F32_TOL
         for include in (False, True):
-            expected = torch_avg_pool(x, kernel, strides, pads, ceil_mode=ceil_mode,
-                                      count_include_pad=include)
-            got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads * 2,
-                                  ceil_mode=ceil_mode, count_include_pad=include)
+            expected = torch_avg_pool(
+                x, kernel, strides, pads, ceil_mode=ceil_mode, count_include_pad=include
+            )
+            got = ovpool.avg_pool(
+                x,
+                kernel,
+                strides=strides,
+                pads=pads * 2,
+                ceil_mode=ceil_mode,
+                count_include_pad=include,
+            )
             np.testing.assert_allclose(got, expected, err_msg=context, **tol)
         if rng.random() < 0.4:
             x[rng.random(x.shape) < 0.05] = np.nan
-        values, plane_indices = torch_max_pool(x, kernel, strides, pads, [1] * nd,
-                                               ceil_mode=ceil_mode)
+        values, plane_indices = torch_max_pool(
+            x, kernel, strides, pads, [1] * nd, ceil_mode=ceil_mode
+        )
         np.testing.assert_array_equal(
             ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil_mode),
-            values, err_msg=context)
-        got, indices = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2,
-                                       ceil_mode=ceil_mode, return_indices=True)
+            values,
+            err_msg=context,
+        )
+        got, indices = ovpool.max_pool(
+            x, kernel, strides=strides, pads=pads * 2, ceil_mode=ceil_mode, return_indices=True
+        )
         np.testing.assert_array_equal(got, values, err_msg=context)
-        np.testing.assert_array_equal(indices, plane_to_flat_indices(plane_indices,
-                                                                     x.shape[2:]),
-                                      err_msg=context)
+        np.testing.assert_array_equal(
+            indices, plane_to_flat_indices(plane_indices, x.shape[2:]), err_msg=context
+        )
 
 
 def test_wide_rows_dilated_avg_pool_and_int8_max_pool_match_onnxruntime():
@@ -599,45 +692,67 @@ def test_wide_rows_dilated_avg_pool_and_int8_max_pool_match_onnxruntime():
         pad = int(rng.integers(0, k))
         width = int(rng.integers(max(17, (k - 1) * d + 1), 120))
         x = rng.standard_normal((1, 2, 3, width)).astype(np.float32)
-        attrs = onnx_pool_attrs([2, k], strides=[1, s], pads=[0, pad, 1, pad],
-                                dilations=[1, d])
+        attrs = onnx_pool_attrs([2, k], strides=[1, s], pads=[0, pad, 1, pad], dilations=[1, d])
         context = f"x{x.shape} {attrs}"
         for include in (0, 1):
-            expected = onnxruntime_run("AveragePool", [x], {**attrs,
-                                                           "count_include_pad": include})[0]
-            got = ovpool.avg_pool(x, (2, k), strides=(1, s), pads=(0, pad, 1, pad),
-                                  dilations=(1, d), count_include_pad=bool(include))
+            expected = onnxruntime_run("AveragePool", [x], {**attrs, "count_include_pad": include})[
+                0
+            ]
+            got = ovpool.avg_pool(
+                x,
+                (2, k),
+                strides=(1, s),
+                pads=(0, pad, 1, pad),
+                dilations=(1, d),
+                count_include_pad=bool(include),
+            )
             np.testing.assert_allclose(got, expected, err_msg=context, **F32_TOL)
         expected = onnxruntime_run("LpPool", [x], {**attrs, "p": 2})[0]
         got = ovpool.lp_pool(x, (2, k), strides=(1, s), pads=(0, pad, 1, pad), dilations=(1, d))
         np.testing.assert_allclose(got, expected, err_msg=context, rtol=1e-5, atol=1e-6)
         for dtype in (np.int8, np.uint8):
-            xi = rng.integers(np.iinfo(dtype).min, int(np.iinfo(dtype).max) + 1,
-                              size=x.shape).astype(dtype)
+            xi = rng.integers(
+                np.iinfo(dtype).min, int(np.iinfo(dtype).max) + 1, size=x.shape
+            ).astype(dtype)
             values, indices = onnxruntime_run("MaxPool", [xi], attrs, 2)
-            got, got_indices = ovpool.max_pool(xi, (2, k), strides=(1, s),
-                                               pads=(0, pad, 1, pad), dilations=(1, d),
-                                               return_indices=True)
+            got, got_indices = ovpool.max_pool(
+                xi,
+                (2, k),
+                strides=(1, s),
+                pads=(0, pad, 1, pad),
+                dilations=(1, d),
+                return_indices=True,
+            )
             np.testing.assert_array_equal(got, values, err_msg=context)
             np.testing.assert_array_equal(got_indices, indices, err_msg=context)
             np.testing.assert_array_equal(
-                ovpool.max_pool(xi, (2, k), strides=(1, s), pads=(0, pad, 1, pad),
-                                dilations=(1, d)), values, err_msg=context)
+                ovpool.max_pool(
+                    xi, (2, k), strides=(1, s), pads=(0, pad, 1, pad), dilations=(1, d)
+                ),
+                values,
+                err_msg=context,
+            )
 
 
-@pytest.mark.parametrize("n_in, n_out", [(56, 7), (224, 7), (64, 8), (64, 16), (64, 32),
-                                         (64, 64), (28, 14), (30, 10), (7, 7), (9, 3)])
+@pytest.mark.parametrize(
+    "n_in, n_out",
+    [(56, 7), (224, 7), (64, 8), (64, 16), (64, 32), (64, 64), (28, 14), (30, 10), (7, 7), (9, 3)],
+)
 def test_adaptive_pools_with_divisible_sizes_match_torch(n_in, n_out):
     """In % Out == 0 takes the uniform-window path (kernel = stride = In/Out)."""
     pytest.importorskip("torch")
     from references import torch_adaptive_avg_pool, torch_adaptive_max_pool
+
     rng = np.random.default_rng(n_in * 1000 + n_out)
     x = rng.standard_normal((2, 3, n_in, n_in + n_in // 2)).astype(np.float32)
     x[0, 1, 3, 5] = np.nan
     output = (n_out, n_out)
-    np.testing.assert_allclose(ovpool.adaptive_avg_pool(x[:, :, :, :n_in], output),
-                               torch_adaptive_avg_pool(x[:, :, :, :n_in], output),
-                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(x[:, :, :, :n_in], output),
+        torch_adaptive_avg_pool(x[:, :, :, :n_in], output),
+        rtol=1e-6,
+        atol=1e-6,
+    )
     values, indices = torch_adaptive_max_pool(x, output)
     got, got_indices = ovpool.adaptive_max_pool(x, output)
     np.testing.assert_array_equal(got, values)
@@ -655,8 +770,9 @@ def test_global_max_pool_every_plane_size_and_nan_position_matches_numpy(dtype):
             x[0, 0, rng.integers(0, size)] = np.nan
             x[1, 2, size - 1] = np.nan
         else:
-            x = rng.integers(np.iinfo(dtype).min, int(np.iinfo(dtype).max) + 1,
-                             size=(2, 3, size)).astype(dtype)
+            x = rng.integers(
+                np.iinfo(dtype).min, int(np.iinfo(dtype).max) + 1, size=(2, 3, size)
+            ).astype(dtype)
         got = ovpool.global_max_pool(x)
         assert got.dtype == dtype
         np.testing.assert_array_equal(got, x.max(axis=2, keepdims=True), err_msg=f"size {size}")
@@ -667,18 +783,26 @@ def test_global_average_and_lp_pool_every_plane_size_match_float64_numpy():
     for size in list(range(1, 70)) + [255, 256, 257, 4097]:
         x = rng.standard_normal((2, 2, size)).astype(np.float32)
         exact = x.astype(np.float64)
-        np.testing.assert_allclose(ovpool.global_avg_pool(x), exact.mean(axis=2, keepdims=True),
-                                   rtol=1e-5, atol=1e-6, err_msg=f"size {size}")
+        np.testing.assert_allclose(
+            ovpool.global_avg_pool(x),
+            exact.mean(axis=2, keepdims=True),
+            rtol=1e-5,
+            atol=1e-6,
+            err_msg=f"size {size}",
+        )
         for p in (1, 2, 3):
             np.testing.assert_allclose(
                 ovpool.global_lp_pool(x, p=p),
                 (np.abs(exact) ** p).sum(axis=2, keepdims=True) ** (1 / p),
-                rtol=1e-5, err_msg=f"size {size} p={p}")
+                rtol=1e-5,
+                err_msg=f"size {size} p={p}",
+            )
 
 
 # --------------------------------------------------------------------------
 # the plan cache: same shapes, different attributes, interleaved
 # --------------------------------------------------------------------------
+
 
 def test_interleaved_calls_with_the_same_shapes_and_different_attributes():
     """Plans are cached by shape and attributes; interleaving calls that share
@@ -686,27 +810,35 @@ def test_interleaved_calls_with_the_same_shapes_and_different_attributes():
     right (checked against ONNX Runtime and torch)."""
     pytest.importorskip("torch")
     from references import torch_adaptive_max_pool
+
     rng = np.random.default_rng(1094)
     x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
     kernel, strides, pads = [3, 3], [2, 2], [1, 1, 1, 1]
 
     def ort(op, data, n_outputs=1, **extra):
-        return onnxruntime_run(op, [data], onnx_pool_attrs(kernel, strides=strides, pads=pads,
-                                                           **extra), n_outputs)
+        return onnxruntime_run(
+            op, [data], onnx_pool_attrs(kernel, strides=strides, pads=pads, **extra), n_outputs
+        )
 
     for _ in range(2):
         for include in (0, 1):
             for ceil in (0, 1):
-                got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads, ceil_mode=ceil,
-                                      count_include_pad=include)
+                got = ovpool.avg_pool(
+                    x, kernel, strides=strides, pads=pads, ceil_mode=ceil, count_include_pad=include
+                )
                 expected = ort("AveragePool", x, ceil_mode=ceil, count_include_pad=include)[0]
                 np.testing.assert_allclose(got, expected, **F32_TOL)
         for p in (1, 2, 3):
-            np.testing.assert_allclose(ovpool.lp_pool(x, kernel, strides=strides, pads=pads, p=p),
-                                       ort("LpPool", x, p=p)[0], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(
+                ovpool.lp_pool(x, kernel, strides=strides, pads=pads, p=p),
+                ort("LpPool", x, p=p)[0],
+                rtol=1e-5,
+                atol=1e-6,
+            )
         for order in (0, 1):
-            got = ovpool.max_pool(x, kernel, strides=strides, pads=pads, storage_order=order,
-                                  return_indices=True)
+            got = ovpool.max_pool(
+                x, kernel, strides=strides, pads=pads, storage_order=order, return_indices=True
+            )
             expected = ort("MaxPool", x, 2, storage_order=order)
             np.testing.assert_array_equal(got[0], expected[0])
             np.testing.assert_array_equal(got[1], expected[1])
@@ -714,8 +846,12 @@ def test_interleaved_calls_with_the_same_shapes_and_different_attributes():
             got = ovpool.avg_pool(x.astype(dtype), kernel, strides=strides, pads=pads)
             assert got.dtype == dtype
             expected = ort("AveragePool", x.astype(np.float32))[0]
-            np.testing.assert_allclose(got.astype(np.float32), expected,
-                                       rtol=1e-3 if dtype == np.float16 else 1e-6, atol=1e-3)
+            np.testing.assert_allclose(
+                got.astype(np.float32),
+                expected,
+                rtol=1e-3 if dtype == np.float16 else 1e-6,
+                atol=1e-3,
+            )
         values, indices = torch_adaptive_max_pool(x, (4, 5))
         for index_dtype in (np.int32, np.int64):
             got, got_indices = ovpool.adaptive_max_pool(x, (4, 5), index_dtype=index_dtype)

@@ -33,7 +33,8 @@ def _public():
     for cls in (ir.Model, ir.Layer, ir.TensorInfo):
         for name, member in vars(cls).items():
             if (name == "__call__" or not name.startswith("_")) and (
-                    inspect.isfunction(member) or isinstance(member, property)):
+                inspect.isfunction(member) or isinstance(member, property)
+            ):
                 found.setdefault(id(member), (f"ir.{cls.__name__}.{name}", member))
     return sorted(found.values(), key=lambda item: item[0])
 
@@ -44,9 +45,15 @@ FUNCTIONS = [(n, f) for n, f in PUBLIC if inspect.isfunction(f)]
 
 def test_the_public_api_is_all_here():
     names = {n for n, _ in PUBLIC}
-    for expected in ("ovpool.max_pool", "ovpool.adaptive_avg_pool", "ovpool.ov_ops.max_pool",
-                     "ovpool.ir.read_model", "ir.Model.__call__", "ovpool.set_num_threads",
-                     "ovpool.IRError"):
+    for expected in (
+        "ovpool.max_pool",
+        "ovpool.adaptive_avg_pool",
+        "ovpool.ov_ops.max_pool",
+        "ovpool.ir.read_model",
+        "ir.Model.__call__",
+        "ovpool.set_num_threads",
+        "ovpool.IRError",
+    ):
         assert expected in names
 
 
@@ -56,8 +63,9 @@ def test_docstring_examples_run(name, obj, monkeypatch):
     root, where the IR examples live)."""
     monkeypatch.chdir(ROOT)
     target = obj.fget if isinstance(obj, property) else obj
-    tests = [t for t in doctest.DocTestFinder(recurse=False).find(target, name, globs={})
-             if t.examples]
+    tests = [
+        t for t in doctest.DocTestFinder(recurse=False).find(target, name, globs={}) if t.examples
+    ]
     if not isinstance(obj, property):  # one-line properties need none
         assert tests, f"{name} has no Examples section"
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
@@ -69,8 +77,11 @@ def test_docstring_examples_run(name, obj, monkeypatch):
 @pytest.mark.parametrize("name, fn", FUNCTIONS, ids=[n for n, _ in FUNCTIONS])
 def test_public_functions_are_annotated(name, fn):
     signature = inspect.signature(fn)
-    missing = [p.name for p in signature.parameters.values()
-               if p.annotation is inspect.Parameter.empty and p.name != "self"]
+    missing = [
+        p.name
+        for p in signature.parameters.values()
+        if p.annotation is inspect.Parameter.empty and p.name != "self"
+    ]
     assert not missing, f"{name}: parameters without a type hint: {missing}"
     assert signature.return_annotation is not inspect.Signature.empty, f"{name}: no return type"
 
@@ -114,7 +125,22 @@ def test_docs_build_without_warnings(tmp_path):
     for module in ("sphinx", "numpydoc", "myst_parser"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q",
-                           "-b", "html", str(DOCS), str(tmp_path / "html")],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-E",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(DOCS),
+            str(tmp_path / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]

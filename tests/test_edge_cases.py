@@ -28,6 +28,7 @@ def f32(values):
 # ceil_mode and count_include_pad
 # --------------------------------------------------------------------------
 
+
 def test_maxpool_2d_ceil_last_window_starts_on_pad_is_dropped():
     """x (1,1,5,5) = 5*r + c, k2 s2 pads 1 ceil_mode -> (1,1,3,3).
 
@@ -36,8 +37,9 @@ def test_maxpool_2d_ceil_last_window_starts_on_pad_is_dropped():
     {3,4} (same for columns), so out[i, j] = 5*max_row_i + max_col_j.
     """
     x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
-    values, indices = ovpool.max_pool(x, (2, 2), strides=(2, 2), pads=(1, 1, 1, 1),
-                                      ceil_mode=True, return_indices=True)
+    values, indices = ovpool.max_pool(
+        x, (2, 2), strides=(2, 2), pads=(1, 1, 1, 1), ceil_mode=True, return_indices=True
+    )
     expected = f32([[0, 2, 4], [10, 12, 14], [20, 22, 24]]).reshape(1, 1, 3, 3)
     np.testing.assert_array_equal(values, expected)
     np.testing.assert_array_equal(indices, expected.astype(np.int64))  # x = flat index
@@ -78,12 +80,14 @@ def test_averagepool_1d_ceil_count_include_pad_counts_declared_pads_only():
     inside the input would give 6.
     """
     x = f32([[[1, 2, 3, 4, 5, 6]]])
-    got = ovpool.avg_pool(x, (3,), strides=(2,), pads=(1, 1), ceil_mode=True,
-                          count_include_pad=True)
+    got = ovpool.avg_pool(
+        x, (3,), strides=(2,), pads=(1, 1), ceil_mode=True, count_include_pad=True
+    )
     np.testing.assert_allclose(got, f32([[[1, 3, 5, 3]]]), rtol=1e-6)
     torch = _torch()
-    t = torch.nn.functional.avg_pool1d(torch.from_numpy(x), 3, 2, 1, ceil_mode=True,
-                                       count_include_pad=True)
+    t = torch.nn.functional.avg_pool1d(
+        torch.from_numpy(x), 3, 2, 1, ceil_mode=True, count_include_pad=True
+    )
     np.testing.assert_allclose(got, t.numpy(), rtol=1e-6)
 
 
@@ -95,8 +99,9 @@ def test_averagepool_2d_ceil_count_include_pad_divisors():
     3, 1: per-axis ratios 2/3, 1, 1, 1/2 and out = outer product.
     """
     x = np.ones((1, 1, 6, 6), dtype=np.float32)
-    got = ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), ceil_mode=True,
-                          count_include_pad=True)
+    got = ovpool.avg_pool(
+        x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), ceil_mode=True, count_include_pad=True
+    )
     axis = np.array([2 / 3, 1, 1, 1 / 2])
     np.testing.assert_allclose(got[0, 0], np.outer(axis, axis), rtol=1e-6)
 
@@ -115,15 +120,19 @@ def test_averagepool_1d_count_include_pad_without_ceil():
 # auto_pad
 # --------------------------------------------------------------------------
 
+
 def test_same_upper_puts_the_odd_pad_at_the_end():
     """x = [1..5], k2 s1, SAME_UPPER: output 5, one pad element at the end:
     windows [1,2] [2,3] [3,4] [4,5] [5,pad]."""
     x = f32([[[1, 2, 3, 4, 5]]])
-    np.testing.assert_allclose(ovpool.avg_pool(x, (2,), auto_pad="SAME_UPPER"),
-                               f32([[[1.5, 2.5, 3.5, 4.5, 5]]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.avg_pool(x, (2,), auto_pad="SAME_UPPER"), f32([[[1.5, 2.5, 3.5, 4.5, 5]]]), rtol=1e-6
+    )
     np.testing.assert_allclose(
         ovpool.avg_pool(x, (2,), auto_pad="SAME_UPPER", count_include_pad=True),
-        f32([[[1.5, 2.5, 3.5, 4.5, 2.5]]]), rtol=1e-6)
+        f32([[[1.5, 2.5, 3.5, 4.5, 2.5]]]),
+        rtol=1e-6,
+    )
     values, indices = ovpool.max_pool(x, (2,), auto_pad="SAME_UPPER", return_indices=True)
     np.testing.assert_array_equal(values, f32([[[2, 3, 4, 5, 5]]]))
     np.testing.assert_array_equal(indices, [[[1, 2, 3, 4, 4]]])
@@ -133,18 +142,23 @@ def test_same_lower_puts_the_odd_pad_at_the_beginning():
     """x = [1..5], k2 s1, SAME_LOWER: windows [pad,1] [1,2] [2,3] [3,4] [4,5].
     (onnx.reference gets SAME_LOWER MaxPool wrong; ORT is checked too.)"""
     x = f32([[[1, 2, 3, 4, 5]]])
-    np.testing.assert_allclose(ovpool.avg_pool(x, (2,), auto_pad="SAME_LOWER"),
-                               f32([[[1, 1.5, 2.5, 3.5, 4.5]]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.avg_pool(x, (2,), auto_pad="SAME_LOWER"), f32([[[1, 1.5, 2.5, 3.5, 4.5]]]), rtol=1e-6
+    )
     np.testing.assert_allclose(
         ovpool.avg_pool(x, (2,), auto_pad="SAME_LOWER", count_include_pad=True),
-        f32([[[0.5, 1.5, 2.5, 3.5, 4.5]]]), rtol=1e-6)
+        f32([[[0.5, 1.5, 2.5, 3.5, 4.5]]]),
+        rtol=1e-6,
+    )
     values, indices = ovpool.max_pool(x, (2,), auto_pad="SAME_LOWER", return_indices=True)
     np.testing.assert_array_equal(values, f32([[[1, 2, 3, 4, 5]]]))
     np.testing.assert_array_equal(indices, [[[0, 1, 2, 3, 4]]])
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run
-    ort_values, ort_indices = onnxruntime_run("MaxPool", [x], dict(kernel_shape=[2],
-                                              auto_pad="SAME_LOWER"), 2)
+
+    ort_values, ort_indices = onnxruntime_run(
+        "MaxPool", [x], dict(kernel_shape=[2], auto_pad="SAME_LOWER"), 2
+    )
     np.testing.assert_array_equal(values, ort_values)
     np.testing.assert_array_equal(indices, ort_indices)
 
@@ -157,8 +171,7 @@ def test_same_2d_with_stride_odd_pads_on_each_side():
     x5 = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
     for mode in ("SAME_UPPER", "SAME_LOWER"):
         got = ovpool.max_pool(x5, (3, 3), strides=(2, 2), auto_pad=mode)
-        np.testing.assert_array_equal(got[0, 0], f32([[6, 8, 9], [16, 18, 19],
-                                                      [21, 23, 24]]))
+        np.testing.assert_array_equal(got[0, 0], f32([[6, 8, 9], [16, 18, 19], [21, 23, 24]]))
     x6 = np.arange(36, dtype=np.float32).reshape(1, 1, 6, 6)
     upper = ovpool.max_pool(x6, (3, 3), strides=(2, 2), auto_pad="SAME_UPPER")
     # rows covered {0,1,2} {2,3,4} {4,5}: max rows 2, 4, 5
@@ -176,15 +189,18 @@ def test_valid_auto_pad_uses_no_pads_and_ceil_mode_keeps_a_window_inside_the_inp
     outputs here (onnx.reference's AveragePool refuses ceil_mode with auto_pad),
     so test_differential.py cannot count this case: it is pinned here."""
     x = f32([[[1, 2, 3, 4, 5, 6, 7]]])
-    np.testing.assert_allclose(ovpool.avg_pool(x, (3,), strides=(2,), auto_pad="VALID"),
-                               f32([[[2, 4, 6]]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.avg_pool(x, (3,), strides=(2,), auto_pad="VALID"), f32([[[2, 4, 6]]]), rtol=1e-6
+    )
     x8 = f32([[[1, 2, 3, 4, 5, 6, 7, 8]]])
     got = ovpool.avg_pool(x8, (3,), strides=(2,), auto_pad="VALID", ceil_mode=True)
     np.testing.assert_allclose(got, f32([[[2, 4, 6, 7.5]]]), rtol=1e-6)
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run
-    ort = onnxruntime_run("AveragePool", [x8], dict(kernel_shape=[3], strides=[2],
-                                                    auto_pad="VALID", ceil_mode=1))[0]
+
+    ort = onnxruntime_run(
+        "AveragePool", [x8], dict(kernel_shape=[3], strides=[2], auto_pad="VALID", ceil_mode=1)
+    )[0]
     np.testing.assert_allclose(got, ort, rtol=1e-6)
 
 
@@ -201,21 +217,26 @@ def test_same_upper_and_lower_with_dilation_use_the_dilated_kernel():
     """
     x7 = np.arange(7, dtype=np.float32).reshape(1, 1, 7)
     for mode in ("SAME_UPPER", "SAME_LOWER"):
-        values, indices = ovpool.max_pool(x7, (3,), strides=(2,), dilations=(2,),
-                                          auto_pad=mode, return_indices=True)
+        values, indices = ovpool.max_pool(
+            x7, (3,), strides=(2,), dilations=(2,), auto_pad=mode, return_indices=True
+        )
         np.testing.assert_array_equal(values, f32([[[2, 4, 6, 6]]]))
         np.testing.assert_array_equal(indices, [[[2, 4, 6, 6]]])
     x6 = np.arange(6, dtype=np.float32).reshape(1, 1, 6)
     np.testing.assert_array_equal(
         ovpool.max_pool(x6, (3,), strides=(2,), dilations=(2,), auto_pad="SAME_UPPER"),
-        f32([[[3, 5, 5]]]))
+        f32([[[3, 5, 5]]]),
+    )
     np.testing.assert_array_equal(
         ovpool.max_pool(x6, (3,), strides=(2,), dilations=(2,), auto_pad="SAME_LOWER"),
-        f32([[[2, 4, 4]]]))
+        f32([[[2, 4, 4]]]),
+    )
     pytest.importorskip("onnx")
     from references import onnx_reference  # SAME_UPPER is right there
-    ref = onnx_reference("MaxPool", [x7], dict(kernel_shape=[3], strides=[2], dilations=[2],
-                                                auto_pad="SAME_UPPER"))[0]
+
+    ref = onnx_reference(
+        "MaxPool", [x7], dict(kernel_shape=[3], strides=[2], dilations=[2], auto_pad="SAME_UPPER")
+    )[0]
     np.testing.assert_array_equal(ref, f32([[[2, 4, 6, 6]]]))
 
 
@@ -227,28 +248,33 @@ def test_same_with_stride_larger_than_kernel_pads_zero_not_negative():
     non-negative") in 1D but crops like onnx.reference in 3D."""
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 6)
     for mode in ("SAME_UPPER", "SAME_LOWER"):
-        np.testing.assert_array_equal(ovpool.max_pool(x, (1,), strides=(3,), auto_pad=mode),
-                                      f32([[[0, 3]]]))
-        np.testing.assert_array_equal(ovpool.avg_pool(x, (1,), strides=(3,), auto_pad=mode),
-                                      f32([[[0, 3]]]))
+        np.testing.assert_array_equal(
+            ovpool.max_pool(x, (1,), strides=(3,), auto_pad=mode), f32([[[0, 3]]])
+        )
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(x, (1,), strides=(3,), auto_pad=mode), f32([[[0, 3]]])
+        )
 
 
 # --------------------------------------------------------------------------
 # dilations
 # --------------------------------------------------------------------------
 
+
 def test_maxpool_and_averagepool_1d_dilations():
     """x = [3,1,4,1,5,9,2,6,5,3], k3 d2 s1: taps i, i+2, i+4 for i = 0..5:
-      {3,4,5}->5@4  {1,1,9}->9@5  {4,5,2}->5@4  {1,9,6}->9@5  {5,2,5}->5@4 (tie: first)
-      {9,6,3}->9@5; sums 12, 11, 11, 16, 12, 18."""
+    {3,4,5}->5@4  {1,1,9}->9@5  {4,5,2}->5@4  {1,9,6}->9@5  {5,2,5}->5@4 (tie: first)
+    {9,6,3}->9@5; sums 12, 11, 11, 16, 12, 18."""
     x = f32([[[3, 1, 4, 1, 5, 9, 2, 6, 5, 3]]])
     values, indices = ovpool.max_pool(x, (3,), dilations=(2,), return_indices=True)
     np.testing.assert_array_equal(values, f32([[[5, 9, 5, 9, 5, 9]]]))
     np.testing.assert_array_equal(indices, [[[4, 5, 4, 5, 4, 5]]])
-    np.testing.assert_allclose(ovpool.avg_pool(x, (3,), dilations=(2,)),
-                               f32([[[12, 11, 11, 16, 12, 18]]]) / 3, rtol=1e-6)
-    np.testing.assert_allclose(ovpool.lp_pool(x, (3,), dilations=(2,), p=1),
-                               f32([[[12, 11, 11, 16, 12, 18]]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.avg_pool(x, (3,), dilations=(2,)), f32([[[12, 11, 11, 16, 12, 18]]]) / 3, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        ovpool.lp_pool(x, (3,), dilations=(2,), p=1), f32([[[12, 11, 11, 16, 12, 18]]]), rtol=1e-6
+    )
 
 
 def test_maxpool_2d_dilations_with_pads_skip_taps_in_the_padding():
@@ -257,8 +283,9 @@ def test_maxpool_2d_dilations_with_pads_skip_taps_in_the_padding():
     largest tap inside the input is min(o+1, 3) (o-1 when o+1 = 4):
     rows/cols 1, 2, 3, 2 -> out = 4*[1,2,3,2]^T + [1,2,3,2]."""
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
-    values, indices = ovpool.max_pool(x, (2, 2), dilations=(2, 2), pads=(1, 1, 1, 1),
-                                      return_indices=True)
+    values, indices = ovpool.max_pool(
+        x, (2, 2), dilations=(2, 2), pads=(1, 1, 1, 1), return_indices=True
+    )
     axis = f32([1, 2, 3, 2])
     expected = 4 * axis[:, None] + axis[None, :]
     np.testing.assert_array_equal(values[0, 0], expected)
@@ -269,13 +296,14 @@ def test_maxpool_2d_dilations_with_pads_skip_taps_in_the_padding():
 # max: ties and NaN
 # --------------------------------------------------------------------------
 
+
 def test_maxpool_ties_go_to_the_first_max_in_row_major_window_order():
     """x (1,1,3,3) = [[1,5,0],[5,2,5],[0,5,5]], k2 s1 -> (1,1,2,2):
-      window (0,0) [[1,5],[5,2]]: 5 at (0,1) and (1,0) -> (0,1) = 1 (an earlier
-        row beats an earlier column)
-      window (0,1) [[5,0],[2,5]]: (0,1) = 1 beats (1,2) = 5
-      window (1,0) [[5,2],[0,5]]: (1,0) = 3 beats (2,1) = 7
-      window (1,1) [[2,5],[5,5]]: (1,2) = 5 beats (2,1), (2,2)."""
+    window (0,0) [[1,5],[5,2]]: 5 at (0,1) and (1,0) -> (0,1) = 1 (an earlier
+      row beats an earlier column)
+    window (0,1) [[5,0],[2,5]]: (0,1) = 1 beats (1,2) = 5
+    window (1,0) [[5,2],[0,5]]: (1,0) = 3 beats (2,1) = 7
+    window (1,1) [[2,5],[5,5]]: (1,2) = 5 beats (2,1), (2,2)."""
     x = f32([[[[1, 5, 0], [5, 2, 5], [0, 5, 5]]]])
     values, indices = ovpool.max_pool(x, (2, 2), strides=(1, 1), return_indices=True)
     np.testing.assert_array_equal(values, np.full((1, 1, 2, 2), 5, np.float32))
@@ -283,8 +311,7 @@ def test_maxpool_ties_go_to_the_first_max_in_row_major_window_order():
     a_values, a_indices = ovpool.adaptive_max_pool(x, (2, 2))  # bins [0,2) [1,3): same windows
     np.testing.assert_array_equal(a_indices, [[[[1, 1], [3, 5]]]])
     torch = _torch()
-    _, t_indices = torch.nn.functional.max_pool2d(torch.from_numpy(x), 2, 1,
-                                                  return_indices=True)
+    _, t_indices = torch.nn.functional.max_pool2d(torch.from_numpy(x), 2, 1, return_indices=True)
     np.testing.assert_array_equal(indices, t_indices.numpy())
 
 
@@ -301,11 +328,11 @@ def test_maxpool_3d_ties_across_depth_go_to_the_first_slice():
 
 def test_maxpool_nan_propagates_with_the_last_nan_index_in_row_major_order():
     """PyTorch's rule. x (1,1,3,3) = [[1,nan,0],[nan,2,5],[0,5,nan]], k2 s1:
-      window (0,0) NaN at (0,1) and (1,0): the last in row-major order is
-        (1,0) = 3 (a later row wins even at an earlier column)
-      window (0,1) NaN at (0,1) only -> 1
-      window (1,0) NaN at (1,0) only -> 3
-      window (1,1) NaN at (2,2) -> 8."""
+    window (0,0) NaN at (0,1) and (1,0): the last in row-major order is
+      (1,0) = 3 (a later row wins even at an earlier column)
+    window (0,1) NaN at (0,1) only -> 1
+    window (1,0) NaN at (1,0) only -> 3
+    window (1,1) NaN at (2,2) -> 8."""
     x = f32([[[[1, np.nan, 0], [np.nan, 2, 5], [0, 5, np.nan]]]])
     values, indices = ovpool.max_pool(x, (2, 2), return_indices=True)
     assert np.isnan(values).all()
@@ -315,8 +342,9 @@ def test_maxpool_nan_propagates_with_the_last_nan_index_in_row_major_order():
     assert np.isnan(a_values).all()
     np.testing.assert_array_equal(a_indices, [[[[3, 1], [3, 8]]]])
     torch = _torch()
-    t_values, t_indices = torch.nn.functional.max_pool2d(torch.from_numpy(x), 2, 1,
-                                                         return_indices=True)
+    t_values, t_indices = torch.nn.functional.max_pool2d(
+        torch.from_numpy(x), 2, 1, return_indices=True
+    )
     np.testing.assert_array_equal(values, t_values.numpy())
     np.testing.assert_array_equal(indices, t_indices.numpy())
 
@@ -332,10 +360,12 @@ def test_maxpool_1d_nan_then_larger_value_stays_nan():
     assert np.isnan(values).all() and indices.ravel().tolist() == [0]
     torch = _torch()
     for data, k in ((x, 5), (y, 2)):
-        _, t_indices = torch.nn.functional.max_pool1d(torch.from_numpy(data), k,
-                                                      return_indices=True)
-        np.testing.assert_array_equal(ovpool.max_pool(data, (k,), return_indices=True)[1],
-                                      t_indices.numpy())
+        _, t_indices = torch.nn.functional.max_pool1d(
+            torch.from_numpy(data), k, return_indices=True
+        )
+        np.testing.assert_array_equal(
+            ovpool.max_pool(data, (k,), return_indices=True)[1], t_indices.numpy()
+        )
 
 
 def test_global_max_pool_propagates_nan():
@@ -348,6 +378,7 @@ def test_global_max_pool_propagates_nan():
 # indices: storage order, N and C
 # --------------------------------------------------------------------------
 
+
 def _storage_order_input():
     """x (1,2,3,4): channel 0 = arange(12) (window max bottom-right),
     channel 1 = -arange(12) (window max top-left)."""
@@ -358,8 +389,9 @@ def _storage_order_input():
 def test_maxpool_2d_storage_order_0_indices_are_row_major_over_the_tensor():
     """k2 s(1,2) -> (1,2,2,2). Channel 0 maxima at (1,1),(1,3),(2,1),(2,3):
     c*12 + h*4 + w = 5, 7, 9, 11; channel 1 at (0,0),(0,2),(1,0),(1,2): 12 + 0, 2, 4, 6."""
-    values, indices = ovpool.max_pool(_storage_order_input(), (2, 2), strides=(1, 2),
-                                      return_indices=True)
+    values, indices = ovpool.max_pool(
+        _storage_order_input(), (2, 2), strides=(1, 2), return_indices=True
+    )
     np.testing.assert_array_equal(indices, [[[[5, 7], [9, 11]], [[12, 14], [16, 18]]]])
 
 
@@ -367,13 +399,16 @@ def test_maxpool_2d_storage_order_1_indices_are_column_major():
     """Same maxima, index c*12 + h + w*3: channel 0: 1+3, 1+9, 2+3, 2+9 = 4, 10, 5, 11;
     channel 1: 12 + 0, 6, 1, 7. Checked against ONNX Runtime as well."""
     x = _storage_order_input()
-    values, indices = ovpool.max_pool(x, (2, 2), strides=(1, 2), storage_order=1,
-                                      return_indices=True)
+    values, indices = ovpool.max_pool(
+        x, (2, 2), strides=(1, 2), storage_order=1, return_indices=True
+    )
     np.testing.assert_array_equal(indices, [[[[4, 10], [5, 11]], [[12, 18], [13, 19]]]])
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run
-    ort = onnxruntime_run("MaxPool", [x], dict(kernel_shape=[2, 2], strides=[1, 2],
-                                               storage_order=1), 2)
+
+    ort = onnxruntime_run(
+        "MaxPool", [x], dict(kernel_shape=[2, 2], strides=[1, 2], storage_order=1), 2
+    )
     np.testing.assert_array_equal(values, ort[0])
     np.testing.assert_array_equal(indices, ort[1])
 
@@ -388,6 +423,7 @@ def test_maxpool_3d_storage_order_1_indices_are_column_major():
     assert column_major.ravel().tolist() == [3, 7]
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run
+
     ort = onnxruntime_run("MaxPool", [x], dict(kernel_shape=[2, 2, 1], storage_order=1), 2)
     np.testing.assert_array_equal(column_major, ort[1])
 
@@ -422,14 +458,16 @@ def test_adaptive_max_pool_default_index_dtype_is_int64():
 # adaptive bins
 # --------------------------------------------------------------------------
 
+
 def test_adaptive_pools_1d_output_larger_than_input():
     """x = [1,2,4,8,16] (1,1,5) -> 8 bins [floor(8i/... )]: bin i covers
     [floor(5i/8), ceil(5(i+1)/8)) = [0,1) [0,2) [1,2) [1,3) [2,4) [3,4) [3,5) [4,5):
     means 1, 1.5, 2, 3, 6, 8, 12, 16; maxima 1, 2, 2, 4, 8, 8, 16, 16 at
     0, 1, 1, 2, 3, 3, 4, 4."""
     x = f32([[[1, 2, 4, 8, 16]]])
-    np.testing.assert_allclose(ovpool.adaptive_avg_pool(x, 8),
-                               f32([[[1, 1.5, 2, 3, 6, 8, 12, 16]]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(x, 8), f32([[[1, 1.5, 2, 3, 6, 8, 12, 16]]]), rtol=1e-6
+    )
     values, indices = ovpool.adaptive_max_pool(x, 8)
     np.testing.assert_array_equal(values, f32([[[1, 2, 2, 4, 8, 8, 16, 16]]]))
     np.testing.assert_array_equal(indices, [[[0, 1, 1, 2, 3, 3, 4, 4]]])
@@ -443,8 +481,11 @@ def test_adaptive_pools_2d_overlapping_bins():
     [0,3) [2,5). mean = 5*mean_row + mean_col with row means 0.5, 1.5, 2.5 and
     column means 1, 3; max = 5*max_row + max_col (max rows 1,2,3; cols 2,4)."""
     x = np.arange(20, dtype=np.float32).reshape(1, 1, 4, 5)
-    np.testing.assert_allclose(ovpool.adaptive_avg_pool(x, (3, 2))[0, 0],
-                               f32([[3.5, 5.5], [8.5, 10.5], [13.5, 15.5]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(x, (3, 2))[0, 0],
+        f32([[3.5, 5.5], [8.5, 10.5], [13.5, 15.5]]),
+        rtol=1e-6,
+    )
     values, indices = ovpool.adaptive_max_pool(x, (3, 2))
     np.testing.assert_array_equal(values[0, 0], f32([[7, 9], [12, 14], [17, 19]]))
     np.testing.assert_array_equal(indices[0, 0], [[7, 9], [12, 14], [17, 19]])
@@ -453,24 +494,36 @@ def test_adaptive_pools_2d_overlapping_bins():
 def test_adaptive_avg_pool_openvino_reference_vectors_1d():
     """OpenVINO's AdaptiveAvgPool-8 reference case: (2,3,7) -> (2,3,3). Bins
     7->3: [0,3) [2,5) [4,7), expected sums derived by hand below (/3)."""
-    x = f32([[[0, 4, 1, 3, -2, -5, -2],
-              [-2, 1, -3, 1, -3, -4, 0],
-              [-2, 1, -1, -2, 3, -1, -3]],
-             [[-1, -2, 3, 4, -3, -4, 1],
-              [2, 0, -4, -5, -2, -2, -3],
-              [2, 3, 1, -5, 2, -4, -2]]])
-    sums = f32([[[0 + 4 + 1, 1 + 3 - 2, -2 - 5 - 2],
-                 [-2 + 1 - 3, -3 + 1 - 3, -3 - 4 + 0],
-                 [-2 + 1 - 1, -1 - 2 + 3, 3 - 1 - 3]],
-                [[-1 - 2 + 3, 3 + 4 - 3, -3 - 4 + 1],
-                 [2 + 0 - 4, -4 - 5 - 2, -2 - 2 - 3],
-                 [2 + 3 + 1, 1 - 5 + 2, 2 - 4 - 2]]])
+    x = f32(
+        [
+            [[0, 4, 1, 3, -2, -5, -2], [-2, 1, -3, 1, -3, -4, 0], [-2, 1, -1, -2, 3, -1, -3]],
+            [[-1, -2, 3, 4, -3, -4, 1], [2, 0, -4, -5, -2, -2, -3], [2, 3, 1, -5, 2, -4, -2]],
+        ]
+    )
+    sums = f32(
+        [
+            [
+                [0 + 4 + 1, 1 + 3 - 2, -2 - 5 - 2],
+                [-2 + 1 - 3, -3 + 1 - 3, -3 - 4 + 0],
+                [-2 + 1 - 1, -1 - 2 + 3, 3 - 1 - 3],
+            ],
+            [
+                [-1 - 2 + 3, 3 + 4 - 3, -3 - 4 + 1],
+                [2 + 0 - 4, -4 - 5 - 2, -2 - 2 - 3],
+                [2 + 3 + 1, 1 - 5 + 2, 2 - 4 - 2],
+            ],
+        ]
+    )
     np.testing.assert_allclose(sums.ravel()[:3], [5, 2, -9])  # the OpenVINO numbers /3
     got = ovpool.adaptive_avg_pool(x, 3)
     np.testing.assert_allclose(got, sums / 3, rtol=1e-6, atol=1e-7)
     for dtype in (np.float16, np.float64):
-        np.testing.assert_allclose(ovpool.adaptive_avg_pool(x.astype(dtype), 3).astype(
-            np.float64), sums / 3, rtol=1e-3 if dtype == np.float16 else 1e-12, atol=1e-3)
+        np.testing.assert_allclose(
+            ovpool.adaptive_avg_pool(x.astype(dtype), 3).astype(np.float64),
+            sums / 3,
+            rtol=1e-3 if dtype == np.float16 else 1e-12,
+            atol=1e-3,
+        )
 
 
 def test_adaptive_avg_pool_3d_bins_in_each_axis():
@@ -478,7 +531,7 @@ def test_adaptive_avg_pool_3d_bins_in_each_axis():
     height [0,2), width [0,3) [2,5): mean = 10*{0.5,1.5} + 5*0.5 + {1,3}."""
     x = np.arange(30, dtype=np.float32).reshape(1, 1, 3, 2, 5)
     got = ovpool.adaptive_avg_pool(x, (2, 1, 2))
-    expected = (10 * f32([0.5, 1.5])[:, None, None] + 2.5 + f32([1, 3])[None, None, :])
+    expected = 10 * f32([0.5, 1.5])[:, None, None] + 2.5 + f32([1, 3])[None, None, :]
     np.testing.assert_allclose(got[0, 0], expected, rtol=1e-6)
 
 
@@ -510,12 +563,13 @@ def _float32_borders(n_in, n_out):
 def test_adaptive_pools_1d_bins_are_exact_when_in_times_out_exceeds_2_pow_24(n_in, n_out):
     """In*Out > 2**24: float32 bin borders go wrong; ovpool's integer bins must
     match an exact float64 numpy implementation on every bin."""
-    assert n_in * n_out > 2 ** 24
+    assert n_in * n_out > 2**24
     exact_start = np.array([(i * n_in) // n_out for i in range(n_out)])
     exact_end = np.array([-((-(i + 1) * n_in) // n_out) for i in range(n_out)])
     f_start, f_end = _float32_borders(n_in, n_out)
-    assert (f_start != exact_start).any() or (f_end != exact_end).any(), \
+    assert (f_start != exact_start).any() or (f_end != exact_end).any(), (
         "the case must be one where a float32 formula is wrong"
+    )
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 2, n_in)).astype(np.float32)
     avg, amax, arg = _exact_adaptive_1d(x, n_out)
@@ -530,30 +584,35 @@ def test_adaptive_pools_1d_bins_are_exact_when_in_times_out_exceeds_2_pow_24(n_i
 # LpPool
 # --------------------------------------------------------------------------
 
+
 def test_lppool_1d_p1_p2_p3():
     """x = [3, -4, 0, 1], k2 s2: p=1 |3|+|-4| = 7, |0|+|1| = 1; p=2 sqrt(9+16) = 5,
     sqrt(0+1) = 1; p=3 (27+64)^(1/3) = 91^(1/3), 1."""
     x = f32([[[3, -4, 0, 1]]])
-    np.testing.assert_allclose(ovpool.lp_pool(x, (2,), strides=(2,), p=1), f32([[[7, 1]]]),
-                               rtol=1e-6)
-    np.testing.assert_allclose(ovpool.lp_pool(x, (2,), strides=(2,), p=2), f32([[[5, 1]]]),
-                               rtol=1e-6)
-    np.testing.assert_allclose(ovpool.lp_pool(x, (2,), strides=(2,), p=3),
-                               f32([[[91 ** (1 / 3), 1]]]), rtol=1e-6)
-    np.testing.assert_allclose(ovpool.global_lp_pool(x, p=2), f32([[[26 ** 0.5]]]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.lp_pool(x, (2,), strides=(2,), p=1), f32([[[7, 1]]]), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        ovpool.lp_pool(x, (2,), strides=(2,), p=2), f32([[[5, 1]]]), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        ovpool.lp_pool(x, (2,), strides=(2,), p=3), f32([[[91 ** (1 / 3), 1]]]), rtol=1e-6
+    )
+    np.testing.assert_allclose(ovpool.global_lp_pool(x, p=2), f32([[[26**0.5]]]), rtol=1e-6)
 
 
 def test_lppool_padding_contributes_zero():
     """x = [3, 4], k2 pads (1, 1), p=2: windows {pad,3} {3,4} {4,pad} -> 3, 5, 4."""
     x = f32([[[3, 4]]])
-    np.testing.assert_allclose(ovpool.lp_pool(x, (2,), pads=(1, 1), p=2),
-                               f32([[[3, 5, 4]]]), rtol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.lp_pool(x, (2,), pads=(1, 1), p=2), f32([[[3, 5, 4]]]), rtol=1e-6
+    )
 
 
 # --------------------------------------------------------------------------
 # dtypes
 # --------------------------------------------------------------------------
+
 
 def test_int8_max_pool_full_range_and_padding_is_not_zero():
     """x int8 [-128, 127, -1, 0, -128] k2 -> [127, 127, 0, 0] at [1, 1, 3, 3].
@@ -567,8 +626,9 @@ def test_int8_max_pool_full_range_and_padding_is_not_zero():
     values, indices = ovpool.max_pool(negative, (2,), pads=(1, 1), return_indices=True)
     np.testing.assert_array_equal(values, np.full((1, 1, 4), -100))
     np.testing.assert_array_equal(indices, [[[0, 0, 1, 2]]])
-    np.testing.assert_array_equal(ovpool.max_pool(negative, (2,), pads=(1, 1)),
-                                  np.full((1, 1, 4), -100))
+    np.testing.assert_array_equal(
+        ovpool.max_pool(negative, (2,), pads=(1, 1)), np.full((1, 1, 4), -100)
+    )
 
 
 def test_uint8_max_pool_adaptive_and_global():
@@ -620,8 +680,9 @@ def _exact_float64(name, x64):
         }[name]().numpy()
 
 
-@pytest.mark.parametrize("name, fn", _low_precision_ops(),
-                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "name, fn", _low_precision_ops(), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_float16_inputs_return_float16_with_float32_accurate_values(name, fn):
     """Sums over 64 elements in float16 would be off by several ulp; computed in
     float32 and rounded once, every value is within 1 float16 ulp of the exact
@@ -637,8 +698,9 @@ def test_float16_inputs_return_float16_with_float32_accurate_values(name, fn):
         np.testing.assert_array_max_ulp(got, exact.astype(np.float16), maxulp=1)
 
 
-@pytest.mark.parametrize("name, fn", _low_precision_ops(),
-                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "name, fn", _low_precision_ops(), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_bfloat16_inputs_return_bfloat16_with_float32_accurate_values(name, fn):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     rng = np.random.default_rng(17)
@@ -651,7 +713,7 @@ def test_bfloat16_inputs_return_bfloat16_with_float32_accurate_values(name, fn):
         np.testing.assert_array_equal(got64, exact)
     else:
         # rounded once from float32: within one bfloat16 ulp (2**-7 relative)
-        np.testing.assert_array_less(np.abs(got64 - exact), np.abs(exact) * 2.0 ** -7)
+        np.testing.assert_array_less(np.abs(got64 - exact), np.abs(exact) * 2.0**-7)
 
 
 def test_float64_stays_float64_with_float64_accuracy():
@@ -660,8 +722,9 @@ def test_float64_stays_float64_with_float64_accuracy():
     x = (1 + np.arange(16) * 1e-12).reshape(1, 1, 16)
     got = ovpool.avg_pool(x, (4,), strides=(4,))
     assert got.dtype == np.float64
-    np.testing.assert_allclose(got, [[[1 + 1.5e-12, 1 + 5.5e-12, 1 + 9.5e-12, 1 + 13.5e-12]]],
-                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        got, [[[1 + 1.5e-12, 1 + 5.5e-12, 1 + 9.5e-12, 1 + 13.5e-12]]], rtol=0, atol=1e-15
+    )
     a = ovpool.adaptive_avg_pool(x, 4)
     assert a.dtype == np.float64
     np.testing.assert_allclose(a, got, rtol=0, atol=1e-15)
@@ -673,6 +736,7 @@ def test_float64_stays_float64_with_float64_accuracy():
 # --------------------------------------------------------------------------
 # layouts, empty tensors, out=
 # --------------------------------------------------------------------------
+
 
 def _views():
     rng = np.random.default_rng(3)
@@ -708,23 +772,29 @@ def test_non_contiguous_inputs_give_the_same_result_as_contiguous(view_name):
             np.testing.assert_array_equal(p, q)
     torch = _torch()
     t = torch.from_numpy(dense)
-    np.testing.assert_allclose(ovpool.adaptive_avg_pool(view, (2, 3)),
-                               torch.nn.functional.adaptive_avg_pool2d(t, (2, 3)).numpy(),
-                               rtol=1e-6, atol=1e-6)
-    np.testing.assert_array_equal(ovpool.max_pool(view, (2, 2)),
-                                  torch.nn.functional.max_pool2d(t, 2, 1).numpy())
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(view, (2, 3)),
+        torch.nn.functional.adaptive_avg_pool2d(t, (2, 3)).numpy(),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+    np.testing.assert_array_equal(
+        ovpool.max_pool(view, (2, 2)), torch.nn.functional.max_pool2d(t, 2, 1).numpy()
+    )
 
 
 def test_read_only_input_is_accepted():
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     x.setflags(write=False)
-    np.testing.assert_array_equal(ovpool.max_pool(x, (2, 2), strides=(2, 2)),
-                                  f32([[[[5, 7], [13, 15]]]]))
+    np.testing.assert_array_equal(
+        ovpool.max_pool(x, (2, 2), strides=(2, 2)), f32([[[[5, 7], [13, 15]]]])
+    )
 
 
 def test_nested_list_input_is_accepted():
-    np.testing.assert_allclose(ovpool.avg_pool([[[1.0, 2.0, 3.0, 5.0]]], (2,), strides=(2,)),
-                               [[[1.5, 4.0]]])
+    np.testing.assert_allclose(
+        ovpool.avg_pool([[[1.0, 2.0, 3.0, 5.0]]], (2,), strides=(2,)), [[[1.5, 4.0]]]
+    )
 
 
 EMPTY_SHAPES = [(0, 3, 6, 6), (2, 0, 6, 6), (0, 2, 7), (0, 1, 4, 4, 4)]
@@ -767,20 +837,21 @@ def test_out_buffers_are_used_and_returned():
 
     values = np.empty((1, 2, 2, 2), np.float32)
     indices = np.empty((1, 2, 2, 2), np.int64)
-    result = ovpool.max_pool(x, (2, 2), strides=(2, 2), return_indices=True, out=values,
-                             out_indices=indices)
+    result = ovpool.max_pool(
+        x, (2, 2), strides=(2, 2), return_indices=True, out=values, out_indices=indices
+    )
     assert result[0] is values and result[1] is indices
     np.testing.assert_array_equal(indices[0, 1], [[21, 23], [29, 31]])
 
     a_values = np.empty((1, 2, 1, 2), np.float32)
     a_indices = np.empty((1, 2, 1, 2), np.int32)
-    result = ovpool.adaptive_max_pool(x, (1, 2), index_dtype=np.int32, out=a_values,
-                                      out_indices=a_indices)
+    result = ovpool.adaptive_max_pool(
+        x, (1, 2), index_dtype=np.int32, out=a_values, out_indices=a_indices
+    )
     assert result[0] is a_values and result[1] is a_indices
     np.testing.assert_array_equal(a_indices[0, 0], [[13, 15]])
 
-    for fn, expected in ((ovpool.global_avg_pool, [7.5, 23.5]),
-                         (ovpool.global_max_pool, [15, 31])):
+    for fn, expected in ((ovpool.global_avg_pool, [7.5, 23.5]), (ovpool.global_max_pool, [15, 31])):
         g = np.empty((1, 2, 1, 1), np.float32)
         assert fn(x, out=g) is g
         np.testing.assert_allclose(g.ravel(), expected)
@@ -795,8 +866,9 @@ def test_out_buffers_are_used_and_returned():
 
     u = np.empty((1, 2, 4, 4), np.float32)
     assert ovpool.max_unpool(values, indices, (2, 2), strides=(2, 2), out=u) is u
-    np.testing.assert_array_equal(u, np.where(np.isin(np.arange(32), indices.ravel()),
-                                              np.arange(32), 0).reshape(1, 2, 4, 4))
+    np.testing.assert_array_equal(
+        u, np.where(np.isin(np.arange(32), indices.ravel()), np.arange(32), 0).reshape(1, 2, 4, 4)
+    )
 
 
 def test_out_buffer_of_a_float16_input_is_float16():
@@ -809,6 +881,7 @@ def test_out_buffer_of_a_float16_input_is_float16():
 # --------------------------------------------------------------------------
 # MaxUnpool
 # --------------------------------------------------------------------------
+
 
 def test_maxunpool_roundtrip_with_max_pool_indices():
     """x (1,2,4,4) = arange(32), k2 s2: maxima at the bottom-right of each
@@ -834,8 +907,12 @@ def test_maxunpool_default_shape_mode_follows_the_onnx_reference():
     np.testing.assert_array_equal(got, expected)
     pytest.importorskip("onnx")
     from references import onnx_reference
-    ref = onnx_reference("MaxUnpool", [x, indices, np.array([1, 1, 5, 5], np.int64)],
-                         dict(kernel_shape=[2, 2], strides=[2, 2]))[0]
+
+    ref = onnx_reference(
+        "MaxUnpool",
+        [x, indices, np.array([1, 1, 5, 5], np.int64)],
+        dict(kernel_shape=[2, 2], strides=[2, 2]),
+    )[0]
     np.testing.assert_array_equal(got, ref)
 
 
@@ -846,19 +923,30 @@ def test_maxunpool_output_shape_mode_follows_onnxruntime_and_torch():
     x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
     values, indices = ovpool.max_pool(x, (2, 2), strides=(2, 2), return_indices=True)
     np.testing.assert_array_equal(indices.ravel(), [6, 8, 16, 18])
-    got = ovpool.max_unpool(values, indices, (2, 2), strides=(2, 2), output_shape=x.shape,
-                            indices_relative_to="output_shape")
+    got = ovpool.max_unpool(
+        values,
+        indices,
+        (2, 2),
+        strides=(2, 2),
+        output_shape=x.shape,
+        indices_relative_to="output_shape",
+    )
     expected = np.zeros_like(x)
     expected.ravel()[[6, 8, 16, 18]] = [6, 8, 16, 18]
     np.testing.assert_array_equal(got, expected)
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run
-    ort = onnxruntime_run("MaxUnpool", [values, indices, np.array(x.shape, np.int64)],
-                          dict(kernel_shape=[2, 2], strides=[2, 2]))[0]
+
+    ort = onnxruntime_run(
+        "MaxUnpool",
+        [values, indices, np.array(x.shape, np.int64)],
+        dict(kernel_shape=[2, 2], strides=[2, 2]),
+    )[0]
     np.testing.assert_array_equal(got, ort)
     torch = _torch()
-    t = torch.nn.functional.max_unpool2d(torch.from_numpy(values), torch.from_numpy(indices),
-                                         2, 2, output_size=[5, 5])
+    t = torch.nn.functional.max_unpool2d(
+        torch.from_numpy(values), torch.from_numpy(indices), 2, 2, output_size=[5, 5]
+    )
     np.testing.assert_array_equal(got, t.numpy())
     # The default mode reads 16 and 18 as positions in the default 4x4 shape:
     # outside it, so it refuses instead of writing the wrong place.
@@ -874,6 +962,7 @@ def test_maxunpool_duplicate_indices_last_one_wins():
     np.testing.assert_array_equal(got, f32([[[2, 0, 0, 0]]]))
     pytest.importorskip("onnxruntime")
     from references import onnxruntime_run
+
     ort = onnxruntime_run("MaxUnpool", [x, indices], dict(kernel_shape=[2], strides=[2]))[0]
     np.testing.assert_array_equal(got, ort)
 
@@ -895,11 +984,14 @@ def test_empty_window_test_matches_the_window_tables():
         dilation, pad_begin, pad_end = (int(v) for v in rng.integers([1, 0, 0], [16, 9, 9]))
         n_out = int(rng.integers(1, 13))
         table = _isa.kernels.window_table(
-            (n_in, n_out, False, kernel, stride, dilation, pad_begin, pad_end, 0))
+            (n_in, n_out, False, kernel, stride, dilation, pad_begin, pad_end, 0)
+        )
         expected = bool((table[:, 1] == 0).any())
         seen[expected] += 1
-        assert shapes.axis_has_empty_window(n_in, n_out, kernel, stride, dilation,
-                                            pad_begin) == expected
+        assert (
+            shapes.axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin)
+            == expected
+        )
     assert min(seen.values()) > 500
 
 

@@ -28,26 +28,37 @@ SEED = 22
 
 
 def test_runner_classifies_every_outcome(tmp_path):
-    outcomes, info = runner.run("selftest", 0, range(6), jobs=2, timeout=3, headroom_mib=256,
-                                tmp=str(tmp_path))
+    outcomes, info = runner.run(
+        "selftest", 0, range(6), jobs=2, timeout=3, headroom_mib=256, tmp=str(tmp_path)
+    )
     by_index = {o.index: o for o in outcomes}
     assert sorted(by_index) == list(range(6))
     assert by_index[0].cls == by_index[5].cls == "ok"
     assert by_index[1].cls == "crash" and "SIGABRT" in by_index[1].detail
     assert by_index[2].cls == "crash" and "exited with status 3" in by_index[2].detail
-    assert "selftest: exiting" in by_index[2].detail      # the worker's stderr is kept
+    assert "selftest: exiting" in by_index[2].detail  # the worker's stderr is kept
     assert by_index[3].cls == "hang"
-    assert by_index[4].cls == "memory"                     # the address-space limit holds
-    assert info["restarts"] == 5      # a crash is run again alone: 2 + 2, and 1 hang
+    assert by_index[4].cls == "memory"  # the address-space limit holds
+    assert info["restarts"] == 5  # a crash is run again alone: 2 + 2, and 1 hang
 
 
 def _short_run(mode, n, tmp_path):
-    outcomes, _ = runner.run(mode, SEED, range(n), jobs=2, timeout=30, headroom_mib=768,
-                             budget="256M", known_open=True, tmp=str(tmp_path))
+    outcomes, _ = runner.run(
+        mode,
+        SEED,
+        range(n),
+        jobs=2,
+        timeout=30,
+        headroom_mib=768,
+        budget="256M",
+        known_open=True,
+        tmp=str(tmp_path),
+    )
     assert sorted(o.index for o in outcomes) == list(range(n))
     findings = [o for o in outcomes if o.cls in FINDINGS]
     assert not findings, "\n".join(
-        f"{o.cls} ({known_open(o) or 'new'}): {o.replay}: {o.detail}" for o in findings)
+        f"{o.cls} ({known_open(o) or 'new'}): {o.replay}: {o.detail}" for o in findings
+    )
     return collections.Counter(o.cls for o in outcomes), outcomes
 
 
@@ -75,10 +86,17 @@ def test_short_library_run(ov_extension, tmp_path):
         # (OpenVINO without the library and ONNX Runtime hang on some files
         # that the library refuses, such as a 2^41-tap MaxPool: their
         # timeout is short, their hangs are theirs)
-        outcomes, info = runner.run(mode, SEED, range(40), jobs=2,
-                                    timeout=60 if mode in cases_lib.LIB_MODES else 5,
-                                    headroom_mib=6144, budget="256M", tmp=str(tmp_path),
-                                    library=ov_extension)
+        outcomes, info = runner.run(
+            mode,
+            SEED,
+            range(40),
+            jobs=2,
+            timeout=60 if mode in cases_lib.LIB_MODES else 5,
+            headroom_mib=6144,
+            budget="256M",
+            tmp=str(tmp_path),
+            library=ov_extension,
+        )
         assert sorted(o.index for o in outcomes) == list(range(40)), mode
         passes.append((mode, outcomes))
     notes = library_summary(passes)

@@ -101,7 +101,13 @@ print("ok", calls)
 def test_kernels_stay_inside_guarded_inputs(layout):
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT), layout], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SCRIPT), layout],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert result.stdout.startswith("ok "), result.stdout

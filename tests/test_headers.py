@@ -33,7 +33,17 @@ def test_the_core_has_headers():
 def test_header_compiles_alone(header, flags, tmp_path):
     unit = tmp_path / "unit.cpp"
     unit.write_text(f'#include "{header}"\n')
-    command = [COMPILER, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", *flags,
-               "-I", str(INCLUDE), str(unit)]
+    command = [
+        COMPILER,
+        "-std=c++17",
+        "-fsyntax-only",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        *flags,
+        "-I",
+        str(INCLUDE),
+        str(unit),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]

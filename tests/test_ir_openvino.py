@@ -44,6 +44,7 @@ def ov_run(path, inputs):
 # Random models
 # --------------------------------------------------------------------------
 
+
 def _pool_attrs(rng, spatial, kind, empty_windows):
     """Random valid attributes (None when this shape cannot take them).
 
@@ -67,35 +68,58 @@ def _pool_attrs(rng, spatial, kind, empty_windows):
     limit = [e - 1 if is_avg or not empty_windows else e for e in effective]
     begins = [rng.randint(0, max(0, lim)) for lim in limit]
     ends = [rng.randint(0, max(0, lim)) for lim in limit]
-    roundings = ["floor"] + (["ceil"] if empty_windows else []) + \
-        (["ceil_torch"] if version >= 14 else [])
+    roundings = (
+        ["floor"] + (["ceil"] if empty_windows else []) + (["ceil_torch"] if version >= 14 else [])
+    )
     rounding = rng.choice(roundings)
     exclude_pad = rng.random() < 0.6
     # where OpenVINO deviates from its spec (tests/test_ir_reader.py, tests/test_ov_ops.py):
     if is_avg and not exclude_pad and rounding != "floor":
-        rounding = "floor"     # include-pad + ceil: OpenVINO's CPU divides by the full kernel
+        rounding = "floor"  # include-pad + ceil: OpenVINO's CPU divides by the full kernel
     if auto_pad in ("same_upper", "same_lower") and rounding == "ceil":
-        rounding = "floor"     # OpenVINO's shape inference adds a window beyond ceil(n/s)
+        rounding = "floor"  # OpenVINO's shape inference adds a window beyond ceil(n/s)
     if auto_pad == "valid":
         begins, ends = [0] * n, [0] * n
-    if any(s + b + e < ek for s, b, e, ek in zip(spatial, begins, ends, effective)) and \
-            auto_pad in ("explicit", "valid"):
+    if any(
+        s + b + e < ek for s, b, e, ek in zip(spatial, begins, ends, effective)
+    ) and auto_pad in ("explicit", "valid"):
         return None
-    if not empty_windows and _has_empty_window(spatial, kernel, strides, begins, ends,
-                                               dilations, auto_pad, rounding):
-        return None            # e.g. dilated taps that all skip over a short input
-    return dict(kernel=kernel, strides=strides, dilations=dilations, pads_begin=begins,
-                pads_end=ends, auto_pad=auto_pad, rounding_type=rounding, exclude_pad=exclude_pad,
-                version=version, index_element_type=rng.choice(["i32", "i64"]),
-                axis=rng.randint(-(n + 2), n + 1))
+    if not empty_windows and _has_empty_window(
+        spatial, kernel, strides, begins, ends, dilations, auto_pad, rounding
+    ):
+        return None  # e.g. dilated taps that all skip over a short input
+    return dict(
+        kernel=kernel,
+        strides=strides,
+        dilations=dilations,
+        pads_begin=begins,
+        pads_end=ends,
+        auto_pad=auto_pad,
+        rounding_type=rounding,
+        exclude_pad=exclude_pad,
+        version=version,
+        index_element_type=rng.choice(["i32", "i64"]),
+        axis=rng.randint(-(n + 2), n + 1),
+    )
 
 
 def _has_empty_window(spatial, kernel, strides, begins, ends, dilations, auto_pad, rounding):
     """Whether some window holds no input element, by enumerating every tap
     (the pads auto_pad resolves come from ovpool's lowering)."""
     try:
-        lowering = ov_ops.ov_lowering("MaxPool", (1, 1) + tuple(spatial), 0, 2, kernel,
-                                      strides, begins, ends, dilations, auto_pad, rounding)
+        lowering = ov_ops.ov_lowering(
+            "MaxPool",
+            (1, 1) + tuple(spatial),
+            0,
+            2,
+            kernel,
+            strides,
+            begins,
+            ends,
+            dilations,
+            auto_pad,
+            rounding,
+        )
     except OvpoolError:
         return True
     for a, n_in in enumerate(spatial):
@@ -110,8 +134,9 @@ def _has_empty_window(spatial, kernel, strides, begins, ends, dilations, auto_pa
 def _make_pool(rng, node, kind, spatial, empty_windows):
     """One random pool layer on ``node``: (layer node, extra outputs) or None."""
     if kind in ("adaptive_avg", "adaptive_max"):
-        size = np.array([rng.randint(1, s + 3) for s in spatial],
-                        dtype=rng.choice([np.int32, np.int64]))
+        size = np.array(
+            [rng.randint(1, s + 3) for s in spatial], dtype=rng.choice([np.int32, np.int64])
+        )
         if kind == "adaptive_avg":
             return ov8.adaptive_avg_pool(node, ov8.constant(size)), []
         pool = ov8.adaptive_max_pool(node, ov8.constant(size), index_element_type="i32")
@@ -126,13 +151,24 @@ def _make_pool(rng, node, kind, spatial, empty_windows):
     if kind == "avg14":
         return ov14.avg_pool(node, *args, a["exclude_pad"], a["rounding_type"], auto), []
     if kind == "avg16":
-        return ov16.avg_pool(node, *args, a["exclude_pad"], a["rounding_type"], auto,
-                             dilations=a["dilations"]), []
+        return ov16.avg_pool(
+            node, *args, a["exclude_pad"], a["rounding_type"], auto, dilations=a["dilations"]
+        ), []
     if kind == "max1":
         return ov1.max_pool(node, *args, a["rounding_type"], auto), []
     builder = ov8.max_pool if kind == "max8" else ov14.max_pool
-    pool = builder(node, a["strides"], a["dilations"], a["pads_begin"], a["pads_end"],
-                   a["kernel"], a["rounding_type"], auto, a["index_element_type"], a["axis"])
+    pool = builder(
+        node,
+        a["strides"],
+        a["dilations"],
+        a["pads_begin"],
+        a["pads_end"],
+        a["kernel"],
+        a["rounding_type"],
+        auto,
+        a["index_element_type"],
+        a["axis"],
+    )
     return pool, [pool.output(1)]
 
 
@@ -164,27 +200,29 @@ def random_model(seed, folder):
             kind = rng.choice(POOL_KINDS)
             try:
                 made = _make_pool(rng, node, kind, cur, empty_windows)
-            except RuntimeError:   # OpenVINO's validation refused these attributes
+            except RuntimeError:  # OpenVINO's validation refused these attributes
                 made = None
             if made is None:
                 continue
             pool, extra = made
             shape = pool.get_output_partial_shape(0)
-            new = [shape[2 + k].get_length() if shape[2 + k].is_static else 0
-                   for k in range(n_spatial)]
+            new = [
+                shape[2 + k].get_length() if shape[2 + k].is_static else 0 for k in range(n_spatial)
+            ]
             if min(new) < 1:
                 continue
             break
         else:
             break
-        description.append(f"{pool.get_type_name()}-{pool.get_type_info().version_id}"
-                           f"{pool.get_attributes()}")
+        description.append(
+            f"{pool.get_type_name()}-{pool.get_type_info().version_id}{pool.get_attributes()}"
+        )
         results.extend(ov8.result(o) for o in extra)
         node, cur = pool.output(0), new
         if rng.random() < 0.3:
             results.append(ov8.result(node))
     results.append(ov8.result(node))
-    if rng.random() < 0.3:     # a constant branch: f16-compressed by save_model
+    if rng.random() < 0.3:  # a constant branch: f16-compressed by save_model
         table = ov8.constant(np_rng.standard_normal((1, 2, 6)).astype(np.float32))
         results.append(ov8.result(ov1.max_pool(table, [2], [0], [0], [2])))
     rng.shuffle(results)
@@ -193,7 +231,7 @@ def random_model(seed, folder):
     ov.save_model(model, path, compress_to_fp16=rng.random() < 0.7)
     data = np_rng.standard_normal(dims)
     if rng.random() < 0.3:
-        data = np.round(data * 2)                       # ties: the first maximum
+        data = np.round(data * 2)  # ties: the first maximum
     return path, [data.astype(dtype)], description
 
 
@@ -214,9 +252,17 @@ def test_random_models_match_openvino(random_models):
         if not ok:
             failures.append(f"{os.path.basename(path)}: {why} (max diff {diff}); {description}")
     assert not failures, "\n".join(failures)
-    assert {("AdaptiveAvgPool", "opset8"), ("AdaptiveMaxPool", "opset8"), ("AvgPool", "opset1"),
-            ("AvgPool", "opset14"), ("AvgPool", "opset16"), ("MaxPool", "opset1"),
-            ("MaxPool", "opset8"), ("MaxPool", "opset14"), ("Convert", "opset1")} <= kinds
+    assert {
+        ("AdaptiveAvgPool", "opset8"),
+        ("AdaptiveMaxPool", "opset8"),
+        ("AvgPool", "opset1"),
+        ("AvgPool", "opset14"),
+        ("AvgPool", "opset16"),
+        ("MaxPool", "opset1"),
+        ("MaxPool", "opset8"),
+        ("MaxPool", "opset14"),
+        ("Convert", "opset1"),
+    } <= kinds
 
 
 def test_random_models_describe_like_openvino(random_models):
@@ -235,6 +281,7 @@ def test_random_models_describe_like_openvino(random_models):
 # --------------------------------------------------------------------------
 # Output order, spellings and defaults
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", range(4))
 def test_output_order_follows_the_document_like_openvino(tmp_path, seed):
@@ -259,15 +306,21 @@ def test_output_order_follows_the_document_like_openvino(tmp_path, seed):
     path = str(tmp_path / "shuffled.xml")
     tree.write(path)
     open(str(tmp_path / "shuffled.bin"), "wb").write(
-        open(os.path.join(ROOT, "ir_examples", "multi_output.bin"), "rb").read())
+        open(os.path.join(ROOT, "ir_examples", "multi_output.bin"), "rb").read()
+    )
     ours, theirs = ir.read_model(path), ov.Core().read_model(path)
-    assert [o.layer.name for o in ours.outputs] == \
-        [o.get_node().get_friendly_name() for o in theirs.outputs]
-    assert [i.layer.name for i in ours.inputs] == \
-        [i.get_node().get_friendly_name() for i in theirs.inputs]
+    assert [o.layer.name for o in ours.outputs] == [
+        o.get_node().get_friendly_name() for o in theirs.outputs
+    ]
+    assert [i.layer.name for i in ours.inputs] == [
+        i.get_node().get_friendly_name() for i in theirs.inputs
+    ]
     recording = _check.load_recording(os.path.join(ROOT, "ir_examples", "multi_output.xml"))
-    inputs = [recording.inputs[[i.name for i in ours.inputs].index(n)] for n in ("x", "h")] \
-        if [i.name for i in ours.inputs] == ["x", "h"] else recording.inputs[::-1]
+    inputs = (
+        [recording.inputs[[i.name for i in ours.inputs].index(n)] for n in ("x", "h")]
+        if [i.name for i in ours.inputs] == ["x", "h"]
+        else recording.inputs[::-1]
+    )
     ok, _, why = _check.compare_all(ours, ours(*inputs), ov_run(path, inputs))
     assert ok, why
 
@@ -306,15 +359,18 @@ def test_the_table_matches_openvinos_ops():
         assert len(entry.outputs) == (node.get_output_size() if key[0] != "Result" else 0), key
 
 
-@pytest.mark.parametrize("key", sorted(k for k in layers.LAYERS
-                                       if k[1] != "ovpool" and k[0].endswith("Pool")))
+@pytest.mark.parametrize(
+    "key", sorted(k for k in layers.LAYERS if k[1] != "ovpool" and k[0].endswith("Pool"))
+)
 def test_reader_defaults_match_openvino(tmp_path, key):
     """Write the layer with only its required attributes; OpenVINO's reader
     and ovpool's apply the same defaults."""
     type_, version = key
     nodes = _stock_nodes()
-    model = ov.Model([ov8.result(o) for o in nodes[key].outputs()], [
-        n for k, n in nodes.items() if k == ("Parameter", "opset1")])
+    model = ov.Model(
+        [ov8.result(o) for o in nodes[key].outputs()],
+        [n for k, n in nodes.items() if k == ("Parameter", "opset1")],
+    )
     path = str(tmp_path / "full.xml")
     ov.save_model(model, path)
     tree = etree.parse(path)
@@ -335,24 +391,36 @@ def test_reader_defaults_match_openvino(tmp_path, key):
     for attr in entry.attrs:
         mine, their = ours.attributes[attr.name], expected[attr.name]
         if attr.kind == "ints" and attr.per_axis and mine == []:
-            mine = [attr.fill] * 2   # [] = the fill value on every axis
+            mine = [attr.fill] * 2  # [] = the fill value on every axis
             their = their or [attr.fill] * 2
         assert mine == their, (key, attr.name, mine, their)
 
 
-@pytest.mark.parametrize("type_, version, accepted", [
-    ("MaxPool", "opset5", True), ("MaxPool", "opset16", True), ("AvgPool", "opset15", True),
-    ("AdaptiveAvgPool", "opset1", False), ("MaxPool", "opset17", False),
-    ("AdaptiveAvgPool", "opset99", False),
-])
+@pytest.mark.parametrize(
+    "type_, version, accepted",
+    [
+        ("MaxPool", "opset5", True),
+        ("MaxPool", "opset16", True),
+        ("AvgPool", "opset15", True),
+        ("AdaptiveAvgPool", "opset1", False),
+        ("MaxPool", "opset17", False),
+        ("AdaptiveAvgPool", "opset99", False),
+    ],
+)
 def test_versions_accepted_like_openvino(tmp_path, type_, version, accepted):
-    source = os.path.join(ROOT, "ir_examples",
-                          "adaptive_avg_pool_8.xml" if type_ == "AdaptiveAvgPool" else
-                          "max_pool_1.xml" if type_ == "MaxPool" else "avg_pool_1.xml")
+    source = os.path.join(
+        ROOT,
+        "ir_examples",
+        "adaptive_avg_pool_8.xml"
+        if type_ == "AdaptiveAvgPool"
+        else "max_pool_1.xml"
+        if type_ == "MaxPool"
+        else "avg_pool_1.xml",
+    )
     text = open(source).read()
     old = f'type="{type_}" version="'
     start = text.index(old) + len(old)
-    text = text[:start] + version + text[text.index('"', start):]
+    text = text[:start] + version + text[text.index('"', start) :]
     path = tmp_path / "m.xml"
     path.write_text(text)
     (tmp_path / "m.bin").write_bytes(open(source[:-4] + ".bin", "rb").read())

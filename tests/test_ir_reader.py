@@ -25,11 +25,24 @@ def line_of(path, needle):
 # ir_examples/ check themselves against the recorded outputs
 # --------------------------------------------------------------------------
 
+
 def test_there_are_examples():
     names = {os.path.basename(p)[:-4] for p in EXAMPLES}
-    assert {"adaptive_avg_pool_8", "adaptive_max_pool_8_i32", "avg_pool_1", "avg_pool_14",
-            "avg_pool_16", "max_pool_1", "max_pool_8", "max_pool_14", "dynamic_shape",
-            "compressed_consts", "chain", "multi_output", "cnn_openvino_route"} <= names
+    assert {
+        "adaptive_avg_pool_8",
+        "adaptive_max_pool_8_i32",
+        "avg_pool_1",
+        "avg_pool_14",
+        "avg_pool_16",
+        "max_pool_1",
+        "max_pool_8",
+        "max_pool_14",
+        "dynamic_shape",
+        "compressed_consts",
+        "chain",
+        "multi_output",
+        "cnn_openvino_route",
+    } <= names
     total = sum(os.path.getsize(p) for p in glob.glob(os.path.join(ROOT, "ir_examples", "*")))
     assert total < 1 << 20
 
@@ -60,6 +73,7 @@ def test_examples_cover_every_openvino_layer_version():
 # The Model API
 # --------------------------------------------------------------------------
 
+
 def example(name):
     return os.path.join(ROOT, "ir_examples", name + ".xml")
 
@@ -67,9 +81,16 @@ def example(name):
 def test_model_description():
     model = ir.read_model(example("multi_output"))
     assert [(i.name, i.shape, i.dtype, i.element_type) for i in model.inputs] == [
-        ("x", (1, 3, 10, 10), np.float32, "f32"), ("h", (2, 2, 9), np.float16, "f16")]
-    assert [o.name for o in model.outputs] == ["avg_f16", "max_indices", "adaptive_values",
-                                               "max_values", "x"]
+        ("x", (1, 3, 10, 10), np.float32, "f32"),
+        ("h", (2, 2, 9), np.float16, "f16"),
+    ]
+    assert [o.name for o in model.outputs] == [
+        "avg_f16",
+        "max_indices",
+        "adaptive_values",
+        "max_values",
+        "x",
+    ]
     assert model.outputs[4].names == ("x", "x_copy") == model.inputs[0].names
     assert [o.element_type for o in model.outputs] == ["f16", "i32", "f16", "f32", "f32"]
     assert model.outputs[1].shape == (1, 3, 5, 5)
@@ -113,8 +134,9 @@ def test_dynamic_and_bounded_dims_are_resolved_per_call(rng):
     for shape in [(1, 3, 8, 8), (5, 3, 32, 9), (2, 3, 13, 21)] * 2:
         x = rng.standard_normal(shape).astype(np.float32)
         avg, adaptive = model(x)
-        np.testing.assert_array_equal(avg, ov_ops.avg_pool(x, [3, 3], [2, 2],
-                                                           auto_pad="same_upper"))
+        np.testing.assert_array_equal(
+            avg, ov_ops.avg_pool(x, [3, 3], [2, 2], auto_pad="same_upper")
+        )
         np.testing.assert_array_equal(adaptive, ovpool.adaptive_avg_pool(x, (4, 4)))
     with pytest.raises(ovpool.IRError, match=r"got \[1, 3, 33, 8\]"):
         model(np.zeros((1, 3, 33, 8), np.float32))
@@ -124,10 +146,20 @@ def test_same_pads_written_as_zeros_are_recomputed(tmp_path, rng):
     """save_model writes pads_begin/pads_end = 0 when auto_pad is not explicit."""
     builder = IR()
     x = builder.parameter((1, 2, 13, 13), name="x")
-    pool = builder.layer("MaxPool", "opset8", [(x, 0)],
-                         [("f32", (1, 2, 7, 7)), ("i64", (1, 2, 7, 7))],
-                         {"kernel": "3, 3", "strides": "2, 2", "pads_begin": "0, 0",
-                          "pads_end": "0, 0", "auto_pad": "same_lower", "dilations": "1, 1"})
+    pool = builder.layer(
+        "MaxPool",
+        "opset8",
+        [(x, 0)],
+        [("f32", (1, 2, 7, 7)), ("i64", (1, 2, 7, 7))],
+        {
+            "kernel": "3, 3",
+            "strides": "2, 2",
+            "pads_begin": "0, 0",
+            "pads_end": "0, 0",
+            "auto_pad": "same_lower",
+            "dilations": "1, 1",
+        },
+    )
     builder.result(pool, 0)
     builder.result(pool, 1)
     model = ir.read_model(builder.write(tmp_path))
@@ -141,20 +173,31 @@ def test_same_pads_written_as_zeros_are_recomputed(tmp_path, rng):
 def test_missing_optional_attributes_take_the_reader_defaults(tmp_path, rng):
     builder = IR()
     x = builder.parameter((1, 2, 9, 9), name="x")
-    pool = builder.layer("AvgPool", "opset16", [(x, 0)], [("f32", (1, 2, 4, 4))],
-                         {"kernel": "3, 3", "strides": "2, 2"})
+    pool = builder.layer(
+        "AvgPool",
+        "opset16",
+        [(x, 0)],
+        [("f32", (1, 2, 4, 4))],
+        {"kernel": "3, 3", "strides": "2, 2"},
+    )
     builder.result(pool)
     model = ir.read_model(builder.write(tmp_path))
     data = rng.standard_normal((1, 2, 9, 9)).astype(np.float32)
-    np.testing.assert_array_equal(model(data)[0], ov_ops.avg_pool(data, [3, 3], [2, 2],
-                                                                  exclude_pad=True))
+    np.testing.assert_array_equal(
+        model(data)[0], ov_ops.avg_pool(data, [3, 3], [2, 2], exclude_pad=True)
+    )
 
 
 def test_other_opset_names_of_the_same_op(tmp_path, rng):
     builder = IR()
     x = builder.parameter((1, 1, 10), name="x")
-    pool = builder.layer("MaxPool", "opset11", [(x, 0)], [("f32", (1, 1, 5)), ("i32", (1, 1, 5))],
-                         {"kernel": "2", "strides": "2", "index_element_type": "i32"})
+    pool = builder.layer(
+        "MaxPool",
+        "opset11",
+        [(x, 0)],
+        [("f32", (1, 1, 5)), ("i32", (1, 1, 5))],
+        {"kernel": "2", "strides": "2", "index_element_type": "i32"},
+    )
     builder.result(pool, 0)
     builder.result(pool, 1)
     model = ir.read_model(builder.write(tmp_path))
@@ -167,9 +210,24 @@ def test_other_opset_names_of_the_same_op(tmp_path, rng):
 # Constants of every element type, shared offsets, Convert
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int8, np.uint8,
-                                   np.int16, np.uint16, np.int32, np.int64, np.uint32,
-                                   np.uint64, np.bool_])
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.float32,
+        np.float16,
+        np.float64,
+        np.int8,
+        np.uint8,
+        np.int16,
+        np.uint16,
+        np.int32,
+        np.int64,
+        np.uint32,
+        np.uint64,
+        np.bool_,
+    ],
+)
 def test_const_element_types(tmp_path, dtype):
     value = (np.arange(12).reshape(3, 4) % 5).astype(dtype)
     builder = IR()
@@ -188,13 +246,26 @@ def test_const_bf16_and_shared_offsets(tmp_path):
     value = np.array([1.0, -2.5, 3.140625, 1e30], np.float32)
     bits = (value.view(np.uint32) >> 16).astype(np.uint16)
     builder.blob = bytearray(bits.tobytes())
-    a = builder.layer("Const", "opset1", [], [("bf16", (4,))],
-                      {"element_type": "bf16", "shape": "4", "offset": 0, "size": 8}, name="a")
+    a = builder.layer(
+        "Const",
+        "opset1",
+        [],
+        [("bf16", (4,))],
+        {"element_type": "bf16", "shape": "4", "offset": 0, "size": 8},
+        name="a",
+    )
     # a second Const reading the same bytes as i16 (save_model deduplicates by bytes)
-    b = builder.layer("Const", "opset1", [], [("i16", (2, 2))],
-                      {"element_type": "i16", "shape": "2, 2", "offset": 0, "size": 8}, name="b")
-    conv = builder.layer("Convert", "opset1", [(a, 0)], [("f32", (4,))],
-                         {"destination_type": "f32"}, name="to_f32")
+    b = builder.layer(
+        "Const",
+        "opset1",
+        [],
+        [("i16", (2, 2))],
+        {"element_type": "i16", "shape": "2, 2", "offset": 0, "size": 8},
+        name="b",
+    )
+    conv = builder.layer(
+        "Convert", "opset1", [(a, 0)], [("f32", (4,))], {"destination_type": "f32"}, name="to_f32"
+    )
     builder.result(a)
     builder.result(b)
     builder.result(conv)
@@ -211,21 +282,40 @@ def test_f16_decompression_convert(tmp_path, rng):
     table = rng.standard_normal((1, 2, 6, 6)).astype(np.float16)
     builder = IR()
     c = builder.const(table, name="table_compressed")
-    conv = builder.layer("Convert", "opset1", [(c, 0)], [("f32", (1, 2, 6, 6))],
-                         {"destination_type": "f32"}, name="table")
-    pool = builder.layer("MaxPool", "opset1", [(conv, 0)], [("f32", (1, 2, 3, 3))],
-                         {"kernel": "2, 2", "strides": "2, 2"}, name="pool")
+    conv = builder.layer(
+        "Convert",
+        "opset1",
+        [(c, 0)],
+        [("f32", (1, 2, 6, 6))],
+        {"destination_type": "f32"},
+        name="table",
+    )
+    pool = builder.layer(
+        "MaxPool",
+        "opset1",
+        [(conv, 0)],
+        [("f32", (1, 2, 3, 3))],
+        {"kernel": "2, 2", "strides": "2, 2"},
+        name="pool",
+    )
     builder.result(pool)
     (got,) = ir.read_model(builder.write(tmp_path))()
-    np.testing.assert_array_equal(got, ov_ops.max_pool(table.astype(np.float32), [2, 2], [2, 2],
-                                                       return_indices=False))
+    np.testing.assert_array_equal(
+        got, ov_ops.max_pool(table.astype(np.float32), [2, 2], [2, 2], return_indices=False)
+    )
 
 
 def test_sub_byte_constants_are_described_not_run(tmp_path):
     builder = IR()
     builder.blob = bytearray(b"\x12\x34")
-    c = builder.layer("Const", "opset1", [], [("u4", (3,))],
-                      {"element_type": "u4", "shape": "3", "offset": 0, "size": 2}, name="w")
+    c = builder.layer(
+        "Const",
+        "opset1",
+        [],
+        [("u4", (3,))],
+        {"element_type": "u4", "shape": "3", "offset": 0, "size": 2},
+        name="w",
+    )
     builder.result(c)
     path = builder.write(tmp_path)
     model = ir.read_model(path)
@@ -246,17 +336,28 @@ def test_unsupported_layers_are_described_and_named_on_call(tmp_path):
     builder = IR()
     x = builder.parameter((1, 3, 8, 8), name="image")
     w = builder.const(np.ones((4, 3, 3, 3), np.float32), name="w")
-    conv = builder.layer("Convolution", "opset1", [(x, 0), (w, 0)], [("f32", (1, 4, 6, 6))],
-                         {"strides": "1, 1", "dilations": "1, 1", "pads_begin": "0, 0",
-                          "pads_end": "0, 0"}, name="conv")
+    conv = builder.layer(
+        "Convolution",
+        "opset1",
+        [(x, 0), (w, 0)],
+        [("f32", (1, 4, 6, 6))],
+        {"strides": "1, 1", "dilations": "1, 1", "pads_begin": "0, 0", "pads_end": "0, 0"},
+        name="conv",
+    )
     relu = builder.layer("ReLU", "opset1", [(conv, 0)], [("f32", (1, 4, 6, 6))], name="relu")
-    pool = builder.layer("MaxPool", "opset1", [(relu, 0)], [("f32", (1, 4, 3, 3))],
-                         {"kernel": "2, 2", "strides": "2, 2"}, name="pool")
+    pool = builder.layer(
+        "MaxPool",
+        "opset1",
+        [(relu, 0)],
+        [("f32", (1, 4, 3, 3))],
+        {"kernel": "2, 2", "strides": "2, 2"},
+        name="pool",
+    )
     builder.result(pool)
     path = builder.write(tmp_path)
     model = ir.read_model(path)
     assert [layer.name for layer in model.unsupported_layers] == ["conv", "relu"]
-    assert model.outputs[0].shape == (1, 4, 3, 3)       # from the declared ports
+    assert model.outputs[0].shape == (1, 4, 3, 3)  # from the declared ports
     rows = {r["name"]: r for r in model.describe()}
     assert not rows["conv"]["runs_on_ovpool"] and rows["pool"]["runs_on_ovpool"]
     assert model.layers[2].raw_attributes["strides"] == "1, 1"
@@ -264,8 +365,12 @@ def test_unsupported_layers_are_described_and_named_on_call(tmp_path):
         model(np.zeros((1, 3, 8, 8), np.float32))
     message = str(info.value)
     assert message.startswith(f"{path}:{line_of(path, CONV)}:"), message
-    for part in ("Convolution opset1 'conv' (id 2", "ReLU opset1 'relu' (id 3",
-                 "ovpool.openvino.read_model", f"{path}:"):
+    for part in (
+        "Convolution opset1 'conv' (id 2",
+        "ReLU opset1 'relu' (id 3",
+        "ovpool.openvino.read_model",
+        f"{path}:",
+    ):
         assert part in message, message
 
 
@@ -273,8 +378,14 @@ def test_unsupported_layer_not_needed_by_the_outputs(tmp_path, rng):
     builder = IR()
     x = builder.parameter((1, 1, 8), name="x")
     builder.layer("Floor", "opset1", [(x, 0)], [("f32", (1, 1, 8))], name="unused")
-    pool = builder.layer("MaxPool", "opset1", [(x, 0)], [("f32", (1, 1, 4))],
-                         {"kernel": "2", "strides": "2"}, name="pool")
+    pool = builder.layer(
+        "MaxPool",
+        "opset1",
+        [(x, 0)],
+        [("f32", (1, 1, 4))],
+        {"kernel": "2", "strides": "2"},
+        name="pool",
+    )
     builder.result(pool)
     model = ir.read_model(builder.write(tmp_path))
     assert model.runs_on_ovpool
@@ -286,8 +397,14 @@ def test_unsupported_layer_not_needed_by_the_outputs(tmp_path, rng):
 def test_avg_pool_on_integers_needs_openvino(tmp_path):
     builder = IR()
     x = builder.parameter((1, 1, 8), "i32", name="x")
-    pool = builder.layer("AvgPool", "opset1", [(x, 0)], [("i32", (1, 1, 4))],
-                         {"kernel": "2", "strides": "2"}, name="pool")
+    pool = builder.layer(
+        "AvgPool",
+        "opset1",
+        [(x, 0)],
+        [("i32", (1, 1, 4))],
+        {"kernel": "2", "strides": "2"},
+        name="pool",
+    )
     builder.result(pool)
     model = ir.read_model(builder.write(tmp_path))
     assert not model.runs_on_ovpool and "not i32" in model.unsupported_layers[0].reason
@@ -297,40 +414,80 @@ def test_avg_pool_on_integers_needs_openvino(tmp_path):
 # ovpool's own opset
 # --------------------------------------------------------------------------
 
+
 def test_ovpool_opset_model(tmp_path, rng):
     builder = IR()
     x = builder.parameter((1, 2, 9, 8), name="x")
-    mp = builder.layer("OnnxMaxPool", "ovpool", [(x, 0)],
-                       [("f32", (1, 2, 5, 4)), ("i64", (1, 2, 5, 4))],
-                       {"kernel_shape": "3, 2", "strides": "2, 2", "pads": "1, 0, 1, 0",
-                        "storage_order": "1"}, name="maxpool")
+    mp = builder.layer(
+        "OnnxMaxPool",
+        "ovpool",
+        [(x, 0)],
+        [("f32", (1, 2, 5, 4)), ("i64", (1, 2, 5, 4))],
+        {"kernel_shape": "3, 2", "strides": "2, 2", "pads": "1, 0, 1, 0", "storage_order": "1"},
+        name="maxpool",
+    )
     shape = builder.const(np.array([1, 2, 9, 8], np.int64), name="shape")
-    up = builder.layer("MaxUnpool", "ovpool", [(mp, 0), (mp, 1), (shape, 0)],
-                       [("f32", (1, 2, 9, 8))],
-                       {"kernel_shape": "3, 2", "strides": "2, 2", "pads": "1, 0, 1, 0",
-                        "indices_relative_to": "output_shape"}, name="unpool")
-    lp = builder.layer("LpPool", "ovpool", [(x, 0)], [("f32", (1, 2, 4, 4))],
-                       {"kernel_shape": "2, 2", "strides": "2, 2", "p": "3", "ceil_mode": "false"},
-                       name="lp")
-    avg = builder.layer("OnnxAveragePool", "ovpool", [(x, 0)], [("f32", (1, 2, 5, 4))],
-                        {"kernel_shape": "3, 3", "strides": "2, 2", "auto_pad": "SAME_UPPER",
-                         "count_include_pad": "1"}, name="avg")
-    g = builder.layer("GlobalLpPool", "ovpool", [(x, 0)], [("f32", (1, 2, 1, 1))], {"p": "2"},
-                      name="global")
-    adaptive = builder.layer("AdaptiveAvgPool", "ovpool",
-                             [(x, 0), (builder.const(np.array([3, 3], np.int32)), 0)],
-                             [("f32", (1, 2, 3, 3))], name="adaptive")
+    up = builder.layer(
+        "MaxUnpool",
+        "ovpool",
+        [(mp, 0), (mp, 1), (shape, 0)],
+        [("f32", (1, 2, 9, 8))],
+        {
+            "kernel_shape": "3, 2",
+            "strides": "2, 2",
+            "pads": "1, 0, 1, 0",
+            "indices_relative_to": "output_shape",
+        },
+        name="unpool",
+    )
+    lp = builder.layer(
+        "LpPool",
+        "ovpool",
+        [(x, 0)],
+        [("f32", (1, 2, 4, 4))],
+        {"kernel_shape": "2, 2", "strides": "2, 2", "p": "3", "ceil_mode": "false"},
+        name="lp",
+    )
+    avg = builder.layer(
+        "OnnxAveragePool",
+        "ovpool",
+        [(x, 0)],
+        [("f32", (1, 2, 5, 4))],
+        {
+            "kernel_shape": "3, 3",
+            "strides": "2, 2",
+            "auto_pad": "SAME_UPPER",
+            "count_include_pad": "1",
+        },
+        name="avg",
+    )
+    g = builder.layer(
+        "GlobalLpPool", "ovpool", [(x, 0)], [("f32", (1, 2, 1, 1))], {"p": "2"}, name="global"
+    )
+    adaptive = builder.layer(
+        "AdaptiveAvgPool",
+        "ovpool",
+        [(x, 0), (builder.const(np.array([3, 3], np.int32)), 0)],
+        [("f32", (1, 2, 3, 3))],
+        name="adaptive",
+    )
     for lid, k in ((mp, 0), (mp, 1), (up, 0), (lp, 0), (avg, 0), (g, 0), (adaptive, 0)):
         builder.result(lid, k)
     model = ir.read_model(builder.write(tmp_path))
     data = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
     got = model(data)
-    y, i = ops.max_pool(data, (3, 2), strides=(2, 2), pads=(1, 0, 1, 0), storage_order=1,
-                        return_indices=True)
-    want = [y, i, None, ops.lp_pool(data, (2, 2), p=3, strides=(2, 2)),
-            ops.avg_pool(data, (3, 3), strides=(2, 2), auto_pad="SAME_UPPER",
-                         count_include_pad=True),
-            ops.global_lp_pool(data), ovpool.adaptive_avg_pool(data, 3)]
+    y, i = ops.max_pool(
+        data, (3, 2), strides=(2, 2), pads=(1, 0, 1, 0), storage_order=1, return_indices=True
+    )
+    want = [
+        y,
+        i,
+        None,
+        ops.lp_pool(data, (2, 2), p=3, strides=(2, 2)),
+        ops.avg_pool(data, (3, 3), strides=(2, 2), auto_pad="SAME_UPPER", count_include_pad=True),
+        ops.global_lp_pool(data),
+        ovpool.adaptive_avg_pool(data, 3),
+    ]
     for k, w in enumerate(want):
         if w is not None:
             np.testing.assert_array_equal(got[k], w)
@@ -341,30 +498,49 @@ def test_ovpool_opset_model(tmp_path, rng):
 # Deviations of OpenVINO's CPU plugin: ovpool follows the spec and PyTorch
 # --------------------------------------------------------------------------
 
+
 def _torch():
     return pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("rank, shape, k, s, p", [
-    (1, (2, 3, 9), 7, 3, 3), (2, (1, 2, 14, 14), 3, 2, 1), (2, (1, 2, 8, 8), 5, 3, 2),
-    (3, (1, 2, 5, 6, 7), 3, 2, 1),
-])
+@pytest.mark.parametrize(
+    "rank, shape, k, s, p",
+    [
+        (1, (2, 3, 9), 7, 3, 3),
+        (2, (1, 2, 14, 14), 3, 2, 1),
+        (2, (1, 2, 8, 8), 5, 3, 2),
+        (3, (1, 2, 5, 6, 7), 3, 2, 1),
+    ],
+)
 @pytest.mark.parametrize("version", ["opset14", "opset16"])
 def test_avg_pool_ceil_include_pad_follows_torch(tmp_path, rng, rank, shape, k, s, p, version):
     torch = _torch()
-    fn = {1: torch.nn.functional.avg_pool1d, 2: torch.nn.functional.avg_pool2d,
-          3: torch.nn.functional.avg_pool3d}[rank]
+    fn = {
+        1: torch.nn.functional.avg_pool1d,
+        2: torch.nn.functional.avg_pool2d,
+        3: torch.nn.functional.avg_pool3d,
+    }[rank]
     data = rng.standard_normal(shape).astype(np.float32)
-    want = fn(torch.from_numpy(data), k, stride=s, padding=p, ceil_mode=True,
-              count_include_pad=True).numpy()
+    want = fn(
+        torch.from_numpy(data), k, stride=s, padding=p, ceil_mode=True, count_include_pad=True
+    ).numpy()
     builder = IR()
     x = builder.parameter(shape, name="x")
-    pool = builder.layer("AvgPool", version, [(x, 0)], [("f32", want.shape)],
-                         {"kernel": ", ".join([str(k)] * rank),
-                          "strides": ", ".join([str(s)] * rank),
-                          "pads_begin": ", ".join([str(p)] * rank),
-                          "pads_end": ", ".join([str(p)] * rank), "exclude-pad": "false",
-                          "rounding_type": "ceil_torch"}, name="pool")
+    pool = builder.layer(
+        "AvgPool",
+        version,
+        [(x, 0)],
+        [("f32", want.shape)],
+        {
+            "kernel": ", ".join([str(k)] * rank),
+            "strides": ", ".join([str(s)] * rank),
+            "pads_begin": ", ".join([str(p)] * rank),
+            "pads_end": ", ".join([str(p)] * rank),
+            "exclude-pad": "false",
+            "rounding_type": "ceil_torch",
+        },
+        name="pool",
+    )
     builder.result(pool)
     (got,) = ir.read_model(builder.write(tmp_path))(data)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
@@ -377,8 +553,9 @@ def test_adaptive_avg_pool_1d_large_follows_torch(tmp_path, rng, n_in, n_out):
     builder = IR()
     x = builder.parameter((1, 1, n_in), name="x")
     size = builder.const(np.array([n_out], np.int64))
-    pool = builder.layer("AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)],
-                         [("f32", (1, 1, n_out))], name="pool")
+    pool = builder.layer(
+        "AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)], [("f32", (1, 1, n_out))], name="pool"
+    )
     builder.result(pool)
     (got,) = ir.read_model(builder.write(tmp_path))(data)
     want = torch.nn.functional.adaptive_avg_pool1d(torch.from_numpy(data), n_out).numpy()
@@ -393,8 +570,9 @@ def test_output_size_fed_per_call_sets_each_call_s_shape(tmp_path, rng):
     builder = IR()
     x = builder.parameter(data.shape, name="x")
     size = builder.parameter((2,), etype="i64", name="size")
-    pool = builder.layer("AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)],
-                         [("f32", (2, 3, None, None))], name="pool")
+    pool = builder.layer(
+        "AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)], [("f32", (2, 3, None, None))], name="pool"
+    )
     builder.result(pool)
     model = ir.read_model(builder.write(tmp_path))
     for out_size in [(3, 4), (5, 5), (3, 4), (1, 10)]:
@@ -411,14 +589,20 @@ def test_adaptive_max_pool_nan_and_i64_follow_torch(tmp_path, rng, index_type):
     builder = IR()
     x = builder.parameter(data.shape, name="x")
     size = builder.const(np.array([3, 4], np.int32))
-    pool = builder.layer("AdaptiveMaxPool", "opset8", [(x, 0), (size, 0)],
-                         [("f32", (2, 3, 3, 4)), (index_type, (2, 3, 3, 4))],
-                         {"index_element_type": index_type}, name="pool")
+    pool = builder.layer(
+        "AdaptiveMaxPool",
+        "opset8",
+        [(x, 0), (size, 0)],
+        [("f32", (2, 3, 3, 4)), (index_type, (2, 3, 3, 4))],
+        {"index_element_type": index_type},
+        name="pool",
+    )
     builder.result(pool, 0)
     builder.result(pool, 1)
     values, indices = ir.read_model(builder.write(tmp_path))(data)
-    want_v, want_i = torch.nn.functional.adaptive_max_pool2d(torch.from_numpy(data), (3, 4),
-                                                             return_indices=True)
+    want_v, want_i = torch.nn.functional.adaptive_max_pool2d(
+        torch.from_numpy(data), (3, 4), return_indices=True
+    )
     np.testing.assert_array_equal(values, want_v.numpy())
     np.testing.assert_array_equal(indices, want_i.numpy())
     assert indices.dtype == (np.int32 if index_type == "i32" else np.int64)

@@ -43,8 +43,20 @@ needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no C++ compiler")
 
 
 def _compile(sources, output, flags):
-    command = [COMPILER, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", *flags,
-               "-I", ovpool.get_include(), *sources, "-o", output]
+    command = [
+        COMPILER,
+        "-std=c++17",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        *flags,
+        "-I",
+        ovpool.get_include(),
+        *sources,
+        "-o",
+        output,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -145,7 +157,7 @@ def refused():
     return status
 '''
 
-SETUP = '''
+SETUP = """
 import ovpool
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -153,7 +165,7 @@ ext = Extension("thirdparty", ["thirdparty.pyx"], language="c++",
                 include_dirs=[ovpool.get_include()], extra_compile_args=["-std=c++17", "-O1"])
 setup(name="thirdparty", ext_modules=cythonize([ext], quiet=True),
       script_args=["build_ext", "--inplace"])
-'''
+"""
 
 
 @needs_compiler
@@ -164,10 +176,16 @@ def test_third_party_cython_module_cimports_the_kernels(tmp_path):
     env = dict(os.environ)
     # Cython finds ovpool/kernels.pxd on sys.path, as it finds numpy's .pxd
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    build = subprocess.run([sys.executable, "setup.py"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=900)
+    build = subprocess.run(
+        [sys.executable, "setup.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert build.returncode == 0, build.stderr[-4000:]
-    check = textwrap.dedent('''
+    check = textwrap.dedent("""
         import numpy as np, ovpool, thirdparty
         rng = np.random.default_rng(5)
         x = rng.standard_normal((2, 3, 30, 30)).astype(np.float32)
@@ -181,9 +199,15 @@ def test_third_party_cython_module_cimports_the_kernels(tmp_path):
                               ovpool.lp_pool(z, (2, 2, 2), strides=(2, 2, 2), p=3.0))
         assert thirdparty.refused() == -1
         print("ok")
-    ''')
-    result = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)
+    """)
+    result = subprocess.run(
+        [sys.executable, "-c", check],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "ok"
 
@@ -191,7 +215,7 @@ def test_third_party_cython_module_cimports_the_kernels(tmp_path):
 # -- the kernel path of each shape -------------------------------------------------
 
 RNG = np.random.default_rng(11)
-V3 = ovpool._isa.kernels.float16_in_registers()   # the builds with AVX2 and F16C
+V3 = ovpool._isa.kernels.float16_in_registers()  # the builds with AVX2 and F16C
 
 
 def _x(shape, dtype=np.float32):
@@ -202,74 +226,150 @@ PATH_CASES = [
     # (name, call, expected path)
     ("global average", lambda: ovpool.global_avg_pool(_x((2, 3, 7, 7))), "global"),
     ("global max int8", lambda: ovpool.global_max_pool(_x((2, 3, 5), np.int8)), "global"),
-    ("global Lp float16", lambda: ovpool.global_lp_pool(_x((2, 3, 9, 9), np.float16)),
-     "global"),
+    ("global Lp float16", lambda: ovpool.global_lp_pool(_x((2, 3, 9, 9), np.float16)), "global"),
     ("adaptive 28->7: tiles", lambda: ovpool.adaptive_avg_pool(_x((2, 8, 28, 28)), 7), "tiles"),
     ("2x2 s2 max", lambda: ovpool.max_pool(_x((2, 3, 16, 16)), (2, 2), strides=(2, 2)), "tiles"),
-    ("tiles float16", lambda: ovpool.avg_pool(_x((2, 3, 16, 16), np.float16), (2, 2),
-                                              strides=(2, 2)), "tiles"),
-    ("3x3 s2 p1 max", lambda: ovpool.max_pool(_x((2, 3, 40, 40)), (3, 3), strides=(2, 2),
-                                              pads=(1, 1, 1, 1)), "rows.runs"),
-    ("3x3 s1 average", lambda: ovpool.avg_pool(_x((2, 3, 17, 17)), (3, 3), pads=(1,) * 4),
-     "rows.runs"),
-    ("3x3 s2 L2 norm", lambda: ovpool.lp_pool(_x((2, 3, 40, 40)), (3, 3), p=2,
-                                              strides=(2, 2)), "rows.runs"),
-    ("3x3 s2 L3 norm", lambda: ovpool.lp_pool(_x((2, 3, 40, 40)), (3, 3), p=3,
-                                              strides=(2, 2)), "rows.runs"),
-    ("2x2 s1 max, dilated", lambda: ovpool.max_pool(_x((2, 3, 17, 17)), (2, 2),
-                                                    dilations=(2, 2)), "rows.runs"),
-    ("windows of 17 rows: rows", lambda: ovpool.avg_pool(_x((2, 3, 20, 40)), (17, 3)),
-     "rows.separable"),
-    ("3x3 s2 on 4x64x112x112, prefetched: rows",
-     lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (3, 3), strides=(2, 2)), "rows.separable"),
-    ("3x3 float64: rows", lambda: ovpool.max_pool(_x((2, 3, 17, 17), np.float64), (3, 3)),
-     "rows.separable"),
-    ("5x5 s2 average", lambda: ovpool.avg_pool(_x((2, 3, 100, 100)), (5, 5), strides=(2, 2)),
-     "rows.runs"),
-    ("adaptive 60->14: narrow bins", lambda: ovpool.adaptive_avg_pool(_x((2, 3, 60, 60)), 14),
-     "rows.narrow_bins" if V3 else "rows.separable"),
-    ("adaptive 50->7: wide bins", lambda: ovpool.adaptive_avg_pool(_x((2, 3, 50, 50)), 7),
-     "rows.wide_bins"),
-    ("3D max 3x3x3 s2: slab", lambda: ovpool.max_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3),
-                                                      strides=(2, 2, 2)), "rows.depth_slab"),
-    ("3D average, slices too large for the slab",
-     lambda: ovpool.avg_pool(_x((1, 1, 4, 200, 200)), (2, 2, 2), strides=(2, 2, 2)),
-     "rows.depth_slices"),
-    ("3D Lp: rows", lambda: ovpool.lp_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), p=2),
-     "rows.separable"),
-    ("adaptive max 60->20 with indices", lambda: ovpool.adaptive_max_pool(_x((2, 3, 60, 60)),
-                                                                          20), "argmax.tables"),
-    ("adaptive max 64->16 with indices: tiles",
-     lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 16), "argmax.tiles"),
-    ("max 2x2 with int32 indices: tiles",
-     lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 32, index_dtype=np.int32),
-     "argmax.tiles"),
-    ("max with indices float64", lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64),
-                                                                     np.float64), 16),
-     "argmax.tables"),
-    ("max with indices float16", lambda: ovpool.max_pool(_x((2, 3, 40, 40), np.float16),
-                                                         (3, 3), return_indices=True),
-     "argmax.tables"),
-    ("7x7 planes: blocked", lambda: ovpool.max_pool(_x((4, 64, 7, 7)), (4, 4), strides=(2, 2)),
-     "blocked"),
-    ("8x8 tilings: blocked", lambda: ovpool.max_pool(_x((2, 3, 8, 8)), (2, 2), strides=(2, 2)),
-     "blocked"),
-    ("rows of under 8 outputs: blocked", lambda: ovpool.avg_pool(_x((2, 3, 30, 30)), (5, 5),
-                                                                 strides=(4, 4)), "blocked"),
-    ("indices on 14x13: blocked", lambda: ovpool.max_pool(_x((2, 8, 14, 13)), (3, 3),
-                                                          strides=(3, 3), return_indices=True),
-     "blocked"),
-    ("3D 4x14x14 float16: blocked",
-     lambda: ovpool.avg_pool(_x((1, 8, 4, 14, 14), np.float16), (3, 3, 3), strides=(3, 3, 3)),
-     "blocked"),
-    ("5x5 s3 on 71x74: blocked", lambda: ovpool.max_pool(_x((1, 8, 71, 74)), (5, 5),
-                                                        strides=(3, 3), pads=(2,) * 4),
-     "blocked"),
-    ("float16 13x13: blocked", lambda: ovpool.avg_pool(_x((2, 16, 13, 13), np.float16), (3, 3)),
-     "blocked"),
+    (
+        "tiles float16",
+        lambda: ovpool.avg_pool(_x((2, 3, 16, 16), np.float16), (2, 2), strides=(2, 2)),
+        "tiles",
+    ),
+    (
+        "3x3 s2 p1 max",
+        lambda: ovpool.max_pool(_x((2, 3, 40, 40)), (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+        "rows.runs",
+    ),
+    (
+        "3x3 s1 average",
+        lambda: ovpool.avg_pool(_x((2, 3, 17, 17)), (3, 3), pads=(1,) * 4),
+        "rows.runs",
+    ),
+    (
+        "3x3 s2 L2 norm",
+        lambda: ovpool.lp_pool(_x((2, 3, 40, 40)), (3, 3), p=2, strides=(2, 2)),
+        "rows.runs",
+    ),
+    (
+        "3x3 s2 L3 norm",
+        lambda: ovpool.lp_pool(_x((2, 3, 40, 40)), (3, 3), p=3, strides=(2, 2)),
+        "rows.runs",
+    ),
+    (
+        "2x2 s1 max, dilated",
+        lambda: ovpool.max_pool(_x((2, 3, 17, 17)), (2, 2), dilations=(2, 2)),
+        "rows.runs",
+    ),
+    (
+        "windows of 17 rows: rows",
+        lambda: ovpool.avg_pool(_x((2, 3, 20, 40)), (17, 3)),
+        "rows.separable",
+    ),
+    (
+        "3x3 s2 on 4x64x112x112, prefetched: rows",
+        lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (3, 3), strides=(2, 2)),
+        "rows.separable",
+    ),
+    (
+        "3x3 float64: rows",
+        lambda: ovpool.max_pool(_x((2, 3, 17, 17), np.float64), (3, 3)),
+        "rows.separable",
+    ),
+    (
+        "5x5 s2 average",
+        lambda: ovpool.avg_pool(_x((2, 3, 100, 100)), (5, 5), strides=(2, 2)),
+        "rows.runs",
+    ),
+    (
+        "adaptive 60->14: narrow bins",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 3, 60, 60)), 14),
+        "rows.narrow_bins" if V3 else "rows.separable",
+    ),
+    (
+        "adaptive 50->7: wide bins",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 3, 50, 50)), 7),
+        "rows.wide_bins",
+    ),
+    (
+        "3D max 3x3x3 s2: slab",
+        lambda: ovpool.max_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), strides=(2, 2, 2)),
+        "rows.depth_slab",
+    ),
+    (
+        "3D average, slices too large for the slab",
+        lambda: ovpool.avg_pool(_x((1, 1, 4, 200, 200)), (2, 2, 2), strides=(2, 2, 2)),
+        "rows.depth_slices",
+    ),
+    (
+        "3D Lp: rows",
+        lambda: ovpool.lp_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), p=2),
+        "rows.separable",
+    ),
+    (
+        "adaptive max 60->20 with indices",
+        lambda: ovpool.adaptive_max_pool(_x((2, 3, 60, 60)), 20),
+        "argmax.tables",
+    ),
+    (
+        "adaptive max 64->16 with indices: tiles",
+        lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 16),
+        "argmax.tiles",
+    ),
+    (
+        "max 2x2 with int32 indices: tiles",
+        lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64)), 32, index_dtype=np.int32),
+        "argmax.tiles",
+    ),
+    (
+        "max with indices float64",
+        lambda: ovpool.adaptive_max_pool(_x((2, 3, 64, 64), np.float64), 16),
+        "argmax.tables",
+    ),
+    (
+        "max with indices float16",
+        lambda: ovpool.max_pool(_x((2, 3, 40, 40), np.float16), (3, 3), return_indices=True),
+        "argmax.tables",
+    ),
+    (
+        "7x7 planes: blocked",
+        lambda: ovpool.max_pool(_x((4, 64, 7, 7)), (4, 4), strides=(2, 2)),
+        "blocked",
+    ),
+    (
+        "8x8 tilings: blocked",
+        lambda: ovpool.max_pool(_x((2, 3, 8, 8)), (2, 2), strides=(2, 2)),
+        "blocked",
+    ),
+    (
+        "rows of under 8 outputs: blocked",
+        lambda: ovpool.avg_pool(_x((2, 3, 30, 30)), (5, 5), strides=(4, 4)),
+        "blocked",
+    ),
+    (
+        "indices on 14x13: blocked",
+        lambda: ovpool.max_pool(_x((2, 8, 14, 13)), (3, 3), strides=(3, 3), return_indices=True),
+        "blocked",
+    ),
+    (
+        "3D 4x14x14 float16: blocked",
+        lambda: ovpool.avg_pool(_x((1, 8, 4, 14, 14), np.float16), (3, 3, 3), strides=(3, 3, 3)),
+        "blocked",
+    ),
+    (
+        "5x5 s3 on 71x74: blocked",
+        lambda: ovpool.max_pool(_x((1, 8, 71, 74)), (5, 5), strides=(3, 3), pads=(2,) * 4),
+        "blocked",
+    ),
+    (
+        "float16 13x13: blocked",
+        lambda: ovpool.avg_pool(_x((2, 16, 13, 13), np.float16), (3, 3)),
+        "blocked",
+    ),
     ("1D rows of 100: rows_run", lambda: ovpool.avg_pool(_x((2, 3, 100)), (3,)), "rows.runs"),
-    ("float16 rows", lambda: ovpool.avg_pool(_x((2, 3, 17, 17), np.float16), (3, 3)),
-     "rows.separable"),
+    (
+        "float16 rows",
+        lambda: ovpool.avg_pool(_x((2, 3, 17, 17), np.float16), (3, 3)),
+        "rows.separable",
+    ),
 ]
 
 

@@ -73,11 +73,12 @@ def test_tiling_max_matches_numpy(kh, kw, dtype):
         x = _with_nans(RNG.standard_normal((2, 3, 4 * kh, 3 * kw + 1)).astype(dtype))
     else:
         info = np.iinfo(dtype)
-        x = RNG.integers(info.min, info.max, (2, 3, 4 * kh, 3 * kw + 1),
-                         endpoint=True).astype(dtype)
+        x = RNG.integers(info.min, info.max, (2, 3, 4 * kh, 3 * kw + 1), endpoint=True).astype(
+            dtype
+        )
     got = ovpool.max_pool(x, (kh, kw), strides=(kh, kw))
     oh, ow = x.shape[2] // kh, x.shape[3] // kw
-    blocks = x[:, :, :oh * kh, :ow * kw].reshape(2, 3, oh, kh, ow, kw)
+    blocks = x[:, :, : oh * kh, : ow * kw].reshape(2, 3, oh, kh, ow, kw)
     want = blocks.max(axis=(3, 5))  # numpy's max propagates NaN
     np.testing.assert_array_equal(got, want)
 
@@ -91,10 +92,12 @@ def test_tiling_prefetching_ahead(dtype, monkeypatch):
     against the same calls without the prefetch, rows of 4-7 outputs (two rows
     at a time in float16) and of 8+."""
     x = RNG.standard_normal((2, 3, 28, 56)).astype(dtype)
-    calls = [lambda: ovpool.max_pool(x, (2, 2), strides=(2, 2)),
-             lambda: ovpool.avg_pool(x, (2, 2), strides=(2, 2)),
-             lambda: ovpool.adaptive_avg_pool(x, (7, 14)),      # 4x4 tiles
-             lambda: ovpool.adaptive_avg_pool(x[..., :28], 7)]  # rows of 7 outputs
+    calls = [
+        lambda: ovpool.max_pool(x, (2, 2), strides=(2, 2)),
+        lambda: ovpool.avg_pool(x, (2, 2), strides=(2, 2)),
+        lambda: ovpool.adaptive_avg_pool(x, (7, 14)),  # 4x4 tiles
+        lambda: ovpool.adaptive_avg_pool(x[..., :28], 7),
+    ]  # rows of 7 outputs
     _core._cache.clear()
     without = [call() for call in calls]
     assert all(plan.path == "tiles" and plan.tile_ahead == 0 for plan in _core.cached_plans())
@@ -151,8 +154,9 @@ def test_tiling_indices_every_row_width_against_torch(kw, out_w):
         planes = np.arange(6).reshape(2, 3, 1, 1) * h * w
         np.testing.assert_array_equal(values, tv)
         np.testing.assert_array_equal(indices, ti + planes)
-        _, indices = ovpool.max_pool(x, (kh, kw), strides=(kh, kw), return_indices=True,
-                                     storage_order=1)
+        _, indices = ovpool.max_pool(
+            x, (kh, kw), strides=(kh, kw), return_indices=True, storage_order=1
+        )
         np.testing.assert_array_equal(indices, ti // w + (ti % w) * h + planes)
         if h % kh == 1 and w % kw == 1:
             values, indices = ovpool.adaptive_max_pool(x[:, :, :-1, :-1], (3, out_w))
@@ -160,10 +164,17 @@ def test_tiling_indices_every_row_width_against_torch(kw, out_w):
             np.testing.assert_array_equal(indices, ti // w * (w - 1) + ti % w)
 
 
-@pytest.mark.parametrize("kernel,stride,pad,dilation", [
-    ((3, 3), (2, 2), (1, 1), (1, 1)), ((3, 3), (1, 1), (1, 1), (1, 1)),
-    ((3, 3), (2, 1), (1, 1), (2, 2)), ((2, 3), (1, 2), (1, 1), (3, 2)),
-    ((3, 5), (2, 3), (1, 2), (1, 2)), ((3, 7), (1, 1), (0, 3), (1, 1))])
+@pytest.mark.parametrize(
+    "kernel,stride,pad,dilation",
+    [
+        ((3, 3), (2, 2), (1, 1), (1, 1)),
+        ((3, 3), (1, 1), (1, 1), (1, 1)),
+        ((3, 3), (2, 1), (1, 1), (2, 2)),
+        ((2, 3), (1, 2), (1, 1), (3, 2)),
+        ((3, 5), (2, 3), (1, 2), (1, 2)),
+        ((3, 7), (1, 1), (0, 3), (1, 1)),
+    ],
+)
 def test_edge_windows_with_indices_against_torch(kernel, stride, pad, dilation):
     """float32 max pooling with indices on rows of 16+ interior outputs: the
     windows that meet the padding (left and right edges, top and bottom
@@ -171,21 +182,27 @@ def test_edge_windows_with_indices_against_torch(kernel, stride, pad, dilation):
     (ovpool_window_argmax_f32), the interior the vector argmax. Ties (small
     integers) keep the first maximum in row-major order, NaN the last NaN;
     against torch, with dilations, and 3D with a depth kernel of 1."""
-    x = _with_nans(np.round(RNG.standard_normal((2, 3, 13, 47)) * 1.5).astype(np.float32),
-                   count=40)
+    x = _with_nans(np.round(RNG.standard_normal((2, 3, 13, 47)) * 1.5).astype(np.float32), count=40)
     tv, ti = F.max_pool2d(_t(x), kernel, stride, pad, dilation, return_indices=True)
-    values, indices = ovpool.max_pool(x, kernel, strides=stride, pads=pad + pad,
-                                      dilations=dilation, return_indices=True)
+    values, indices = ovpool.max_pool(
+        x, kernel, strides=stride, pads=pad + pad, dilations=dilation, return_indices=True
+    )
     planes = np.arange(6).reshape(2, 3, 1, 1) * 13 * 47
     np.testing.assert_array_equal(values, tv.numpy())
     np.testing.assert_array_equal(indices, ti.numpy() + planes)
     x3 = x.reshape(2, 3, 1, 13, 47).repeat(2, axis=2)
     x3[:, :, 1] += 1
-    tv, ti = F.max_pool3d(_t(x3), (1,) + kernel, (1,) + stride, (0,) + pad, (1,) + dilation,
-                          return_indices=True)
-    values, indices = ovpool.max_pool(x3, (1,) + kernel, strides=(1,) + stride,
-                                      pads=(0,) + pad + (0,) + pad,
-                                      dilations=(1,) + dilation, return_indices=True)
+    tv, ti = F.max_pool3d(
+        _t(x3), (1,) + kernel, (1,) + stride, (0,) + pad, (1,) + dilation, return_indices=True
+    )
+    values, indices = ovpool.max_pool(
+        x3,
+        (1,) + kernel,
+        strides=(1,) + stride,
+        pads=(0,) + pad + (0,) + pad,
+        dilations=(1,) + dilation,
+        return_indices=True,
+    )
     np.testing.assert_array_equal(values, tv.numpy())
     np.testing.assert_array_equal(indices, ti.numpy() + planes[..., None] * 2)
 
@@ -198,8 +215,9 @@ def test_edge_window_ties_and_nan_by_hand():
     row[..., 0] = row[..., 1] = 9
     row[..., 18] = 3
     row[..., 19] = np.nan
-    values, indices = ovpool.max_pool(row, (1, 3), strides=(1, 1), pads=(0, 1, 0, 1),
-                                      return_indices=True)
+    values, indices = ovpool.max_pool(
+        row, (1, 3), strides=(1, 1), pads=(0, 1, 0, 1), return_indices=True
+    )
     # row: 9 9 2 3 4 5 6 0 1 2 3 4 5 6 0 1 2 3 3 nan
     assert values[0, 0, 0, 0] == 9 and indices[0, 0, 0, 0] == 0
     assert values[0, 0, 0, 1] == 9 and indices[0, 0, 0, 1] == 0
@@ -214,14 +232,15 @@ def test_left_padded_window_in_the_vector_block_by_hand():
     and 1 keeps column 0, a NaN in column 0 alone wins, NaN in both gives
     column 1, and over window rows the last NaN in row-major order wins."""
     x = np.tile(np.arange(34, dtype=np.float32) % 5, (4, 3, 1)).reshape(4, 1, 3, 34)
-    x[0, 0, :, :2] = [[1, 1], [7, 7], [2, 2]]        # tie in the middle row
-    x[1, 0, 0, 0] = np.nan                           # a NaN in column 0 alone
-    x[2, 0, 0, :2] = np.nan                          # NaN in both columns
-    x[3, 0, 0, 1] = x[3, 0, 1, 0] = np.nan           # (0, 1) then (1, 0)
+    x[0, 0, :, :2] = [[1, 1], [7, 7], [2, 2]]  # tie in the middle row
+    x[1, 0, 0, 0] = np.nan  # a NaN in column 0 alone
+    x[2, 0, 0, :2] = np.nan  # NaN in both columns
+    x[3, 0, 0, 1] = x[3, 0, 1, 0] = np.nan  # (0, 1) then (1, 0)
     for stride in (1, 2):
-        values, indices = ovpool.max_pool(x, (3, 3), strides=(1, stride),
-                                          pads=(0, 1, 0, 1), return_indices=True)
-        assert values.shape[-1] >= 17                # output 0 and 16+ interior ones
+        values, indices = ovpool.max_pool(
+            x, (3, 3), strides=(1, stride), pads=(0, 1, 0, 1), return_indices=True
+        )
+        assert values.shape[-1] >= 17  # output 0 and 16+ interior ones
         assert values[0, 0, 0, 0] == 7 and indices[0, 0, 0, 0] == 34
         assert np.isnan(values[1, 0, 0, 0]) and indices[1, 0, 0, 0] == 1 * 102
         assert np.isnan(values[2, 0, 0, 0]) and indices[2, 0, 0, 0] == 2 * 102 + 1
@@ -246,21 +265,26 @@ def test_shared_window_rows_argmax_against_torch(stride_h, stride_w, pad, out_w)
     in_w = (out_w - 1) * stride_w + 3 - 2 * pad
     in_h = 5 * stride_h + 3 - 2 * pad
     base = np.round(RNG.standard_normal((3, 2, in_h, in_w)) * 1.2).astype(np.float32)
-    chunk_tap0 = 256 * stride_w - pad           # tap 0 of output 256's window
+    chunk_tap0 = 256 * stride_w - pad  # tap 0 of output 256's window
     variants = [base, _with_nans(base, count=4)]
     for col in (0, chunk_tap0, in_w - 1):
         if col < in_w:
             x = base.copy()
-            x[1, 0, 2 * stride_h, col] = np.nan   # window row 2 of row 0 = row 0 of row 2 at s2
+            x[1, 0, 2 * stride_h, col] = np.nan  # window row 2 of row 0 = row 0 of row 2 at s2
             x[2, 1, 1, col] = np.nan
             variants.append(x)
     for x in variants:
         tv, ti = F.max_pool2d(_t(x), 3, (stride_h, stride_w), pad, return_indices=True)
         planes = np.arange(6).reshape(3, 2, 1, 1) * in_h * in_w
         for threads in (1, 2):
-            values, indices = ovpool.max_pool(x, (3, 3), strides=(stride_h, stride_w),
-                                              pads=(pad,) * 4, return_indices=True,
-                                              num_threads=threads)
+            values, indices = ovpool.max_pool(
+                x,
+                (3, 3),
+                strides=(stride_h, stride_w),
+                pads=(pad,) * 4,
+                return_indices=True,
+                num_threads=threads,
+            )
             np.testing.assert_array_equal(values, tv.numpy())
             np.testing.assert_array_equal(indices, ti.numpy() + planes)
 
@@ -279,27 +303,37 @@ def test_left_padded_window_against_onnx(width, pads):
         attrs = onnx_pool_attrs((3, 3), strides=(2, stride), pads=(1, pads[0], 1, pads[1]))
         want, want_idx = onnx_reference("MaxPool", [x], attrs, n_outputs=2, opset=12)
         for n_threads in (1, 2):
-            got, idx = ovpool.max_pool(x, (3, 3), strides=(2, stride),
-                                       pads=(1, pads[0], 1, pads[1]), return_indices=True,
-                                       num_threads=n_threads)
+            got, idx = ovpool.max_pool(
+                x,
+                (3, 3),
+                strides=(2, stride),
+                pads=(1, pads[0], 1, pads[1]),
+                return_indices=True,
+                num_threads=n_threads,
+            )
             np.testing.assert_array_equal(got, want)
             np.testing.assert_array_equal(idx, want_idx)
         if pads == (1, 1):
             xn = _with_nans(x, count=30)
             tv, ti = F.max_pool2d(_t(xn), 3, (2, stride), 1, return_indices=True)
-            got, idx = ovpool.max_pool(xn, (3, 3), strides=(2, stride), pads=(1, 1, 1, 1),
-                                       return_indices=True)
+            got, idx = ovpool.max_pool(
+                xn, (3, 3), strides=(2, stride), pads=(1, 1, 1, 1), return_indices=True
+            )
             np.testing.assert_array_equal(got, tv.numpy())
-            np.testing.assert_array_equal(idx, ti.numpy() + np.arange(6).reshape(2, 3, 1, 1)
-                                          * 5 * width)
+            np.testing.assert_array_equal(
+                idx, ti.numpy() + np.arange(6).reshape(2, 3, 1, 1) * 5 * width
+            )
 
 
-@pytest.mark.parametrize("kernel, strides, pads, ceil", [
-    ((3, 3), (2, 2), (1, 1), False),    # left edge in the vector block, no right edge
-    ((3, 3), (1, 1), (1, 1), False),    # edges on both sides, a short last window row
-    ((3, 2), (2, 2), (1, 1), True),     # edges on both sides of every row's interior
-    ((2, 3), (2, 2), (1, 0), True),     # the last output row's window has 1 row
-])
+@pytest.mark.parametrize(
+    "kernel, strides, pads, ceil",
+    [
+        ((3, 3), (2, 2), (1, 1), False),  # left edge in the vector block, no right edge
+        ((3, 3), (1, 1), (1, 1), False),  # edges on both sides, a short last window row
+        ((3, 2), (2, 2), (1, 1), True),  # edges on both sides of every row's interior
+        ((2, 3), (2, 2), (1, 0), True),  # the last output row's window has 1 row
+    ],
+)
 def test_runs_of_rows_in_one_call_against_torch(kernel, strides, pads, ceil):
     """The vector argmax takes consecutive output rows whose windows have as
     many rows in one call (int64 row-major indices): the run ends where the
@@ -311,25 +345,41 @@ def test_runs_of_rows_in_one_call_against_torch(kernel, strides, pads, ceil):
         x = np.round(RNG.standard_normal(shape) * 1.5).astype(np.float32)
         for xn in (x, _with_nans(x, count=6)):
             n, c, h, w = xn.shape
-            tv, ti = F.max_pool2d(_t(xn), kernel, strides, pads, ceil_mode=ceil,
-                                  return_indices=True)
+            tv, ti = F.max_pool2d(
+                _t(xn), kernel, strides, pads, ceil_mode=ceil, return_indices=True
+            )
             for n_threads in (1, 2):
-                got, idx = ovpool.max_pool(xn, kernel, strides=strides, pads=pads * 2,
-                                           ceil_mode=ceil, return_indices=True,
-                                           num_threads=n_threads)
+                got, idx = ovpool.max_pool(
+                    xn,
+                    kernel,
+                    strides=strides,
+                    pads=pads * 2,
+                    ceil_mode=ceil,
+                    return_indices=True,
+                    num_threads=n_threads,
+                )
                 np.testing.assert_array_equal(got, tv.numpy())
                 np.testing.assert_array_equal(
-                    idx, ti.numpy() + np.arange(n * c).reshape(n, c, 1, 1) * h * w)
+                    idx, ti.numpy() + np.arange(n * c).reshape(n, c, 1, 1) * h * w
+                )
     x3 = _with_nans(np.round(RNG.standard_normal((1, 2, 3, 11, 40)) * 1.5).astype(np.float32))
-    tv, ti = F.max_pool3d(_t(x3), (1, kh, kw), (1,) + strides, (0,) + pads, ceil_mode=ceil,
-                          return_indices=True)
+    tv, ti = F.max_pool3d(
+        _t(x3), (1, kh, kw), (1,) + strides, (0,) + pads, ceil_mode=ceil, return_indices=True
+    )
     for n_threads in (1, 2):
-        got, idx = ovpool.max_pool(x3, (1, kh, kw), strides=(1,) + strides,
-                                   pads=((0,) + pads) * 2, ceil_mode=ceil,
-                                   return_indices=True, num_threads=n_threads)
+        got, idx = ovpool.max_pool(
+            x3,
+            (1, kh, kw),
+            strides=(1,) + strides,
+            pads=((0,) + pads) * 2,
+            ceil_mode=ceil,
+            return_indices=True,
+            num_threads=n_threads,
+        )
         np.testing.assert_array_equal(got, tv.numpy())
-        np.testing.assert_array_equal(idx, ti.numpy() + np.arange(2).reshape(1, 2, 1, 1, 1)
-                                      * 3 * 11 * 40)
+        np.testing.assert_array_equal(
+            idx, ti.numpy() + np.arange(2).reshape(1, 2, 1, 1, 1) * 3 * 11 * 40
+        )
 
 
 def test_signed_zero_ties_keep_the_first_zero():
@@ -340,14 +390,21 @@ def test_signed_zero_ties_keep_the_first_zero():
     the separable max passes see the zeros in another order.)"""
     x = RNG.choice(np.array([-0.0, 0.0, -1.0], np.float32), size=(2, 3, 50, 50))
     calls = [
-        (lambda a: ovpool.max_pool(a, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1),
-                                   return_indices=True),
-         lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True)),
-        (lambda a: ovpool.max_pool(a, (2, 2), strides=(2, 2), return_indices=True),
-         lambda t: F.max_pool2d(t, 2, 2, return_indices=True)),
+        (
+            lambda a: ovpool.max_pool(
+                a, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), return_indices=True
+            ),
+            lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True),
+        ),
+        (
+            lambda a: ovpool.max_pool(a, (2, 2), strides=(2, 2), return_indices=True),
+            lambda t: F.max_pool2d(t, 2, 2, return_indices=True),
+        ),
         (lambda a: ovpool.adaptive_max_pool(a, 7), lambda t: F.adaptive_max_pool2d(t, 7, True)),
-        (lambda a: ovpool.adaptive_max_pool(a[..., :28, :28], 7),
-         lambda t: F.adaptive_max_pool2d(t[..., :28, :28], 7, True)),
+        (
+            lambda a: ovpool.adaptive_max_pool(a[..., :28, :28], 7),
+            lambda t: F.adaptive_max_pool2d(t[..., :28, :28], 7, True),
+        ),
         (lambda a: ovpool.adaptive_max_pool(a, 3), lambda t: F.adaptive_max_pool2d(t, 3, True)),
     ]
     for dtype in (np.float32, np.float64):
@@ -361,10 +418,12 @@ def test_tiling_3d_without_depth_pooling_and_1d():
     x = RNG.standard_normal((2, 3, 4, 8, 12)).astype(np.float32)
     np.testing.assert_array_equal(
         ovpool.avg_pool(x, (1, 2, 3), strides=(1, 2, 3)),
-        F.avg_pool3d(_t(x), (1, 2, 3), (1, 2, 3)).numpy())
+        F.avg_pool3d(_t(x), (1, 2, 3), (1, 2, 3)).numpy(),
+    )
     np.testing.assert_array_equal(
         ovpool.max_pool(x, (1, 4, 4), strides=(1, 4, 4)),
-        F.max_pool3d(_t(x), (1, 4, 4), (1, 4, 4)).numpy())
+        F.max_pool3d(_t(x), (1, 4, 4), (1, 4, 4)).numpy(),
+    )
     # a row left over below the tiles of each depth slice: a run of output
     # rows ends with its slice; one plane (work units of a few rows) and many,
     # values alone and with indices (their runs of rows are one kernel call)
@@ -375,20 +434,26 @@ def test_tiling_3d_without_depth_pooling_and_1d():
         for n_threads in (1, 2):
             np.testing.assert_array_equal(
                 ovpool.avg_pool(planes, (1, 2, 3), strides=(1, 2, 3), num_threads=n_threads),
-                F.avg_pool3d(_t(planes), (1, 2, 3), (1, 2, 3)).numpy())
+                F.avg_pool3d(_t(planes), (1, 2, 3), (1, 2, 3)).numpy(),
+            )
             np.testing.assert_array_equal(
                 ovpool.max_pool(planes, (1, 2, 2), strides=(1, 2, 2), num_threads=n_threads),
-                F.max_pool3d(_t(planes), (1, 2, 2), (1, 2, 2)).numpy())
+                F.max_pool3d(_t(planes), (1, 2, 2), (1, 2, 2)).numpy(),
+            )
             tv, ti = F.max_pool3d(_t(planes), (1, 2, 2), (1, 2, 2), return_indices=True)
-            values, indices = ovpool.max_pool(planes, (1, 2, 2), strides=(1, 2, 2),
-                                              return_indices=True, num_threads=n_threads)
+            values, indices = ovpool.max_pool(
+                planes, (1, 2, 2), strides=(1, 2, 2), return_indices=True, num_threads=n_threads
+            )
             np.testing.assert_array_equal(values, tv.numpy())
             np.testing.assert_array_equal(indices, ti.numpy() + plane_starts)
     x1 = RNG.standard_normal((3, 4, 37)).astype(np.float32)
-    np.testing.assert_array_equal(ovpool.avg_pool(x1, (3,), strides=(3,)),
-                                  F.avg_pool1d(_t(x1), 3, 3).numpy())
-    np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x1[..., :36], 9),
-                                  F.adaptive_avg_pool1d(_t(x1[..., :36]), 9).numpy())
+    np.testing.assert_array_equal(
+        ovpool.avg_pool(x1, (3,), strides=(3,)), F.avg_pool1d(_t(x1), 3, 3).numpy()
+    )
+    np.testing.assert_array_equal(
+        ovpool.adaptive_avg_pool(x1[..., :36], 9),
+        F.adaptive_avg_pool1d(_t(x1[..., :36]), 9).numpy(),
+    )
 
 
 def _tiling_plan(shape, kernel):
@@ -400,49 +465,61 @@ def _tiling_plan(shape, kernel):
     return plan
 
 
-@pytest.mark.parametrize("shape, kernel", [
-    ((2, 3, 8, 12), (2, 3)),          # 6 planes, one group
-    ((5, 7, 28, 28), (4, 4)),         # 35 planes of 49 outputs: one group of 35
-    ((3, 100, 8, 8), (2, 2)),         # 300 planes of 16 outputs: groups of 150
-    ((2, 5, 56, 56), (2, 2)),         # 784 outputs a plane: groups of 5
-    ((2, 3, 4, 8, 12), (1, 4, 4)),    # 3D: the depth slices stack too
-    ((3, 4, 36), (3,)),               # 1D: one row a plane
-])
+@pytest.mark.parametrize(
+    "shape, kernel",
+    [
+        ((2, 3, 8, 12), (2, 3)),  # 6 planes, one group
+        ((5, 7, 28, 28), (4, 4)),  # 35 planes of 49 outputs: one group of 35
+        ((3, 100, 8, 8), (2, 2)),  # 300 planes of 16 outputs: groups of 150
+        ((2, 5, 56, 56), (2, 2)),  # 784 outputs a plane: groups of 5
+        ((2, 3, 4, 8, 12), (1, 4, 4)),  # 3D: the depth slices stack too
+        ((3, 4, 36), (3,)),  # 1D: one row a plane
+    ],
+)
 def test_tiling_planes_merged_into_groups(shape, kernel):
     """Tiles that use every input row run over groups of consecutive planes
     seen as one tall plane (Plan.merged_tiling): the same values as torch,
     averages bit for bit, for float32/float64/float16 averages and maxima
     (NaN too) and int8 maxima, at 1 and 2 threads. A plane with a row left
     below its tiles is not merged."""
-    pool = {1: (F.avg_pool1d, F.max_pool1d), 2: (F.avg_pool2d, F.max_pool2d),
-            3: (F.avg_pool3d, F.max_pool3d)}[len(kernel)]
+    pool = {
+        1: (F.avg_pool1d, F.max_pool1d),
+        2: (F.avg_pool2d, F.max_pool2d),
+        3: (F.avg_pool3d, F.max_pool3d),
+    }[len(kernel)]
     assert _tiling_plan(shape, kernel).merged
     x = _with_nans(RNG.standard_normal(shape).astype(np.float32), count=3)
     for n_threads in (1, 2):
         for dtype in (np.float32, np.float64, np.float16):
             xd = x.astype(dtype)
             finite = np.nan_to_num(xd)
-            want_avg = pool[0](_t(finite.astype(np.float64 if dtype == np.float64
-                                                 else np.float32)), kernel, kernel).numpy()
-            want_max = pool[1](_t(xd.astype(np.float64 if dtype == np.float64
-                                            else np.float32)), kernel, kernel).numpy()
+            want_avg = pool[0](
+                _t(finite.astype(np.float64 if dtype == np.float64 else np.float32)), kernel, kernel
+            ).numpy()
+            want_max = pool[1](
+                _t(xd.astype(np.float64 if dtype == np.float64 else np.float32)), kernel, kernel
+            ).numpy()
             np.testing.assert_array_equal(
                 ovpool.avg_pool(finite, kernel, strides=kernel, num_threads=n_threads),
-                want_avg.astype(dtype))
+                want_avg.astype(dtype),
+            )
             np.testing.assert_array_equal(
                 ovpool.max_pool(xd, kernel, strides=kernel, num_threads=n_threads),
-                want_max.astype(dtype))
+                want_max.astype(dtype),
+            )
         x8 = RNG.integers(-128, 127, shape, endpoint=True).astype(np.int8)
         want8 = pool[1](_t(x8.astype(np.float32)), kernel, kernel).numpy().astype(np.int8)
         np.testing.assert_array_equal(
-            ovpool.max_pool(x8, kernel, strides=kernel, num_threads=n_threads), want8)
+            ovpool.max_pool(x8, kernel, strides=kernel, num_threads=n_threads), want8
+        )
     if len(kernel) >= 2 and kernel[-2] > 1:
         # one row more below the tiles of each plane: not merged, still right
         longer = shape[:-2] + (shape[-2] + 1, shape[-1])
         assert not _tiling_plan(longer, kernel).merged
         y = RNG.standard_normal(longer).astype(np.float32)
-        np.testing.assert_array_equal(ovpool.avg_pool(y, kernel, strides=kernel),
-                                      pool[0](_t(y), kernel, kernel).numpy())
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(y, kernel, strides=kernel), pool[0](_t(y), kernel, kernel).numpy()
+        )
 
 
 def test_tiling_adaptive_divisible_matches_torch():
@@ -473,18 +550,32 @@ SLICE_CASES = [
 
 @pytest.mark.parametrize("shape, kernel, strides, pads, dilations, ceil", SLICE_CASES)
 @pytest.mark.parametrize("count_include_pad", [0, 1])
-def test_depth_pooling_average_against_onnx_reference(shape, kernel, strides, pads, dilations,
-                                                      ceil, count_include_pad, depth_path):
+def test_depth_pooling_average_against_onnx_reference(
+    shape, kernel, strides, pads, dilations, ceil, count_include_pad, depth_path
+):
     from references import onnx_pool_attrs, onnx_reference
 
     x = RNG.standard_normal(shape).astype(np.float32)
-    attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads, dilations=dilations,
-                            ceil_mode=ceil, count_include_pad=count_include_pad)
+    attrs = onnx_pool_attrs(
+        kernel,
+        strides=strides,
+        pads=pads,
+        dilations=dilations,
+        ceil_mode=ceil,
+        count_include_pad=count_include_pad,
+    )
     (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
     for n_threads in (1, 2):
-        got = ovpool.avg_pool(x, kernel, strides=strides, pads=pads, dilations=dilations,
-                              ceil_mode=ceil, count_include_pad=count_include_pad,
-                              num_threads=n_threads)
+        got = ovpool.avg_pool(
+            x,
+            kernel,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=ceil,
+            count_include_pad=count_include_pad,
+            num_threads=n_threads,
+        )
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     depth_path()
 
@@ -501,8 +592,11 @@ def depth_path(request, monkeypatch):
     _core._cache.clear()
 
     def took_path():
-        slabs = [plan.kernel == "rows.depth_slab" for plan in _core.cached_plans()
-                 if plan.pools_depth and plan.family in (_core.AVERAGE, _core.MAX)]
+        slabs = [
+            plan.kernel == "rows.depth_slab"
+            for plan in _core.cached_plans()
+            if plan.pools_depth and plan.family in (_core.AVERAGE, _core.MAX)
+        ]
         assert slabs and all(slab == by_depth for slab in slabs)
 
     yield took_path
@@ -511,30 +605,40 @@ def depth_path(request, monkeypatch):
 
 @pytest.mark.parametrize("shape, kernel, strides, pads, dilations, ceil", SLICE_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8])
-def test_depth_pooling_max_against_onnx_reference_and_torch(shape, kernel, strides, pads,
-                                                            dilations, ceil, dtype,
-                                                            depth_path):
+def test_depth_pooling_max_against_onnx_reference_and_torch(
+    shape, kernel, strides, pads, dilations, ceil, dtype, depth_path
+):
     from references import onnx_pool_attrs, onnx_reference
 
     if dtype == np.int8:
         x = RNG.integers(-128, 127, shape, endpoint=True).astype(dtype)
     else:
         x = RNG.standard_normal(shape).astype(dtype)
-    attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads, dilations=dilations,
-                            ceil_mode=ceil)
+    attrs = onnx_pool_attrs(kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil)
     (want,) = onnx_reference("MaxPool", [x], attrs, opset=12)
     for n_threads in (1, 2):
-        got = ovpool.max_pool(x, kernel, strides=strides, pads=pads, dilations=dilations,
-                              ceil_mode=ceil, num_threads=n_threads)
+        got = ovpool.max_pool(
+            x,
+            kernel,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=ceil,
+            num_threads=n_threads,
+        )
         np.testing.assert_array_equal(got, want)
     if dtype != np.int8 and tuple(pads[:3]) == tuple(pads[3:]):
         # NaN propagation, against torch (which pads symmetrically only)
         x = _with_nans(x)
-        want = F.max_pool3d(_t(x), kernel, strides, tuple(pads[:3]), dilations,
-                            ceil_mode=ceil).numpy()
-        np.testing.assert_array_equal(ovpool.max_pool(x, kernel, strides=strides, pads=pads,
-                                                      dilations=dilations, ceil_mode=ceil),
-                                      want)
+        want = F.max_pool3d(
+            _t(x), kernel, strides, tuple(pads[:3]), dilations, ceil_mode=ceil
+        ).numpy()
+        np.testing.assert_array_equal(
+            ovpool.max_pool(
+                x, kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil
+            ),
+            want,
+        )
     depth_path()
 
 
@@ -549,8 +653,11 @@ def test_depth_slab_nan_at_every_position(dtype, depth_path):
     base[0, 0, 0], base[-1, -1, -1] = np.inf, -np.inf
     x = np.repeat(base[None, None], d * h * w + 1, axis=1)
     x.reshape(x.shape[1], -1)[np.arange(d * h * w), np.arange(d * h * w)] = np.nan
-    for k, st, p in [((3, 3, 3), (2, 2, 2), (1, 1, 1)), ((2, 2, 3), (1, 2, 1), (0, 1, 1)),
-                     ((5, 1, 1), (1, 1, 1), (0, 0, 0))]:
+    for k, st, p in [
+        ((3, 3, 3), (2, 2, 2), (1, 1, 1)),
+        ((2, 2, 3), (1, 2, 1), (0, 1, 1)),
+        ((5, 1, 1), (1, 1, 1), (0, 0, 0)),
+    ]:
         got = ovpool.max_pool(x, k, strides=st, pads=p * 2)
         want = F.max_pool3d(_t(x), k, st, p).numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} strides {st}")
@@ -565,7 +672,7 @@ def test_depth_slab_large_input_prefetch(dtype, depth_path, monkeypatch):
     1 and 2 threads."""
     monkeypatch.setitem(_core.TUNING, "slab_prefetch_min_elements", 1 << 21)
     _core._cache.clear()
-    shape = (2, 16, 12, 70, 90)           # 2.4M elements
+    shape = (2, 16, 12, 70, 90)  # 2.4M elements
     if dtype == np.uint8:
         x = RNG.integers(0, 255, shape, endpoint=True).astype(dtype)
     else:
@@ -581,24 +688,31 @@ def test_depth_slab_large_input_prefetch(dtype, depth_path, monkeypatch):
                 got = ovpool.avg_pool(x, k, strides=st, pads=p * 2, num_threads=n_threads)
                 np.testing.assert_allclose(got, want_mean, rtol=1e-5, atol=1e-6)
     depth_path()
-    assert all(plan.slab_prefetch for plan in _core.cached_plans()
-               if plan.kernel == "rows.depth_slab")
+    assert all(
+        plan.slab_prefetch for plan in _core.cached_plans() if plan.kernel == "rows.depth_slab"
+    )
     _core._cache.clear()
 
 
 def test_depth_pooling_adaptive_against_torch(depth_path):
     x = RNG.standard_normal((2, 3, 10, 13, 30)).astype(np.float32)
     for size in [(4, 7, 7), (3, 5, 9), (10, 1, 4), (1, 13, 30)]:
-        np.testing.assert_allclose(ovpool.adaptive_avg_pool(x, size),
-                                   F.adaptive_avg_pool3d(_t(x), size).numpy(),
-                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            ovpool.adaptive_avg_pool(x, size),
+            F.adaptive_avg_pool3d(_t(x), size).numpy(),
+            rtol=1e-6,
+            atol=1e-7,
+        )
         values, _ = ovpool.adaptive_max_pool(x, size)
         np.testing.assert_array_equal(values, F.adaptive_max_pool3d(_t(x), size).numpy())
     # Lp pooling sums |x|^p along D: never by the slab, whose sums are plain
     # (torch raises x, not |x|, to the power: it gets |x|)
-    np.testing.assert_allclose(ovpool.lp_pool(x, (3, 2, 2), strides=(2, 1, 2), p=3),
-                               F.lp_pool3d(_t(np.abs(x)), 3, (3, 2, 2), (2, 1, 2)).numpy(),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        ovpool.lp_pool(x, (3, 2, 2), strides=(2, 1, 2), p=3),
+        F.lp_pool3d(_t(np.abs(x)), 3, (3, 2, 2), (2, 1, 2)).numpy(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     depth_path()
 
 
@@ -617,20 +731,20 @@ def _three_wide_geometries(width):
 
 _RUN_GEOMETRIES = [
     # (kernel, strides, pads, dilations, ceil_mode)
-    ((2, 2), (1, 1), (0, 0, 0, 0), (1, 1), False),   # one span per block, one long row
-    ((4, 4), (3, 3), (0, 0, 0, 0), (1, 1), True),    # ceil: direct where it fits
-    ((5, 3), (1, 2), (2, 0, 1, 0), (1, 1), False),   # H pads only: edge rows row by row
-    ((2, 5), (2, 1), (0, 0, 0, 0), (2, 1), False),   # H stride 2: rows one by one
-    ((3, 2), (1, 1), (1, 0, 0, 1), (2, 2), True),    # dilated both ways; W pads: rows
-    ((7, 8), (1, 3), (0, 0, 0, 0), (1, 1), False),   # 8 taps: the span horizontal pass
+    ((2, 2), (1, 1), (0, 0, 0, 0), (1, 1), False),  # one span per block, one long row
+    ((4, 4), (3, 3), (0, 0, 0, 0), (1, 1), True),  # ceil: direct where it fits
+    ((5, 3), (1, 2), (2, 0, 1, 0), (1, 1), False),  # H pads only: edge rows row by row
+    ((2, 5), (2, 1), (0, 0, 0, 0), (2, 1), False),  # H stride 2: rows one by one
+    ((3, 2), (1, 1), (1, 0, 0, 1), (2, 2), True),  # dilated both ways; W pads: rows
+    ((7, 8), (1, 3), (0, 0, 0, 0), (1, 1), False),  # 8 taps: the span horizontal pass
 ]
 
 
 def _run_inputs(h, w, nan):
     x = RNG.standard_normal((2, 3, h, w)).astype(np.float32)
     if nan:
-        x[0, 1, h // 2, w // 3] = np.nan   # one window row with a NaN
-        x[1, 2, h - 1, w - 1] = np.nan     # in the last block's last row
+        x[0, 1, h // 2, w // 3] = np.nan  # one window row with a NaN
+        x[1, 2, h - 1, w - 1] = np.nan  # in the last block's last row
     return x
 
 
@@ -651,18 +765,25 @@ def test_run_path(monkeypatch, h, w, family):
         for kernel, strides, pads, dil, ceil in _RUN_GEOMETRIES:
             if family != "max" and dil != (1, 1):
                 continue
-            if any(k > i + p0 + p1 for k, i, p0, p1 in
-                   zip(kernel, (h, w), pads[:2], pads[2:])) or kernel[1] > w:
+            if (
+                any(k > i + p0 + p1 for k, i, p0, p1 in zip(kernel, (h, w), pads[:2], pads[2:]))
+                or kernel[1] > w
+            ):
                 continue
             kw = dict(strides=strides, pads=pads, ceil_mode=ceil)
             if family == "max":
                 call = functools.partial(ovpool.max_pool, kernel_shape=kernel, dilations=dil, **kw)
             elif family.startswith("avg"):
-                call = functools.partial(ovpool.avg_pool, kernel_shape=kernel,
-                                         count_include_pad=int(family == "avg_cip"), **kw)
+                call = functools.partial(
+                    ovpool.avg_pool,
+                    kernel_shape=kernel,
+                    count_include_pad=int(family == "avg_cip"),
+                    **kw,
+                )
             else:
-                call = functools.partial(ovpool.lp_pool, kernel_shape=kernel, p=int(family[2]),
-                                         **kw)
+                call = functools.partial(
+                    ovpool.lp_pool, kernel_shape=kernel, p=int(family[2]), **kw
+                )
             _core._cache.clear()
             got = call(x)
             # windows padded along W keep the row path (the copy into the
@@ -670,7 +791,8 @@ def test_run_path(monkeypatch, h, w, family):
             reach = (got.shape[-1] - 1) * strides[1] + (kernel[1] - 1) * dil[1] + 1
             direct = pads[1] == 0 and reach <= w
             assert [plan.kernel for plan in _core.cached_plans()] == [
-                "rows.runs" if direct else "rows.separable"]
+                "rows.runs" if direct else "rows.separable"
+            ]
             np.testing.assert_array_equal(call(x, num_threads=2), got)
             message = f"{family} {kernel} {strides} {pads} {dil} ceil={ceil} nan={nan}"
             # the row path: the same windows with the input's rows prefetched
@@ -702,6 +824,7 @@ def test_run_path(monkeypatch, h, w, family):
 
 # -- 3-wide averages at W stride 1 or 2: a slice of rows per call ------------
 
+
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 16, 35])
 @pytest.mark.parametrize("count_include_pad", [0, 1])
 def test_average_3_wide_rows(width, count_include_pad):
@@ -716,28 +839,52 @@ def test_average_3_wide_rows(width, count_include_pad):
     x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
     _core._cache.clear()
     for kh, sh, ph, pw, sw in _three_wide_geometries(width):
-        got = ovpool.avg_pool(x, (kh, 3), strides=(sh, sw), pads=(ph, pw, ph, pw),
-                              count_include_pad=count_include_pad)
-        want = F.avg_pool2d(_t(x), (kh, 3), (sh, sw), (ph, pw),
-                            count_include_pad=bool(count_include_pad)).numpy()
+        got = ovpool.avg_pool(
+            x, (kh, 3), strides=(sh, sw), pads=(ph, pw, ph, pw), count_include_pad=count_include_pad
+        )
+        want = F.avg_pool2d(
+            _t(x), (kh, 3), (sh, sw), (ph, pw), count_include_pad=bool(count_include_pad)
+        ).numpy()
         np.testing.assert_allclose(
-            got, want, rtol=1e-6, atol=1e-7,
-            err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}")
+            got,
+            want,
+            rtol=1e-6,
+            atol=1e-7,
+            err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}",
+        )
     # every plan so far takes the run-of-rows kernel
     assert all(plan.kernel == "rows.runs" for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
-            attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
-                                    count_include_pad=count_include_pad)
+            attrs = onnx_pool_attrs(
+                (2, 3),
+                strides=(2, sw),
+                pads=(0, 1, 1, 0),
+                ceil_mode=True,
+                count_include_pad=count_include_pad,
+            )
             (want,) = onnx_reference("AveragePool", [x], attrs, opset=19)
-            got = ovpool.avg_pool(x, (2, 3), strides=(2, sw), pads=(0, 1, 1, 0),
-                                  ceil_mode=True, count_include_pad=count_include_pad)
+            got = ovpool.avg_pool(
+                x,
+                (2, 3),
+                strides=(2, sw),
+                pads=(0, 1, 1, 0),
+                ceil_mode=True,
+                count_include_pad=count_include_pad,
+            )
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
     x3 = RNG.standard_normal((1, 2, 4, 6, width)).astype(np.float32)
-    got = ovpool.avg_pool(x3, (1, 3, 3), strides=(2, 1, 1), pads=(0, 1, 1) * 2,
-                          count_include_pad=count_include_pad, num_threads=2)
-    attrs = onnx_pool_attrs((1, 3, 3), strides=(2, 1, 1), pads=(0, 1, 1) * 2,
-                            count_include_pad=count_include_pad)
+    got = ovpool.avg_pool(
+        x3,
+        (1, 3, 3),
+        strides=(2, 1, 1),
+        pads=(0, 1, 1) * 2,
+        count_include_pad=count_include_pad,
+        num_threads=2,
+    )
+    attrs = onnx_pool_attrs(
+        (1, 3, 3), strides=(2, 1, 1), pads=(0, 1, 1) * 2, count_include_pad=count_include_pad
+    )
     (want,) = onnx_reference("AveragePool", [x3], attrs, opset=19)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
@@ -778,21 +925,20 @@ def test_l2_norm_3_wide_rows(width):
     for kh, sh, ph, pw, sw in _three_wide_geometries(width):
         got = ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, sw), pads=(ph, pw, ph, pw))
         message = f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}"
-        np.testing.assert_array_equal(got, _l2_rows_reference(x, kh, sh, ph, pw, sw),
-                                      err_msg=message)
+        np.testing.assert_array_equal(
+            got, _l2_rows_reference(x, kh, sh, ph, pw, sw), err_msg=message
+        )
         if ph == pw == 0:
             want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
-                                       err_msg=message)
-    assert all(plan.kernel == "rows.runs" and plan.prefetch == 0
-               for plan in _core.cached_plans())
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=message)
+    assert all(plan.kernel == "rows.runs" and plan.prefetch == 0 for plan in _core.cached_plans())
     if width >= 2:
         for sw in (1, 2):
-            attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True,
-                                    p=2)
+            attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True, p=2)
             (want,) = onnxruntime_run("LpPool", [x], attrs, opset=18)
-            got = ovpool.lp_pool(x, (2, 3), p=2, strides=(2, sw), pads=(0, 1, 1, 0),
-                                 ceil_mode=True, num_threads=2)
+            got = ovpool.lp_pool(
+                x, (2, 3), p=2, strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True, num_threads=2
+            )
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     # the other p keep the row path, against the float64 row path's values
     got = ovpool.lp_pool(x, (3, 3), p=3, strides=(2, 2), pads=(1, 1, 1, 1))
@@ -833,22 +979,37 @@ def test_3_wide_stride_2_rows_in_registers(width):
     for kh, sh, ph in [(3, 2, 0), (3, 2, 1), (3, 1, 1), (2, 2, 1), (1, 1, 0)]:
         message = f"kernel ({kh}, 3) stride ({sh}, 2) pad {ph}"
         for n_threads in (1, 2):
-            got = ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, 2), pads=(ph, 0, ph, 0),
-                                 num_threads=n_threads)
-            np.testing.assert_array_equal(got, _l2_rows_reference(x, kh, sh, ph, 0, 2),
-                                          err_msg=message)
+            got = ovpool.lp_pool(
+                x, (kh, 3), p=2, strides=(sh, 2), pads=(ph, 0, ph, 0), num_threads=n_threads
+            )
+            np.testing.assert_array_equal(
+                got, _l2_rows_reference(x, kh, sh, ph, 0, 2), err_msg=message
+            )
             for cip in (0, 1):
-                got = ovpool.avg_pool(x, (kh, 3), strides=(sh, 2), pads=(ph, 0, ph, 0),
-                                      count_include_pad=cip, num_threads=n_threads)
+                got = ovpool.avg_pool(
+                    x,
+                    (kh, 3),
+                    strides=(sh, 2),
+                    pads=(ph, 0, ph, 0),
+                    count_include_pad=cip,
+                    num_threads=n_threads,
+                )
                 np.testing.assert_array_equal(
-                    got, _average_rows_reference(x, kh, sh, ph, cip), err_msg=message)
-                want = F.avg_pool2d(_t(x), (kh, 3), (sh, 2), (ph, 0),
-                                    count_include_pad=bool(cip)).numpy()
+                    got, _average_rows_reference(x, kh, sh, ph, cip), err_msg=message
+                )
+                want = F.avg_pool2d(
+                    _t(x), (kh, 3), (sh, 2), (ph, 0), count_include_pad=bool(cip)
+                ).numpy()
                 np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=message)
         if ph == 0:
             want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, 2)).numpy()
-            np.testing.assert_allclose(ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, 2)), want,
-                                       rtol=1e-5, atol=1e-6, err_msg=message)
+            np.testing.assert_allclose(
+                ovpool.lp_pool(x, (kh, 3), p=2, strides=(sh, 2)),
+                want,
+                rtol=1e-5,
+                atol=1e-6,
+                err_msg=message,
+            )
     # ceil mode on an even width: the last window is cut by the row's end,
     # which the register path must not read past (it keeps the buffer)
     got = ovpool.avg_pool(x, (3, 3), strides=(2, 2), ceil_mode=True)
@@ -883,15 +1044,19 @@ def test_max_3_wide_rows(width, nans):
         np.testing.assert_array_equal(got, by_rows, err_msg=message)
         assert got.dtype == np.float32
     # every float32 plan so far takes the run-of-rows kernel
-    assert all(plan.kernel == "rows.runs" and plan.prefetch == 0
-               for plan in _core.cached_plans() if plan.dtype == "float32")
+    assert all(
+        plan.kernel == "rows.runs" and plan.prefetch == 0
+        for plan in _core.cached_plans()
+        if plan.dtype == "float32"
+    )
     if width >= 2:
         finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's
         for sw in (1, 2):
             attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True)
             (want,) = onnx_reference("MaxPool", [finite], attrs, opset=22)
-            got = ovpool.max_pool(finite, (2, 3), strides=(2, sw), pads=(0, 1, 1, 0),
-                                  ceil_mode=True, num_threads=2)
+            got = ovpool.max_pool(
+                finite, (2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True, num_threads=2
+            )
             np.testing.assert_array_equal(got, want)
     x3 = RNG.standard_normal((1, 2, 4, 6, width)).astype(np.float32)
     got = ovpool.max_pool(x3, (1, 3, 3), strides=(2, 1, 2), pads=(0, 1, 1) * 2, num_threads=2)
@@ -912,14 +1077,18 @@ def test_max_3_wide_rows_hand_computed():
 
 # -- long window rows and global reductions ------------------------------------
 
+
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 49, 100, 1000])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_global_max_and_mean_against_numpy(n, dtype):
     x = RNG.standard_normal((3, 4, n)).astype(dtype)
     np.testing.assert_array_equal(ovpool.global_max_pool(x)[..., 0], x.max(axis=2))
-    np.testing.assert_allclose(ovpool.global_avg_pool(x)[..., 0], x.mean(axis=2),
-                               rtol=1e-6 if dtype == np.float32 else 1e-14,
-                               atol=1e-7 if dtype == np.float32 else 1e-15)
+    np.testing.assert_allclose(
+        ovpool.global_avg_pool(x)[..., 0],
+        x.mean(axis=2),
+        rtol=1e-6 if dtype == np.float32 else 1e-14,
+        atol=1e-7 if dtype == np.float32 else 1e-15,
+    )
     if n > 1:
         x[1, 2, n // 2] = np.nan
         got = ovpool.global_max_pool(x)[..., 0]
@@ -938,12 +1107,17 @@ def test_global_mean_in_groups_of_planes(shape, dtype):
     got = {}
     for n_threads in (1, 2):
         got[n_threads] = ovpool.global_avg_pool(x, num_threads=n_threads)
-        np.testing.assert_allclose(got[n_threads], want,
-                                   rtol=1e-5 if dtype == np.float32 else 1e-13, atol=1e-7)
+        np.testing.assert_allclose(
+            got[n_threads], want, rtol=1e-5 if dtype == np.float32 else 1e-13, atol=1e-7
+        )
     np.testing.assert_array_equal(got[1], got[2])
     if x.ndim == 4:
-        np.testing.assert_allclose(got[1], F.adaptive_avg_pool2d(_t(x), 1).numpy(),
-                                   rtol=1e-5 if dtype == np.float32 else 1e-13, atol=1e-7)
+        np.testing.assert_allclose(
+            got[1],
+            F.adaptive_avg_pool2d(_t(x), 1).numpy(),
+            rtol=1e-5 if dtype == np.float32 else 1e-13,
+            atol=1e-7,
+        )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -955,8 +1129,9 @@ def test_span_max_nan_at_every_position(dtype):
     for n in range(2, 42):
         x = RNG.standard_normal((1, n + 1, n)).astype(dtype)
         x[0, np.arange(n), np.arange(n)] = np.nan
-        np.testing.assert_array_equal(ovpool.global_max_pool(x)[..., 0], x.max(axis=2),
-                                      err_msg=f"plane size {n}")
+        np.testing.assert_array_equal(
+            ovpool.global_max_pool(x)[..., 0], x.max(axis=2), err_msg=f"plane size {n}"
+        )
 
 
 @pytest.mark.parametrize("k", [8, 9, 12, 17])
@@ -967,8 +1142,12 @@ def test_long_window_rows_against_torch(k):
     np.testing.assert_array_equal(got, tv.numpy())
     np.testing.assert_array_equal(gi % x.shape[2], ti.numpy())
     y = RNG.standard_normal((2, 3, 5 * k + 1)).astype(np.float32)
-    np.testing.assert_allclose(ovpool.avg_pool(y, (k,), strides=(k,)),
-                               F.avg_pool1d(_t(y), k, k).numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        ovpool.avg_pool(y, (k,), strides=(k,)),
+        F.avg_pool1d(_t(y), k, k).numpy(),
+        rtol=1e-6,
+        atol=1e-7,
+    )
 
 
 def _span_sums_reference(x, k, stride):
@@ -986,7 +1165,7 @@ def _span_sums_in_order(x, k, stride):
     zero = np.float32(0)
     out = np.empty(x.shape[:-1] + (n_out,), np.float32)
     for o in range(n_out):
-        w = x[..., o * stride:o * stride + k]
+        w = x[..., o * stride : o * stride + k]
         lanes = [zero + w[..., j] for j in range(8)]
         for i in range(8, full, 8):
             lanes = [lanes[j] + w[..., i + j] for j in range(8)]
@@ -1001,10 +1180,10 @@ def _span_sums_in_order(x, k, stride):
 def _long_window_specials(shape):
     x = RNG.standard_normal(shape).astype(np.float32)
     flat = x.reshape(-1, shape[-1])
-    flat[0, :] = -0.0                                    # windows of -0 alone: +0
+    flat[0, :] = -0.0  # windows of -0 alone: +0
     flat[1, RNG.choice(shape[-1], 3, replace=False)] = [np.nan, np.inf, -np.inf]
     flat[2, RNG.choice(shape[-1], 2, replace=False)] = [np.inf, -np.inf]
-    flat[3, :] = RNG.integers(-2, 3, shape[-1]) * 2.0 ** 100  # cancellations
+    flat[3, :] = RNG.integers(-2, 3, shape[-1]) * 2.0**100  # cancellations
     return x
 
 
@@ -1029,16 +1208,20 @@ def test_long_window_sums_eight_at_a_time(k, stride_of):
         np.testing.assert_array_equal(got, want)
         assert not np.signbit(got[0, 0]).any(), "a window of -0 sums to +0"
         finite = np.isfinite(x).all(axis=-1)
-        np.testing.assert_allclose(got[finite], F.avg_pool1d(_t(x), k, stride).numpy()[finite],
-                                   rtol=2e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            got[finite], F.avg_pool1d(_t(x), k, stride).numpy()[finite], rtol=2e-6, atol=1e-6
+        )
         x2 = x.reshape(2, 3, 1, width)
-        np.testing.assert_array_equal(ovpool.avg_pool(x2, (1, k), strides=(1, stride)),
-                                      want.reshape(2, 3, 1, n_out))
-        rows = np.concatenate([x2, x2 * np.float32(0.5)], axis=2)   # column sums 1.5 x
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(x2, (1, k), strides=(1, stride)), want.reshape(2, 3, 1, n_out)
+        )
+        rows = np.concatenate([x2, x2 * np.float32(0.5)], axis=2)  # column sums 1.5 x
         np.testing.assert_array_equal(
             ovpool.avg_pool(rows, (2, k), strides=(1, stride)),
-            (_span_sums_reference(rows[:, :, 0] + rows[:, :, 1], k, stride)
-             / np.float32(2)).reshape(2, 3, 1, n_out))
+            (
+                _span_sums_reference(rows[:, :, 0] + rows[:, :, 1], k, stride) / np.float32(2)
+            ).reshape(2, 3, 1, n_out),
+        )
 
 
 def test_adaptive_1000_to_100_against_torch():
@@ -1047,8 +1230,7 @@ def test_adaptive_1000_to_100_against_torch():
     x = RNG.standard_normal((2, 16, 1000)).astype(np.float32)
     got = ovpool.adaptive_avg_pool(x, 100)
     np.testing.assert_array_equal(got, _span_sums_reference(x, 10, 10))
-    np.testing.assert_allclose(got, F.adaptive_avg_pool1d(_t(x), 100).numpy(),
-                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, F.adaptive_avg_pool1d(_t(x), 100).numpy(), rtol=1e-6, atol=1e-7)
     for n in (1, 2):
         np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, 100, num_threads=n), got)
 
@@ -1077,8 +1259,9 @@ def _adaptive_lanes_reference(x, out_dhw):
                                 lanes[i % 8] = lanes[i % 8] + x[..., d, h, w0 + i]
                     c = [lanes[j] + lanes[j + 4] for j in range(4)]
                     total = (c[0] + c[2]) + (c[1] + c[3])
-                    out[..., od, oh, ow] = total / (np.float32((d1 - d0) * (h1 - h0))
-                                                    * np.float32(w1 - w0))
+                    out[..., od, oh, ow] = total / (
+                        np.float32((d1 - d0) * (h1 - h0)) * np.float32(w1 - w0)
+                    )
     return out
 
 
@@ -1086,15 +1269,18 @@ def _wide_plans():
     return [plan for plan in _core.cached_plans() if plan.kernel == "rows.wide_bins"]
 
 
-@pytest.mark.parametrize("shape, output", [
-    ((2, 3, 20, 50), (3, 7)),      # the benchmark's 50 -> 7: 8 taps, no masked block
-    ((2, 3, 37, 70), (7, 9)),      # 8-9 taps: a masked block of one lane or none
-    ((1, 3, 9, 100), (2, 7)),      # 14-15 taps: one whole block, 6-7 lanes masked
-    ((1, 2, 12, 127), (4, 8)),     # 15-17 taps: whole blocks 8 or 16, two masked
-    ((1, 2, 6, 300), (3, 13)),     # 23-24 taps, 13 windows: the last block overlaps
-    ((2, 2, 5, 33), (2, 2)),       # two windows of 17 taps, six lanes repeat the last
-    ((1, 2, 3, 9, 43), (3, 4, 5)), # 3D, one slice a window
-])
+@pytest.mark.parametrize(
+    "shape, output",
+    [
+        ((2, 3, 20, 50), (3, 7)),  # the benchmark's 50 -> 7: 8 taps, no masked block
+        ((2, 3, 37, 70), (7, 9)),  # 8-9 taps: a masked block of one lane or none
+        ((1, 3, 9, 100), (2, 7)),  # 14-15 taps: one whole block, 6-7 lanes masked
+        ((1, 2, 12, 127), (4, 8)),  # 15-17 taps: whole blocks 8 or 16, two masked
+        ((1, 2, 6, 300), (3, 13)),  # 23-24 taps, 13 windows: the last block overlaps
+        ((2, 2, 5, 33), (2, 2)),  # two windows of 17 taps, six lanes repeat the last
+        ((1, 2, 3, 9, 43), (3, 4, 5)),  # 3D, one slice a window
+    ],
+)
 def test_adaptive_wide_windows_all_rows_in_lanes(shape, output):
     """Adaptive averages whose W bins have 8+ taps and span 2+ rows sum all
     the rows of eight bins in lanes, one fold for the lot. Bit for bit against
@@ -1102,8 +1288,8 @@ def test_adaptive_wide_windows_all_rows_in_lanes(shape, output):
     2^100 cancellations), by value against torch, 1 and 2 threads alike."""
     x = RNG.standard_normal(shape).astype(np.float32)
     planes = x.reshape(shape[0] * shape[1], -1)
-    planes[0] = -0.0                                       # windows of -0 alone: +0
-    planes[-1] = RNG.integers(-2, 3, planes.shape[1]) * 2.0 ** 100   # cancellations
+    planes[0] = -0.0  # windows of -0 alone: +0
+    planes[-1] = RNG.integers(-2, 3, planes.shape[1]) * 2.0**100  # cancellations
     planes[-1, RNG.choice(planes.shape[1], 3, replace=False)] = [np.nan, np.inf, -np.inf]
     x3 = x.reshape(shape[:2] + (1,) * (5 - len(shape)) + shape[2:])
     out3 = (1,) * (3 - len(output)) + tuple(output)
@@ -1117,8 +1303,12 @@ def test_adaptive_wide_windows_all_rows_in_lanes(shape, output):
         np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, output, num_threads=n), got)
     finite = RNG.standard_normal(shape).astype(np.float32)
     pool = F.adaptive_avg_pool2d if len(shape) == 4 else F.adaptive_avg_pool3d
-    np.testing.assert_allclose(ovpool.adaptive_avg_pool(finite, output),
-                               pool(_t(finite), output).numpy(), rtol=2e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(finite, output),
+        pool(_t(finite), output).numpy(),
+        rtol=2e-6,
+        atol=1e-7,
+    )
 
 
 def test_adaptive_wide_windows_pooled_along_depth(monkeypatch):
@@ -1135,8 +1325,9 @@ def test_adaptive_wide_windows_pooled_along_depth(monkeypatch):
         plans = _wide_plans()
         assert plans and all(plan.slice_rows == 0 and plan.pools_depth for plan in plans)
         np.testing.assert_array_equal(got, _adaptive_lanes_reference(x, (2, 4, 5)))
-        np.testing.assert_allclose(got, F.adaptive_avg_pool3d(_t(x), (2, 4, 5)).numpy(),
-                                   rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            got, F.adaptive_avg_pool3d(_t(x), (2, 4, 5)).numpy(), rtol=2e-6, atol=1e-7
+        )
     finally:
         _core._cache.clear()
 
@@ -1173,21 +1364,25 @@ def _adaptive_separable_reference(x, out_dhw):
                     total = np.zeros(lead, np.float32)
                     for w in range(w0, w1):
                         total = total + col[..., w]
-                    out[..., od, oh, ow] = total / (np.float32((d1 - d0) * (h1 - h0))
-                                                    * np.float32(w1 - w0))
+                    out[..., od, oh, ow] = total / (
+                        np.float32((d1 - d0) * (h1 - h0)) * np.float32(w1 - w0)
+                    )
     return out
 
 
-@pytest.mark.parametrize("shape, output", [
-    ((2, 3, 30, 30), (7, 7)),        # 4-6 taps, seven output rows in eight lanes
-    ((1, 2, 19, 60), (13, 40)),      # 2-3 taps, output rows 8 + 5
-    ((1, 2, 9, 8), (9, 3)),          # rows of exactly 8: one block of columns
-    ((2, 2, 11, 13), (4, 5)),        # rows of 13: the last block of columns overlaps
-    ((1, 2, 10, 30, 30), (3, 7, 7)), # the benchmark's aap3d_overlap: from the depth slab
-    ((1, 3, 5, 12, 17), (2, 5, 6)),  # 3D, slab, rows of 17
-    ((1, 2, 4, 9, 20), (4, 3, 6)),   # 3D, one slice a window (no slab)
-    ((2, 3, 1000), (180,)),          # 1D: 6-7 taps, one output row
-])
+@pytest.mark.parametrize(
+    "shape, output",
+    [
+        ((2, 3, 30, 30), (7, 7)),  # 4-6 taps, seven output rows in eight lanes
+        ((1, 2, 19, 60), (13, 40)),  # 2-3 taps, output rows 8 + 5
+        ((1, 2, 9, 8), (9, 3)),  # rows of exactly 8: one block of columns
+        ((2, 2, 11, 13), (4, 5)),  # rows of 13: the last block of columns overlaps
+        ((1, 2, 10, 30, 30), (3, 7, 7)),  # the benchmark's aap3d_overlap: from the depth slab
+        ((1, 3, 5, 12, 17), (2, 5, 6)),  # 3D, slab, rows of 17
+        ((1, 2, 4, 9, 20), (4, 3, 6)),  # 3D, one slice a window (no slab)
+        ((2, 3, 1000), (180,)),  # 1D: 6-7 taps, one output row
+    ],
+)
 def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
     """Adaptive averages whose W bins have under 8 taps (rows of 8+) pool
     eight output rows at a time, the rows in vector lanes: the column sums of
@@ -1198,7 +1393,7 @@ def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
     x = RNG.standard_normal(shape).astype(np.float32)
     planes = x.reshape(shape[0] * shape[1], -1)
     planes[0] = -0.0
-    planes[-1] = RNG.integers(-2, 3, planes.shape[1]) * 2.0 ** 100
+    planes[-1] = RNG.integers(-2, 3, planes.shape[1]) * 2.0**100
     planes[-1, RNG.choice(planes.shape[1], 3, replace=False)] = [np.nan, np.inf, -np.inf]
     x3 = x.reshape(shape[:2] + (1,) * (5 - len(shape)) + shape[2:])
     out3 = (1,) * (3 - len(output)) + tuple(output)
@@ -1206,19 +1401,30 @@ def test_adaptive_narrow_bins_eight_rows_at_a_time(shape, output):
     got = ovpool.adaptive_avg_pool(x, output)
     plans = _core.cached_plans()
     assert plans and all(plan.narrow_rows and plan.prefetch == 0 for plan in plans)
-    narrow = ovpool._isa.kernels.float16_in_registers()    # the builds with AVX2
-    assert all(plan.kernel == ("rows.depth_slab" if plan.pools_depth else
-                               "rows.narrow_bins" if narrow else "rows.separable")
-               for plan in plans)
+    narrow = ovpool._isa.kernels.float16_in_registers()  # the builds with AVX2
+    assert all(
+        plan.kernel
+        == (
+            "rows.depth_slab"
+            if plan.pools_depth
+            else "rows.narrow_bins"
+            if narrow
+            else "rows.separable"
+        )
+        for plan in plans
+    )
     np.testing.assert_array_equal(got, _adaptive_separable_reference(x3, out3).reshape(got.shape))
     assert not np.signbit(got.reshape(planes.shape[0], -1)[0]).any(), "-0 alone sums to +0"
     for n in (1, 2):
         np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, output, num_threads=n), got)
     finite = RNG.standard_normal(shape).astype(np.float32)
     pool = {3: F.adaptive_avg_pool1d, 4: F.adaptive_avg_pool2d, 5: F.adaptive_avg_pool3d}
-    np.testing.assert_allclose(ovpool.adaptive_avg_pool(finite, output),
-                               pool[len(shape)](_t(finite), output).numpy(), rtol=2e-6,
-                               atol=1e-7)
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(finite, output),
+        pool[len(shape)](_t(finite), output).numpy(),
+        rtol=2e-6,
+        atol=1e-7,
+    )
 
 
 def test_adaptive_narrow_bins_of_very_long_rows_stay_separable():
@@ -1227,14 +1433,16 @@ def test_adaptive_narrow_bins_of_very_long_rows_stay_separable():
     large allocation), with the same sums."""
     x = RNG.standard_normal((1, 2, 9000)).astype(np.float32)
     _core._cache.clear()
-    got = ovpool.adaptive_avg_pool(x, 2000)            # 4-5 taps
+    got = ovpool.adaptive_avg_pool(x, 2000)  # 4-5 taps
     plans = _core.cached_plans()
     assert plans and not any(plan.narrow_rows for plan in plans)
     np.testing.assert_array_equal(
-        got, _adaptive_separable_reference(x.reshape(1, 2, 1, 1, 9000), (1, 1, 2000))
-        .reshape(got.shape))
-    np.testing.assert_allclose(got, F.adaptive_avg_pool1d(_t(x), 2000).numpy(), rtol=2e-6,
-                               atol=1e-7)
+        got,
+        _adaptive_separable_reference(x.reshape(1, 2, 1, 1, 9000), (1, 1, 2000)).reshape(got.shape),
+    )
+    np.testing.assert_allclose(
+        got, F.adaptive_avg_pool1d(_t(x), 2000).numpy(), rtol=2e-6, atol=1e-7
+    )
     _core._cache.clear()
 
 
@@ -1248,19 +1456,26 @@ def test_adaptive_narrow_bins_prefetched_rows_stay_separable(monkeypatch):
         x = RNG.standard_normal((1, 3, 19, 60)).astype(np.float32)
         got = ovpool.adaptive_avg_pool(x, (13, 40))
         plans = _core.cached_plans()
-        assert plans and all(plan.prefetch > 0
-                             and plan.kernel == "rows.separable" for plan in plans)
+        assert plans and all(
+            plan.prefetch > 0 and plan.kernel == "rows.separable" for plan in plans
+        )
         np.testing.assert_array_equal(
-            got, _adaptive_separable_reference(x.reshape(1, 3, 1, 19, 60), (1, 13, 40))
-            .reshape(got.shape))
+            got,
+            _adaptive_separable_reference(x.reshape(1, 3, 1, 19, 60), (1, 13, 40)).reshape(
+                got.shape
+            ),
+        )
     finally:
         _core._cache.clear()
 
 
 # -- argmax paths ---------------------------------------------------------------
 
-@pytest.mark.parametrize("shape, output", [((2, 4, 50, 50), 7), ((2, 4, 28, 28), 7),
-                                           ((1, 3, 9, 300), (4, 17)), ((2, 2, 5, 8), (8, 5))])
+
+@pytest.mark.parametrize(
+    "shape, output",
+    [((2, 4, 50, 50), 7), ((2, 4, 28, 28), 7), ((1, 3, 9, 300), (4, 17)), ((2, 2, 5, 8), (8, 5))],
+)
 def test_adaptive_max_indices_with_ties_and_nans(shape, output):
     """Vertical-first argmax: quantised values give many ties, NaNs test the
     last-NaN rule; indices must equal PyTorch's."""
@@ -1284,26 +1499,42 @@ def test_adaptive_max_indices_every_row_width(width):
     x = np.round(RNG.standard_normal((2, 3, h, width)) * 1.5).astype(np.float32)
     nans = _with_nans(x, 3)
     # bins 1-2, 2-4, 5-8 (one vector of columns) and 1 column wide
-    for output in [(5, max(1, width // 2 + 1)), (3, max(1, width - 3)),
-                   (4, max(1, -(-width // 6))), (h, width)]:
+    for output in [
+        (5, max(1, width // 2 + 1)),
+        (3, max(1, width - 3)),
+        (4, max(1, -(-width // 6))),
+        (h, width),
+    ]:
         for data in (x, nans):
             for dtype in (np.float32, np.float64):
                 values, indices = ovpool.adaptive_max_pool(data.astype(dtype), output)
-                tv, ti = F.adaptive_max_pool2d(_t(data.astype(dtype)), output,
-                                               return_indices=True)
+                tv, ti = F.adaptive_max_pool2d(_t(data.astype(dtype)), output, return_indices=True)
                 np.testing.assert_array_equal(values, tv.numpy(), err_msg=str(output))
                 np.testing.assert_array_equal(indices, ti.numpy(), err_msg=str(output))
         for dtype in (np.int8, np.uint8):
             ints = (x + 3).astype(dtype)
             values, indices = ovpool.adaptive_max_pool(ints, output)
-            tv, ti = F.adaptive_max_pool2d(_t(ints.astype(np.float64)), output,
-                                           return_indices=True)
+            tv, ti = F.adaptive_max_pool2d(_t(ints.astype(np.float64)), output, return_indices=True)
             np.testing.assert_array_equal(values, tv.numpy().astype(dtype))
             np.testing.assert_array_equal(indices, ti.numpy())
 
 
-@pytest.mark.parametrize("in_w, out_w", [(50, 7), (56, 7), (64, 8), (51, 7), (46, 6), (37, 5),
-                                         (100, 7), (30, 2), (16, 1), (8, 1), (41, 3)])
+@pytest.mark.parametrize(
+    "in_w, out_w",
+    [
+        (50, 7),
+        (56, 7),
+        (64, 8),
+        (51, 7),
+        (46, 6),
+        (37, 5),
+        (100, 7),
+        (30, 2),
+        (16, 1),
+        (8, 1),
+        (41, 3),
+    ],
+)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_adaptive_max_bins_by_window_against_torch(in_w, out_w, threads):
     """Adaptive bins of 1-16 columns over no more than 1.5x the row take each
@@ -1316,14 +1547,14 @@ def test_adaptive_max_bins_by_window_against_torch(in_w, out_w, threads):
     3D, against torch."""
     x = np.round(RNG.standard_normal((2, 3, 15, in_w)) * 1.5).astype(np.float32)
     x[0, 0, :, :] = np.where(x[0, 0] == 0, -0.0, x[0, 0])
-    x[0, 0, 3, :] = 0.0                         # +0.0 below -0.0: the row above wins
+    x[0, 0, 3, :] = 0.0  # +0.0 below -0.0: the row above wins
     x[0, 0, 2, :] = -0.0
     x[0, 1, :, :] = -3.0
-    x[0, 1, 5, 0] = np.inf                      # +inf and -inf in column 0
+    x[0, 1, 5, 0] = np.inf  # +inf and -inf in column 0
     x[0, 1, 9, 0] = -np.inf
-    x[0, 2, :, :] = -np.inf                     # every tap -inf: the first one
+    x[0, 2, :, :] = -np.inf  # every tap -inf: the first one
     nans = _with_nans(x, 6)
-    nans[1, 2, 14, in_w - 1] = np.nan           # the last tap of the last window
+    nans[1, 2, 14, in_w - 1] = np.nan  # the last tap of the last window
     for data in (x, nans):
         for output in ((5, out_w), (15, out_w)):
             values, indices = ovpool.adaptive_max_pool(data, output, num_threads=threads)
@@ -1352,8 +1583,11 @@ def test_values_max_row_nan_check_every_position(kh, width):
     base[0, 0], base[-1, -1] = np.inf, -np.inf
     x = np.repeat(base[None, None], h * width + 1, axis=1)
     x.reshape(x.shape[1], -1)[np.arange(h * width), np.arange(h * width)] = np.nan
-    for k, s, p in [((kh, 3), (1, 2), (kh // 2, 1)), ((kh, 2), (2, 1), (0, 0)),
-                    ((kh, 1), (1, 1), (0, 0))]:
+    for k, s, p in [
+        ((kh, 3), (1, 2), (kh // 2, 1)),
+        ((kh, 2), (2, 1), (0, 0)),
+        ((kh, 1), (1, 1), (0, 0)),
+    ]:
         got = ovpool.max_pool(x, k, strides=s, pads=(p[0], p[1]) * 2)
         want = F.max_pool2d(_t(x), k, s, p).numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"kernel {k} strides {s}")
@@ -1363,8 +1597,7 @@ def test_values_max_row_nan_check_every_position(kh, width):
 def test_interior_argmax_with_ties_against_torch(k, s, p):
     """Wide rows (40+ interior outputs) take the vectorised argmax."""
     x = np.round(RNG.standard_normal((2, 3, 11, 90))).astype(np.float32)
-    values, indices = ovpool.max_pool(x, (k, k), strides=(s, s), pads=(p,) * 4,
-                                      return_indices=True)
+    values, indices = ovpool.max_pool(x, (k, k), strides=(s, s), pads=(p,) * 4, return_indices=True)
     tv, ti = F.max_pool2d(_t(x), k, s, p, return_indices=True)
     np.testing.assert_array_equal(values, tv.numpy())
     plane = x.shape[2] * x.shape[3]
@@ -1384,16 +1617,24 @@ def test_interior_vector_argmax_every_width(k, s, width):
     h, w = x.shape[2:]
     planes = np.arange(6).reshape(2, 3, 1, 1) * h * w
     for dtype in (np.float32, np.float64):
-        values, indices = ovpool.max_pool(x.astype(dtype), (k, k), strides=(s, s),
-                                          pads=(1,) * 4, return_indices=True)
+        values, indices = ovpool.max_pool(
+            x.astype(dtype), (k, k), strides=(s, s), pads=(1,) * 4, return_indices=True
+        )
         np.testing.assert_array_equal(values, tv.astype(dtype))
         np.testing.assert_array_equal(indices, ti + planes)
-        _, indices = ovpool.max_pool(x.astype(dtype), (k, k), strides=(s, s), pads=(1,) * 4,
-                                     return_indices=True, storage_order=1)
+        _, indices = ovpool.max_pool(
+            x.astype(dtype),
+            (k, k),
+            strides=(s, s),
+            pads=(1,) * 4,
+            return_indices=True,
+            storage_order=1,
+        )
         np.testing.assert_array_equal(indices, ti // w + (ti % w) * h + planes)
 
 
 # -- 16-bit floats -----------------------------------------------------------------
+
 
 def _bfloat16():
     ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -1402,9 +1643,10 @@ def _bfloat16():
 
 def _lp_reference(x, p):
     """(sum |x|^p)^(1/p) over 2x2 windows at stride 1, in float64."""
-    windows = np.lib.stride_tricks.sliding_window_view(np.abs(x.astype(np.float64)), (2, 2),
-                                                       axis=(2, 3))
-    return (windows ** p).sum(axis=(-2, -1)) ** (1.0 / p)
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.abs(x.astype(np.float64)), (2, 2), axis=(2, 3)
+    )
+    return (windows**p).sum(axis=(-2, -1)) ** (1.0 / p)
 
 
 def _plane_indices(indices, x):
@@ -1413,26 +1655,53 @@ def _plane_indices(indices, x):
 
 CASES_16 = {
     # name: (ovpool call, reference on float64/float32 input, exact?)
-    "avg": (lambda x: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
-            lambda x: F.avg_pool2d(_t(x), 3, 2, 1, count_include_pad=False).numpy(), False),
-    "max": (lambda x: ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
-            lambda x: F.max_pool2d(_t(x), 3, 2, 1).numpy(), True),
+    "avg": (
+        lambda x: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+        lambda x: F.avg_pool2d(_t(x), 3, 2, 1, count_include_pad=False).numpy(),
+        False,
+    ),
+    "max": (
+        lambda x: ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+        lambda x: F.max_pool2d(_t(x), 3, 2, 1).numpy(),
+        True,
+    ),
     "lp3": (lambda x: ovpool.lp_pool(x, (2, 2), p=3), lambda x: _lp_reference(x, 3), False),
-    "adaptive_avg": (lambda x: ovpool.adaptive_avg_pool(x, (5, 3)),
-                     lambda x: F.adaptive_avg_pool2d(_t(x), (5, 3)).numpy(), False),
-    "global_avg": (lambda x: ovpool.global_avg_pool(x),
-                   lambda x: x.astype(np.float64).mean(axis=(2, 3), keepdims=True), False),
-    "global_max": (lambda x: ovpool.global_max_pool(x),
-                   lambda x: x.max(axis=(2, 3), keepdims=True), True),
+    "adaptive_avg": (
+        lambda x: ovpool.adaptive_avg_pool(x, (5, 3)),
+        lambda x: F.adaptive_avg_pool2d(_t(x), (5, 3)).numpy(),
+        False,
+    ),
+    "global_avg": (
+        lambda x: ovpool.global_avg_pool(x),
+        lambda x: x.astype(np.float64).mean(axis=(2, 3), keepdims=True),
+        False,
+    ),
+    "global_max": (
+        lambda x: ovpool.global_max_pool(x),
+        lambda x: x.max(axis=(2, 3), keepdims=True),
+        True,
+    ),
     # tiling windows: rows widened in groups, pooled by the float32 tiling code
-    "tile_avg": (lambda x: ovpool.avg_pool(x, (2, 2), strides=(2, 2)),
-                 lambda x: F.avg_pool2d(_t(x), 2, 2).numpy(), False),
-    "tile_avg_3x1": (lambda x: ovpool.avg_pool(x, (3, 1), strides=(3, 1)),
-                     lambda x: F.avg_pool2d(_t(x), (3, 1), (3, 1)).numpy(), False),
-    "tile_max": (lambda x: ovpool.max_pool(x, (4, 2), strides=(4, 2)),
-                 lambda x: F.max_pool2d(_t(x), (4, 2), (4, 2)).numpy(), True),
-    "tile_max_3x3": (lambda x: ovpool.max_pool(x, (3, 3), strides=(3, 3)),
-                     lambda x: F.max_pool2d(_t(x), 3, 3).numpy(), True),
+    "tile_avg": (
+        lambda x: ovpool.avg_pool(x, (2, 2), strides=(2, 2)),
+        lambda x: F.avg_pool2d(_t(x), 2, 2).numpy(),
+        False,
+    ),
+    "tile_avg_3x1": (
+        lambda x: ovpool.avg_pool(x, (3, 1), strides=(3, 1)),
+        lambda x: F.avg_pool2d(_t(x), (3, 1), (3, 1)).numpy(),
+        False,
+    ),
+    "tile_max": (
+        lambda x: ovpool.max_pool(x, (4, 2), strides=(4, 2)),
+        lambda x: F.max_pool2d(_t(x), (4, 2), (4, 2)).numpy(),
+        True,
+    ),
+    "tile_max_3x3": (
+        lambda x: ovpool.max_pool(x, (3, 3), strides=(3, 3)),
+        lambda x: F.max_pool2d(_t(x), 3, 3).numpy(),
+        True,
+    ),
 }
 
 
@@ -1444,20 +1713,27 @@ def test_sixteen_bit_global_and_tiling_batches(half, shape):
     dtype = np.float16 if half == "float16" else _bfloat16()
     x = RNG.standard_normal(shape).astype(dtype)
     x32 = x.astype(np.float32)
-    unit = 2.0 ** -11 if half == "float16" else 2.0 ** -8
+    unit = 2.0**-11 if half == "float16" else 2.0**-8
     for n_threads in (1, 2):
         got = ovpool.global_avg_pool(x, num_threads=n_threads)
-        np.testing.assert_allclose(got.astype(np.float64),
-                                   x32.astype(np.float64).mean(axis=(2, 3), keepdims=True),
-                                   rtol=unit * 1.05, atol=1e-6)
-        np.testing.assert_array_equal(ovpool.global_max_pool(x, num_threads=n_threads)
-                                      .astype(np.float32), x32.max(axis=(2, 3), keepdims=True))
+        np.testing.assert_allclose(
+            got.astype(np.float64),
+            x32.astype(np.float64).mean(axis=(2, 3), keepdims=True),
+            rtol=unit * 1.05,
+            atol=1e-6,
+        )
+        np.testing.assert_array_equal(
+            ovpool.global_max_pool(x, num_threads=n_threads).astype(np.float32),
+            x32.max(axis=(2, 3), keepdims=True),
+        )
         got = ovpool.avg_pool(x, (2, 2), strides=(2, 2), num_threads=n_threads)
-        np.testing.assert_allclose(got.astype(np.float64), F.avg_pool2d(_t(x32), 2, 2).numpy(),
-                                   rtol=unit * 1.05, atol=1e-6)
+        np.testing.assert_allclose(
+            got.astype(np.float64), F.avg_pool2d(_t(x32), 2, 2).numpy(), rtol=unit * 1.05, atol=1e-6
+        )
         got = ovpool.max_pool(x, (2, 4), strides=(2, 4), num_threads=n_threads)
-        np.testing.assert_array_equal(got.astype(np.float32),
-                                      F.max_pool2d(_t(x32), (2, 4), (2, 4)).numpy())
+        np.testing.assert_array_equal(
+            got.astype(np.float32), F.max_pool2d(_t(x32), (2, 4), (2, 4)).numpy()
+        )
 
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
@@ -1479,7 +1755,7 @@ def test_sixteen_bit_floats_against_references(half, name):
     else:
         # rounding to nearest: relative error at most 2**-p (p = 11 / 8 bits),
         # slack for the float32 sums; truncation would be twice as far off
-        unit = 2.0 ** -11 if half == "float16" else 2.0 ** -8
+        unit = 2.0**-11 if half == "float16" else 2.0**-8
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=unit * 1.05, atol=1e-6)
 
 
@@ -1488,8 +1764,9 @@ def _assert_same_bits(got, want):
     returns (and the sign of the NaN of +inf + -inf) follows the operand order
     the compiler picked for a commutative add, which IEEE leaves open."""
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(got)],
-                                  want.view(np.uint16)[~np.isnan(want)])
+    np.testing.assert_array_equal(
+        got.view(np.uint16)[~np.isnan(got)], want.view(np.uint16)[~np.isnan(want)]
+    )
 
 
 def _float16_specials(shape):
@@ -1498,8 +1775,9 @@ def _float16_specials(shape):
     x = (RNG.standard_normal(shape) * 3).astype(np.float16)
     flat = x.reshape(-1)
     picks = RNG.choice(flat.size, size=8 * max(1, flat.size // 97), replace=False)
-    specials = np.array([6e-8, -3e-6, 0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan],
-                        dtype=np.float16)
+    specials = np.array(
+        [6e-8, -3e-6, 0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan], dtype=np.float16
+    )
     flat[picks] = np.resize(specials, picks.size)
     return x
 
@@ -1525,7 +1803,8 @@ def test_float16_tiling_same_bits_as_float32_narrowed(kh, kw, out_w):
         for op, ref in ((ovpool.avg_pool, F.avg_pool2d), (ovpool.max_pool, F.max_pool2d)):
             got = op(x, (kh, kw), strides=(kh, kw), num_threads=n_threads)
             np.testing.assert_array_equal(
-                got, ref(_t(x32), (kh, kw), (kh, kw)).numpy().astype(np.float16))
+                got, ref(_t(x32), (kh, kw), (kh, kw)).numpy().astype(np.float16)
+            )
 
 
 @pytest.mark.parametrize("size", [1, 7, 8, 15, 16, 17, 19, 32, 35, 49, 63, 196, 1000, 4096])
@@ -1543,40 +1822,50 @@ def test_float16_global_same_bits_as_float32_narrowed(size):
             want = op(x32, num_threads=n_threads).astype(np.float16)
             _assert_same_bits(got, want)
         # independently: numpy's maximum, and the float64 mean to half an ulp
-        np.testing.assert_array_equal(ovpool.global_max_pool(x, num_threads=n_threads),
-                                      x32.max(axis=(2, 3), keepdims=True).astype(np.float16))
+        np.testing.assert_array_equal(
+            ovpool.global_max_pool(x, num_threads=n_threads),
+            x32.max(axis=(2, 3), keepdims=True).astype(np.float16),
+        )
         finite = np.where(np.isfinite(x32), x32, 0).astype(np.float16)
         np.testing.assert_allclose(
             ovpool.global_avg_pool(finite, num_threads=n_threads).astype(np.float64),
             finite.astype(np.float64).mean(axis=(2, 3), keepdims=True),
-            rtol=2.0 ** -11 * 1.05, atol=1e-6)
+            rtol=2.0**-11 * 1.05,
+            atol=1e-6,
+        )
 
 
-@pytest.mark.parametrize("kernel,strides,pads,dilations", [
-    ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
-    ((2, 2), (1, 1), (0, 0, 0, 0), (1, 1)),
-    ((3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
-    ((5, 2), (1, 3), (2, 1, 2, 1), (1, 2)),
-    ((1, 3), (1, 2), (0, 1, 0, 1), (1, 1)),
-    ((7, 3), (2, 2), (3, 1, 3, 1), (1, 1)),
-])
+@pytest.mark.parametrize(
+    "kernel,strides,pads,dilations",
+    [
+        ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+        ((2, 2), (1, 1), (0, 0, 0, 0), (1, 1)),
+        ((3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+        ((5, 2), (1, 3), (2, 1, 2, 1), (1, 2)),
+        ((1, 3), (1, 2), (0, 1, 0, 1), (1, 1)),
+        ((7, 3), (2, 2), (3, 1, 3, 1), (1, 1)),
+    ],
+)
 @pytest.mark.parametrize("width", [5, 8, 9, 16, 23, 57])
 @pytest.mark.parametrize("with_nan", [False, True])
-def test_float16_max_rows_same_bits_as_float32(kernel, strides, pads, dilations, width,
-                                               with_nan):
+def test_float16_max_rows_same_bits_as_float32(kernel, strides, pads, dilations, width, with_nan):
     """float16 max pooling by rows: the vertical pass converts in registers
     (x86-64-v3) when the window rows hold no NaN and widens them otherwise;
     either way the values are the float32 kernel's on the widened input."""
-    x = _float16_specials((2, 3, 11, width)) if with_nan else \
-        (RNG.standard_normal((2, 3, 11, width)) * 3).astype(np.float16)
+    x = (
+        _float16_specials((2, 3, 11, width))
+        if with_nan
+        else (RNG.standard_normal((2, 3, 11, width)) * 3).astype(np.float16)
+    )
     x32 = x.astype(np.float32)
     kwargs = dict(strides=strides, pads=pads, dilations=dilations)
     for n_threads in (1, 2):
         got = ovpool.max_pool(x, kernel, num_threads=n_threads, **kwargs)
         want = ovpool.max_pool(x32, kernel, num_threads=n_threads, **kwargs).astype(np.float16)
         np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
-        reference = F.max_pool2d(_t(x32), kernel, strides, (pads[0], pads[1]),
-                                 dilation=dilations).numpy()
+        reference = F.max_pool2d(
+            _t(x32), kernel, strides, (pads[0], pads[1]), dilation=dilations
+        ).numpy()
         np.testing.assert_array_equal(got.astype(np.float32), reference)
 
 
@@ -1584,6 +1873,7 @@ def test_float16_in_registers_only_where_the_build_has_f16c():
     """The x86-64-v3 build converts float16 in registers, the baseline build
     (no F16C in x86-64) widens into scratch."""
     from ovpool import _isa
+
     assert _isa.kernels.float16_in_registers() == (_isa.name == "x86-64-v3")
 
 

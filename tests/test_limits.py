@@ -50,6 +50,7 @@ def refused(call, *, op, what, nbytes, peak_below=8 << 20):
 # the setting
 # --------------------------------------------------------------------------
 
+
 def test_default_is_a_quarter_of_usable_memory():
     ovpool.set_memory_budget(None)
     usable = _limits._usable_memory()
@@ -58,10 +59,19 @@ def test_default_is_a_quarter_of_usable_memory():
     assert ovpool.get_memory_budget() == _limits.default_memory_budget()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1048576", 1 << 20), ("512M", 512 << 20), ("512MiB", 512 << 20), ("2g", 2 << 30),
-    ("1.5G", 3 << 29), ("64 KiB", 64 << 10), ("0", 0), ("1T", 1 << 40),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1048576", 1 << 20),
+        ("512M", 512 << 20),
+        ("512MiB", 512 << 20),
+        ("2g", 2 << 30),
+        ("1.5G", 3 << 29),
+        ("64 KiB", 64 << 10),
+        ("0", 0),
+        ("1T", 1 << 40),
+    ],
+)
 def test_parse_sizes(text, expected):
     assert _limits.parse_budget(text) == expected
 
@@ -71,11 +81,18 @@ def test_parse_percentage():
     assert _limits.parse_budget("100%") == _limits._usable_memory()
 
 
-@pytest.mark.parametrize("value, error", [
-    ("lots", ovpool.OvpoolValueError), ("-5", ovpool.OvpoolValueError),
-    ("5X", ovpool.OvpoolValueError), ("150%", ovpool.OvpoolValueError),
-    (-1, ovpool.OvpoolValueError), (2.5, ovpool.OvpoolTypeError), (True, ovpool.OvpoolTypeError),
-])
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        ("lots", ovpool.OvpoolValueError),
+        ("-5", ovpool.OvpoolValueError),
+        ("5X", ovpool.OvpoolValueError),
+        ("150%", ovpool.OvpoolValueError),
+        (-1, ovpool.OvpoolValueError),
+        (2.5, ovpool.OvpoolTypeError),
+        (True, ovpool.OvpoolTypeError),
+    ],
+)
 def test_bad_settings(value, error):
     with pytest.raises(error):
         ovpool.set_memory_budget(value)
@@ -109,27 +126,40 @@ def test_environment_variable(monkeypatch):
 def test_environment_variable_at_import():
     code = "import ovpool; print(ovpool.get_memory_budget())"
     env = {"OVPOOL_MEMORY_BUDGET": "300M", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(__file__).parents[1]), check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=str(__import__("pathlib").Path(__file__).parents[1]),
+        check=True,
+    )
     assert int(out.stdout) == 300 << 20
 
 
 def test_within_the_budget_is_computed(budget):
     x = np.arange(8 * 8 * 8, dtype=np.float32).reshape(8, 8, 8)
-    budget(8 * 8 * 4 * 4)   # exactly the output's bytes (its window tables: 160)
-    np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, 4),
-                                  (x[..., 0::2] + x[..., 1::2]) / 2)
+    budget(8 * 8 * 4 * 4)  # exactly the output's bytes (its window tables: 160)
+    np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, 4), (x[..., 0::2] + x[..., 1::2]) / 2)
     budget(8 * 8 * 4 * 4 - 1)
-    refused(lambda: ovpool.adaptive_avg_pool(x, 4), op="adaptive_avg_pool",
-            what=r"out of shape \(8, 8, 4\) and dtype float32", nbytes=1024)
+    refused(
+        lambda: ovpool.adaptive_avg_pool(x, 4),
+        op="adaptive_avg_pool",
+        what=r"out of shape \(8, 8, 4\) and dtype float32",
+        nbytes=1024,
+    )
 
 
 def test_window_tables_counted(budget):
     # no plane to compute, yet the tables follow output_size: 40 bytes a position
     x = np.ones((0, 1, 1), np.float32)
     budget(1 << 20)
-    refused(lambda: ovpool.adaptive_avg_pool(x, 1 << 20), op="adaptive_avg_pool",
-            what="the window tables", nbytes=40 << 20)
+    refused(
+        lambda: ovpool.adaptive_avg_pool(x, 1 << 20),
+        op="adaptive_avg_pool",
+        what="the window tables",
+        nbytes=40 << 20,
+    )
     assert ovpool.adaptive_avg_pool(x, 1 << 14).shape == (0, 1, 1 << 14)
 
 
@@ -137,28 +167,52 @@ def test_window_tables_counted(budget):
 # the numpy API
 # --------------------------------------------------------------------------
 
+
 def test_adaptive_output_refused_before_its_window_tables(budget):
     # the window tables grow with output_size (24 bytes per output position):
     # the output is checked first
     budget(256 << 20)
     x = np.ones((1, 1, 1), np.float32)
-    refused(lambda: ovpool.adaptive_avg_pool(x, 1 << 27), op="adaptive_avg_pool",
-            what=r"out of shape \(1, 1, 134217728\)", nbytes=4 << 27)
-    refused(lambda: ovpool.adaptive_max_pool(x, 1 << 27), op="adaptive_max_pool",
-            what=r"out of shape", nbytes=4 << 27)
+    refused(
+        lambda: ovpool.adaptive_avg_pool(x, 1 << 27),
+        op="adaptive_avg_pool",
+        what=r"out of shape \(1, 1, 134217728\)",
+        nbytes=4 << 27,
+    )
+    refused(
+        lambda: ovpool.adaptive_max_pool(x, 1 << 27),
+        op="adaptive_max_pool",
+        what=r"out of shape",
+        nbytes=4 << 27,
+    )
 
 
-@pytest.mark.parametrize("call, op, nbytes", [
-    (lambda x: ovpool.avg_pool(x, 2, pads=[1 << 35, 0], count_include_pad=True), "avg_pool",
-     4 * ((1 << 35) + 3)),
-    (lambda x: ovpool.lp_pool(x, 1, pads=[0, 1 << 33]), "lp_pool", 4 * ((1 << 33) + 4)),
-    (lambda x: ovpool.max_pool(x, (1 << 33) + 1, pads=[1 << 33, 1 << 33]), "max_pool",
-     4 * ((1 << 33) + 4)),
-    (lambda x: ovpool.ov_ops.avg_pool(x, [2], [1], [0], [1 << 34], exclude_pad=False),
-     "AvgPool", 4 * ((1 << 34) + 3)),
-    (lambda x: ovpool.ov_ops.max_pool(x, [1], [1], [1 << 34], [0]), "MaxPool",
-     4 * ((1 << 34) + 4)),
-])
+@pytest.mark.parametrize(
+    "call, op, nbytes",
+    [
+        (
+            lambda x: ovpool.avg_pool(x, 2, pads=[1 << 35, 0], count_include_pad=True),
+            "avg_pool",
+            4 * ((1 << 35) + 3),
+        ),
+        (lambda x: ovpool.lp_pool(x, 1, pads=[0, 1 << 33]), "lp_pool", 4 * ((1 << 33) + 4)),
+        (
+            lambda x: ovpool.max_pool(x, (1 << 33) + 1, pads=[1 << 33, 1 << 33]),
+            "max_pool",
+            4 * ((1 << 33) + 4),
+        ),
+        (
+            lambda x: ovpool.ov_ops.avg_pool(x, [2], [1], [0], [1 << 34], exclude_pad=False),
+            "AvgPool",
+            4 * ((1 << 34) + 3),
+        ),
+        (
+            lambda x: ovpool.ov_ops.max_pool(x, [1], [1], [1 << 34], [0]),
+            "MaxPool",
+            4 * ((1 << 34) + 4),
+        ),
+    ],
+)
 def test_absurd_pads_refused(call, op, nbytes, budget):
     x = np.ones((1, 1, 4), np.float32)
     refused(lambda: call(x), op=op, what="out of shape", nbytes=nbytes)
@@ -167,22 +221,34 @@ def test_absurd_pads_refused(call, op, nbytes, budget):
 def test_max_unpool_output_shape_refused(budget):
     x = np.ones((1, 1, 2), np.float32)
     i = np.array([[[0, 1]]])
-    refused(lambda: ovpool.max_unpool(x, i, 2, output_shape=[1, 1, 1 << 40]), op="max_unpool",
-            what=r"out of shape \(1, 1, 1099511627776\)", nbytes=4 << 40)
+    refused(
+        lambda: ovpool.max_unpool(x, i, 2, output_shape=[1, 1, 1 << 40]),
+        op="max_unpool",
+        what=r"out of shape \(1, 1, 1099511627776\)",
+        nbytes=4 << 40,
+    )
 
 
 def test_indices_output_counted(budget):
     x = np.ones((16, 16, 64), np.float32)
-    budget(16 * 16 * 64 * 4)   # the values fit, their int64 indices do not
-    refused(lambda: ovpool.adaptive_max_pool(x, 64), op="adaptive_max_pool",
-            what=r"indices of shape \(16, 16, 64\) and dtype int64", nbytes=2 << 16)
+    budget(16 * 16 * 64 * 4)  # the values fit, their int64 indices do not
+    refused(
+        lambda: ovpool.adaptive_max_pool(x, 64),
+        op="adaptive_max_pool",
+        what=r"indices of shape \(16, 16, 64\) and dtype int64",
+        nbytes=2 << 16,
+    )
 
 
 def test_broadcast_view_copy_refused(budget):
     budget(256 << 20)
-    x = np.broadcast_to(np.float32(1), (1000, 1000, 1000))   # 4 bytes claiming 4 GB
-    refused(lambda: ovpool.global_avg_pool(x), op="global_avg_pool",
-            what=r"a contiguous copy of x of shape \(1000, 1000, 1000\)", nbytes=4 * 10 ** 9)
+    x = np.broadcast_to(np.float32(1), (1000, 1000, 1000))  # 4 bytes claiming 4 GB
+    refused(
+        lambda: ovpool.global_avg_pool(x),
+        op="global_avg_pool",
+        what=r"a contiguous copy of x of shape \(1000, 1000, 1000\)",
+        nbytes=4 * 10**9,
+    )
 
 
 def test_caller_out_needs_no_budget(budget):
@@ -237,8 +303,9 @@ def test_ir_pool_output_over_budget_refused_at_read(tmp_path, budget):
     builder = IR()
     x = builder.parameter((1, 1, 1), name="x")
     size = builder.const(np.array([1 << 31], np.int64), name="size")
-    pool = builder.layer("AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)],
-                         [("f32", (1, 1, 1 << 31))], name="pool")
+    pool = builder.layer(
+        "AdaptiveAvgPool", "opset8", [(x, 0), (size, 0)], [("f32", (1, 1, 1 << 31))], name="pool"
+    )
     builder.result(pool)
     path = builder.write(tmp_path)
     budget(256 << 20)
@@ -259,14 +326,20 @@ def test_ir_pool_output_over_budget_refused_at_read(tmp_path, budget):
 def test_ir_dynamic_output_over_budget_refused_at_call(tmp_path, budget):
     builder = IR()
     x = builder.parameter((1, 1, None), name="x")
-    conv = builder.layer("Convert", "opset1", [(x, 0)], [("f64", (1, 1, None))],
-                         {"destination_type": "f64"}, name="widen")
+    conv = builder.layer(
+        "Convert",
+        "opset1",
+        [(x, 0)],
+        [("f64", (1, 1, None))],
+        {"destination_type": "f64"},
+        name="widen",
+    )
     builder.result(conv)
     path = builder.write(tmp_path)
     model = ir.read_model(path)
     x = np.arange(1000, dtype=np.float32).reshape(1, 1, 1000)
     np.testing.assert_array_equal(model(x)[0], x.astype(np.float64))
-    budget(7999)     # the f64 output of 1000 elements needs 8000
+    budget(7999)  # the f64 output of 1000 elements needs 8000
     with pytest.raises(ovpool.IRError) as info:
         model(np.zeros((1, 1, 1001), np.float32))
     message = str(info.value)
@@ -279,7 +352,7 @@ def test_ir_const_within_budget_but_beyond_memory(tmp_path):
     # an IRError naming the layer, not a bare MemoryError (in a child process)
     code = f"""
 import os, resource, sys
-sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})
+sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
 import numpy as np, ovpool
 from ovpool import ir
 from ir_helpers import IR
@@ -300,8 +373,13 @@ try:
 except ovpool.IRError as exc:
     print("IRError", exc)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(__file__).parents[1]), timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=str(__import__("pathlib").Path(__file__).parents[1]),
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("IRError "), out.stdout
     assert "out of memory reading 2147483648 bytes of the constant" in out.stdout

@@ -17,17 +17,31 @@ def run_node(node, inputs):
     """Run one ONNX pooling node through the ovpool API."""
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
-    common = dict(strides=attrs.get("strides"), pads=attrs.get("pads"),
-                  dilations=attrs.get("dilations"), auto_pad=attrs.get("auto_pad", "NOTSET"),
-                  ceil_mode=attrs.get("ceil_mode", 0))
+    common = dict(
+        strides=attrs.get("strides"),
+        pads=attrs.get("pads"),
+        dilations=attrs.get("dilations"),
+        auto_pad=attrs.get("auto_pad", "NOTSET"),
+        ceil_mode=attrs.get("ceil_mode", 0),
+    )
     kind = node.op_type
     if kind == "AveragePool":
-        return [ovpool.avg_pool(inputs[0], attrs["kernel_shape"],
-                                count_include_pad=attrs.get("count_include_pad", 0), **common)]
+        return [
+            ovpool.avg_pool(
+                inputs[0],
+                attrs["kernel_shape"],
+                count_include_pad=attrs.get("count_include_pad", 0),
+                **common,
+            )
+        ]
     if kind == "MaxPool":
-        result = ovpool.max_pool(inputs[0], attrs["kernel_shape"],
-                                 storage_order=attrs.get("storage_order", 0),
-                                 return_indices=len(node.output) > 1, **common)
+        result = ovpool.max_pool(
+            inputs[0],
+            attrs["kernel_shape"],
+            storage_order=attrs.get("storage_order", 0),
+            return_indices=len(node.output) > 1,
+            **common,
+        )
         return list(result) if isinstance(result, tuple) else [result]
     if kind == "LpPool":
         return [ovpool.lp_pool(inputs[0], attrs["kernel_shape"], p=attrs.get("p", 2), **common)]
@@ -38,9 +52,16 @@ def run_node(node, inputs):
     if kind == "GlobalLpPool":
         return [ovpool.global_lp_pool(inputs[0], p=attrs.get("p", 2))]
     if kind == "MaxUnpool":
-        return [ovpool.max_unpool(inputs[0], inputs[1], attrs["kernel_shape"],
-                                  strides=attrs.get("strides"), pads=attrs.get("pads"),
-                                  output_shape=inputs[2] if len(inputs) > 2 else None)]
+        return [
+            ovpool.max_unpool(
+                inputs[0],
+                inputs[1],
+                attrs["kernel_shape"],
+                strides=attrs.get("strides"),
+                pads=attrs.get("pads"),
+                output_shape=inputs[2] if len(inputs) > 2 else None,
+            )
+        ]
     raise AssertionError(f"unexpected op {kind}")
 
 

@@ -53,7 +53,11 @@ def peak():
 def _child(ov_extension, code, *args, **env):
     result = subprocess.run(
         [sys.executable, "-c", PRELUDE + textwrap.dedent(code), ov_extension, *map(str, args)],
-        capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     return result.stdout
 
@@ -65,8 +69,11 @@ def _max_pool_onnx(path, length, kernel=2):
 
     node = helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[kernel, 1])
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, length, 1])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, length, 1])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
     model.ir_version = 7
     data = model.SerializeToString()
@@ -77,24 +84,31 @@ def _max_pool_onnx(path, length, kernel=2):
 
 @pytest.mark.parametrize("policy", ["default", "all"])
 @pytest.mark.parametrize("log2", [27, 29])
-def test_a_96_byte_onnx_max_pool_reads_without_its_window_tables(ov_extension, tmp_path, log2,
-                                                                 policy):
+def test_a_96_byte_onnx_max_pool_reads_without_its_window_tables(
+    ov_extension, tmp_path, log2, policy
+):
     # the ONNX pool's shape inference built the whole window table of the
     # axis (24 bytes per output position) on every validation: 3.2 GB and
     # 5-9 s for 2^27 before; now the empty-window test is arithmetic
     path = tmp_path / "max_pool.onnx"
     assert _max_pool_onnx(path, 1 << log2) <= 97
-    out = _child(ov_extension, """
+    out = _child(
+        ov_extension,
+        """
         before, start = rss(), time.perf_counter()
         model = core.read_model(sys.argv[2])
         seconds = time.perf_counter() - start
         print(model.output(0).get_partial_shape(), seconds, (peak() - before) / 2**20)
         print(sorted({op.get_type_info().version_id for op in model.get_ordered_ops()}))
-    """, path, OVPOOL_OPENVINO_POLICY=policy, OVPOOL_MEMORY_BUDGET="16G")
+    """,
+        path,
+        OVPOOL_OPENVINO_POLICY=policy,
+        OVPOOL_MEMORY_BUDGET="16G",
+    )
     shape, seconds, growth = out.splitlines()[0].split()
     assert shape == f"[1,1,{(1 << log2) - 1},1]"
-    assert float(growth) < 100, out            # MiB beyond the process before read_model
-    assert float(seconds) < 5, out             # (generous: a shared, loaded machine)
+    assert float(growth) < 100, out  # MiB beyond the process before read_model
+    assert float(seconds) < 5, out  # (generous: a shared, loaded machine)
     # the default policy reads the values natively; "all" keeps ovpool's op
     assert ("ovpool" in out.splitlines()[1]) == (policy == "all"), out
 
@@ -102,7 +116,9 @@ def test_a_96_byte_onnx_max_pool_reads_without_its_window_tables(ov_extension, t
 def test_a_reshape_past_ovpools_limit_names_it(ov_extension, tmp_path):
     path = tmp_path / "max_pool.onnx"
     _max_pool_onnx(path, 1 << 20, kernel=1)
-    out = _child(ov_extension, """
+    out = _child(
+        ov_extension,
+        """
         model = core.read_model(sys.argv[2])
         for shape in ([1, 1, 2**40, 2**40], [2**20, 2**20, 2**20, 1], [1, 1, 2**41, 1]):
             try:
@@ -112,22 +128,31 @@ def test_a_reshape_past_ovpools_limit_names_it(ov_extension, tmp_path):
                 print("MemoryError", exc)
             except RuntimeError as exc:
                 print(" ".join(str(exc).split()))
-    """, path, OVPOOL_OPENVINO_POLICY="all")
+    """,
+        path,
+        OVPOOL_OPENVINO_POLICY="all",
+    )
     lines = out.splitlines()
     assert len(lines) == 3, out
     assert "ovpool::OnnxMaxPool" in lines[0] and "MemoryError" not in out
-    assert ("the X input [1,1,1099511627776,1099511627776] would hold 1.20893e+24 elements "
-            "(4.8357e+24 bytes of f32), more than ovpool's limit of 2^40 (1099511627776) "
-            "elements") in lines[0]
+    assert (
+        "the X input [1,1,1099511627776,1099511627776] would hold 1.20893e+24 elements "
+        "(4.8357e+24 bytes of f32), more than ovpool's limit of 2^40 (1099511627776) "
+        "elements"
+    ) in lines[0]
     assert "the X input [1048576,1048576,1048576,1] would hold 1.15292e+18 elements" in lines[1]
-    assert ("the X input [1,1,2199023255552,1] has dim 2 = 2199023255552, more than ovpool's "
-            "limit of 2^40") in lines[2]
+    assert (
+        "the X input [1,1,2199023255552,1] has dim 2 = 2199023255552, more than ovpool's "
+        "limit of 2^40"
+    ) in lines[2]
 
 
 def test_an_output_over_the_budget_is_refused_at_reshape(ov_extension, tmp_path):
     path = tmp_path / "max_pool.onnx"
     _max_pool_onnx(path, 1 << 10)
-    out = _child(ov_extension, """
+    out = _child(
+        ov_extension,
+        """
         model = core.read_model(sys.argv[2])
         try:
             model.reshape({0: [1, 1, 2**25, 1]})
@@ -136,12 +161,17 @@ def test_an_output_over_the_budget_is_refused_at_reshape(ov_extension, tmp_path)
         model.reshape({0: [1, 1, 2**20, 1]})
         compiled = core.compile_model(model, "CPU")
         print(compiled.output(0).get_partial_shape())
-    """, path, OVPOOL_OPENVINO_POLICY="all", OVPOOL_MEMORY_BUDGET="64M")
+    """,
+        path,
+        OVPOOL_OPENVINO_POLICY="all",
+        OVPOOL_MEMORY_BUDGET="64M",
+    )
     refused, shape = out.splitlines()
     # the values (128 MiB of f32) are over the 64 MiB budget: named with their bytes
-    assert ("ovpool OnnxMaxPool (Y): output 0 [1,1,33554431,1] of f32 would need 134217724 "
-            "bytes (128 MiB), more than ovpool's memory budget of 67108864 bytes (64 MiB)") \
-        in refused
+    assert (
+        "ovpool OnnxMaxPool (Y): output 0 [1,1,33554431,1] of f32 would need 134217724 "
+        "bytes (128 MiB), more than ovpool's memory budget of 67108864 bytes (64 MiB)"
+    ) in refused
     assert shape == "[1,1,1048575,1]"
 
 
@@ -182,11 +212,11 @@ def test_empty_windows_refused_as_the_window_tables_say(core):
         n_in, kernel, stride = (int(v) for v in rng.integers(1, [60, 4, 30]))
         dilation, pad_begin, pad_end = (int(v) for v in rng.integers([1, 0, 0], [60, 30, 30]))
         if (kernel - 1) * dilation + 1 > n_in + pad_begin + pad_end:
-            continue                     # the window does not fit: another refusal
-        n_out, pb, pe = _isa.kernels.axis_output_size(n_in, kernel, stride, dilation, pad_begin,
-                                                      pad_end, 0, 2)   # explicit, ceil_torch
-        table = _isa.kernels.window_table((n_in, n_out, False, kernel, stride, dilation, pb, pe,
-                                           0))
+            continue  # the window does not fit: another refusal
+        n_out, pb, pe = _isa.kernels.axis_output_size(
+            n_in, kernel, stride, dilation, pad_begin, pad_end, 0, 2
+        )  # explicit, ceil_torch
+        table = _isa.kernels.window_table((n_in, n_out, False, kernel, stride, dilation, pb, pe, 0))
         expected = bool((table[:, 1] == 0).any())
         seen[expected] += 1
         xml = _one_onnx_max_pool_ir(n_in, kernel, stride, dilation, pad_begin, pad_end)
@@ -206,7 +236,9 @@ def test_a_huge_axis_is_checked_at_once(ov_extension):
     # would be 24 TiB): refused in an instant, for the empty window or for
     # the output's bytes
     n = 1 << 39
-    out = _child(ov_extension, """
+    out = _child(
+        ov_extension,
+        """
         sys.path.insert(0, sys.argv[3])
         from test_openvino_hostile import _one_onnx_max_pool_ir
         n = int(sys.argv[2])
@@ -218,11 +250,17 @@ def test_a_huge_axis_is_checked_at_once(ov_extension):
             except RuntimeError as exc:
                 print(str(exc).strip().splitlines()[-1])
         print(time.perf_counter() - start, (peak() - before) / 2**20)
-    """, n, os.path.dirname(os.path.abspath(__file__)), OVPOOL_MEMORY_BUDGET="1G")
+    """,
+        n,
+        os.path.dirname(os.path.abspath(__file__)),
+        OVPOOL_MEMORY_BUDGET="1G",
+    )
     empty, budget, numbers = out.splitlines()
     assert "some window lies entirely in the padding" in empty
-    assert ("output 0 [1,1,1099511627776] of f32 would need 4398046511104 bytes (4 TiB), more "
-            "than ovpool's memory budget of 1073741824 bytes") in budget
+    assert (
+        "output 0 [1,1,1099511627776] of f32 would need 4398046511104 bytes (4 TiB), more "
+        "than ovpool's memory budget of 1073741824 bytes"
+    ) in budget
     seconds, growth = (float(v) for v in numbers.split())
     assert growth < 100 and seconds < 5, numbers
 
@@ -247,8 +285,11 @@ def test_output_size_constants_are_read_only_when_small(core):
 <edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
 </edges></net>""".encode()
     weights = ov.Tensor(np.ones(entries, np.int64).view(np.uint8))
-    with pytest.raises(RuntimeError, match=r"output_size must have 1 to 3 entries, got shape "
-                                           r"\[1000000\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"output_size must have 1 to 3 entries, got shape "
+        r"\[1000000\]",
+    ):
         core.read_model(xml, weights)
 
 
@@ -266,9 +307,12 @@ def test_max_unpool_output_shape_at_run_time_is_checked(core):
     with pytest.raises(RuntimeError) as info:
         compiled([xs, idx, np.array([1, 1, 2**30, 2**30], np.int64)])
     message = " ".join(str(info.value).split())
-    assert "ovpool::MaxUnpool" in message and "output 0 [1,1,1073741824,1073741824] would hold " \
-        "1.15292e+18 elements (4.61169e+18 bytes of f32), more than ovpool's limit of 2^40" \
-        in message, message
+    assert (
+        "ovpool::MaxUnpool" in message
+        and "output 0 [1,1,1073741824,1073741824] would hold "
+        "1.15292e+18 elements (4.61169e+18 bytes of f32), more than ovpool's limit of 2^40"
+        in message
+    ), message
 
 
 def test_window_numbers_native_openvino_cannot_take_stay_on_ovpools_ops(ov_extension, tmp_path):
@@ -280,17 +324,26 @@ def test_window_numbers_native_openvino_cannot_take_stay_on_ovpools_ops(ov_exten
 
     node = helper.make_node("AveragePool", ["X"], ["Y"], kernel_shape=[1], strides=[2**32])
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 12])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 12])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
     path = tmp_path / "stride.onnx"
-    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-                     .SerializeToString())
-    out = _child(ov_extension, """
+    path.write_bytes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]).SerializeToString()
+    )
+    out = _child(
+        ov_extension,
+        """
         model = core.read_model(sys.argv[2])
         print(sorted({op.get_type_info().version_id for op in model.get_ordered_ops()}))
         x = np.arange(36, dtype=np.float32).reshape(1, 3, 12)
         print(core.compile_model(model, "CPU")([x])[0].ravel().tolist())
-    """, path, OVPOOL_OPENVINO_POLICY="default")
+    """,
+        path,
+        OVPOOL_OPENVINO_POLICY="default",
+    )
     types, values = out.splitlines()
     assert "ovpool" in types
     assert values == "[0.0, 12.0, 24.0]"
@@ -300,9 +353,17 @@ def test_patch_model_moves_window_numbers_native_openvino_cannot_take():
     from ovpool.openvino import _decide
 
     x = o8.parameter([1, 2, 9, 9], np.float32)
-    model = ov.Model([o8.max_pool(x, [2**32, 1], [1, 1], [0, 0], [0, 0], [1, 1]).output(0),
-                      o8.max_pool(x, [2, 1], [1, 1], [0, 0], [0, 0], [1, 1]).output(0)], [x])
-    decisions = {tuple(node.get_strides()): _decide(node, "default")[0]
-                 for node in model.get_ordered_ops() if node.get_type_info().name == "MaxPool"}
+    model = ov.Model(
+        [
+            o8.max_pool(x, [2**32, 1], [1, 1], [0, 0], [0, 0], [1, 1]).output(0),
+            o8.max_pool(x, [2, 1], [1, 1], [0, 0], [0, 0], [1, 1]).output(0),
+        ],
+        [x],
+    )
+    decisions = {
+        tuple(node.get_strides()): _decide(node, "default")[0]
+        for node in model.get_ordered_ops()
+        if node.get_type_info().name == "MaxPool"
+    }
     assert decisions[2**32, 1].deviation == "window_numbers" and decisions[2**32, 1].move
     assert decisions[2, 1].deviation is None and not decisions[2, 1].move

@@ -27,8 +27,11 @@ def name_of(path):
 
 
 def pool_kinds(model):
-    return {f"{n.get_type_name()}-{n.get_type_info().version_id}" for n in model.get_ordered_ops()
-            if "Pool" in n.get_type_name()}
+    return {
+        f"{n.get_type_name()}-{n.get_type_info().version_id}"
+        for n in model.get_ordered_ops()
+        if "Pool" in n.get_type_name()
+    }
 
 
 def run(core, model, inputs):
@@ -90,14 +93,17 @@ def test_read_model_default_policy_is_exact(core, path):
 @pytest.mark.parametrize("path", EXAMPLES, ids=name_of)
 def test_patch_model_and_save_read_round_trip(core, path, tmp_path):
     recording = expected_outputs(path)
-    model = core.read_model(path)                  # native
-    stock = [n for n in model.get_ordered_ops()
-             if f"{n.get_type_name()}-{n.get_type_info().version_id}" in STOCK]
+    model = core.read_model(path)  # native
+    stock = [
+        n
+        for n in model.get_ordered_ops()
+        if f"{n.get_type_name()}-{n.get_type_info().version_id}" in STOCK
+    ]
     native = None
     if recording.reference == "openvino":
         native = run(core, model, recording.inputs)
     names = [sorted(o.get_names()) for o in model.outputs]
-    if name_of(path).startswith("ovpool_opset"):    # already ovpool's: nothing to patch
+    if name_of(path).startswith("ovpool_opset"):  # already ovpool's: nothing to patch
         assert not stock and ovp.patch_model(model, policy="all") == 0
     else:
         assert ovp.patch_model(model, policy="all") == len(stock) > 0
@@ -106,7 +112,7 @@ def test_patch_model_and_save_read_round_trip(core, path, tmp_path):
     model.validate_nodes_and_infer_types()
     got = run(core, model, recording.inputs)
     assert_outputs(path, got, recording)
-    if native is not None:                         # live native result, not only the recording
+    if native is not None:  # live native result, not only the recording
         assert_outputs(path, got, type(recording)(recording.inputs, native, recording.meta))
     ov.save_model(model, tmp_path / "patched.xml")
     again = ovp.register(ov.Core()).read_model(tmp_path / "patched.xml")
@@ -116,13 +122,14 @@ def test_patch_model_and_save_read_round_trip(core, path, tmp_path):
 
 def test_read_model_completes_max_pool_1_and_keeps_names(core):
     path = os.path.join(HERE, "..", "ir_examples", "max_pool_1.xml")
-    assert pool_kinds(ovp.read_model(core, path)) == {"MaxPool-opset1"}    # native is right
+    assert pool_kinds(ovp.read_model(core, path)) == {"MaxPool-opset1"}  # native is right
     model = ovp.read_model(core, path, policy="all")
     (pool,) = [n for n in model.get_ordered_ops() if n.get_type_name() == "MaxPool"]
-    assert pool.get_output_size() == 2            # MaxPool-1 had one output
+    assert pool.get_output_size() == 2  # MaxPool-1 had one output
     assert pool.get_attributes()["dilations"] == [1, 1]
-    assert [o.get_any_name() for o in model.outputs] == \
-        [o.get_any_name() for o in ov.Core().read_model(path).outputs]
+    assert [o.get_any_name() for o in model.outputs] == [
+        o.get_any_name() for o in ov.Core().read_model(path).outputs
+    ]
 
 
 def test_read_model_rejects_hostile_files_before_openvino(core, tmp_path):
@@ -141,7 +148,7 @@ def test_read_model_rejects_hostile_files_before_openvino(core, tmp_path):
 
 def test_layers_ovpool_does_not_run_stay_native(core, tmp_path):
     x = o8.parameter([1, 2, 6, 6], np.int32, name="x")
-    pool = o8.max_pool(x, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2])      # i32: not for ovpool
+    pool = o8.max_pool(x, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2])  # i32: not for ovpool
     y = o8.adaptive_avg_pool(o8.convert(x, "f32"), o8.constant(np.array([3, 3])))
     model = ov.Model([o8.result(pool.output(0)), o8.result(y.output(0))], [x])
     ov.save_model(model, tmp_path / "m.xml")
@@ -158,8 +165,9 @@ def test_max_pool_values_only_skips_the_indices(core):
     """A MaxPool whose indices nobody reads computes the values only (the
     indices cost ~20x more); with the indices read they are right."""
     x = o8.parameter([2, 3, 13, 13], np.float32, name="x")
-    values, indices = ovp.make_op("MaxPool", [x], kernel=[3, 3], strides=[2, 2],
-                                  pads_begin=[1, 1], pads_end=[1, 1], axis=2).outputs()
+    values, indices = ovp.make_op(
+        "MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], axis=2
+    ).outputs()
     data = np.random.default_rng(0).standard_normal((2, 3, 13, 13)).astype(np.float32)
     (only,) = run(core, ov.Model([o8.result(values)], [x]), [data])
     both = run(core, ov.Model([o8.result(values), o8.result(indices)], [x]), [data])
@@ -175,9 +183,10 @@ def test_read_model_with_a_separate_bin_and_without_one(core, tmp_path):
     xml.write_bytes(open(os.path.join(examples, "chain.xml"), "rb").read())
     weights.write_bytes(open(os.path.join(examples, "chain.bin"), "rb").read())
     model = ovp.read_model(core, xml, weights)
-    assert_outputs(os.path.join(examples, "chain.xml"), run(core, model, recording.inputs),
-                   recording)
-    alone = tmp_path / "alone.xml"             # no Const layers: no .bin needed
+    assert_outputs(
+        os.path.join(examples, "chain.xml"), run(core, model, recording.inputs), recording
+    )
+    alone = tmp_path / "alone.xml"  # no Const layers: no .bin needed
     alone.write_bytes(open(os.path.join(examples, "max_pool_1.xml"), "rb").read())
     assert pool_kinds(ovp.read_model(core, alone, policy="all")) == {"MaxPool-ovpool"}
 
@@ -192,10 +201,16 @@ def test_ovpool_check_compares_a_network_through_openvino(core, tmp_path, capsys
 
     rng = np.random.default_rng(0)
     x = o8.parameter([2, 3, 28, 28], np.float32, name="x")
-    conv = o8.convolution(x, o8.constant(rng.standard_normal((8, 3, 3, 3)).astype(np.float32)),
-                          [1, 1], [1, 1], [1, 1], [1, 1])
+    conv = o8.convolution(
+        x,
+        o8.constant(rng.standard_normal((8, 3, 3, 3)).astype(np.float32)),
+        [1, 1],
+        [1, 1],
+        [1, 1],
+        [1, 1],
+    )
     pool = o8.max_pool(o8.relu(conv), [2, 2], [1, 1], [1, 1], [1, 1], [3, 3])
-    avg = o1.avg_pool(pool.output(0), [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil")   # deviates
+    avg = o1.avg_pool(pool.output(0), [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil")  # deviates
     head = o8.adaptive_avg_pool(avg, o8.constant(np.array([5, 3])))
     model = ov.Model([o8.result(head), o8.result(pool.output(1))], [x])
     ov.save_model(model, tmp_path / "net.xml")
@@ -216,16 +231,18 @@ def test_default_policy_decisions(core):
 
     x = o8.parameter([2, 8, 28, 28], np.float32, name="x")
     x27 = o8.parameter([2, 8, 27, 27], np.float32, name="x27")
-    conv = o8.relu(o8.convolution(x, o8.constant(np.ones((8, 8, 1, 1), np.float32)),
-                                  [1, 1], [0, 0], [0, 0], [1, 1]))
+    conv = o8.relu(
+        o8.convolution(
+            x, o8.constant(np.ones((8, 8, 1, 1), np.float32)), [1, 1], [0, 0], [0, 0], [1, 1]
+        )
+    )
     nodes = {
         "values": o14.max_pool(conv, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "ceil_torch"),
         "indices": o8.max_pool(conv, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2]),
         "avg_exact": o1.avg_pool(conv, [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil"),
         "avg_deviates": o1.avg_pool(conv, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil"),
         # 27: native gives 10 windows of 2 at stride 3, the specification ceil(27 / 3) = 9
-        "same_ceil": o8.max_pool(x27, [3, 3], [1, 1], [0, 0], [0, 0], [2, 2], "ceil",
-                                 "same_upper"),
+        "same_ceil": o8.max_pool(x27, [3, 3], [1, 1], [0, 0], [0, 0], [2, 2], "ceil", "same_upper"),
         "global": o8.adaptive_avg_pool(conv, o8.constant(np.array([1, 1]))),
         "bins": o8.adaptive_avg_pool(conv, o8.constant(np.array([6, 6]))),
         "tiles": o8.adaptive_avg_pool(conv, o8.constant(np.array([7, 7]))),
@@ -247,15 +264,14 @@ def test_default_policy_decisions(core):
     assert plan["indices"].faster and "reference" in plan["indices"].reason
     assert "ReduceMean" in plan["global"].reason
     assert not plan["int"].supported
-    assert {d.name for d in ovp.patch_plan(model, policy="all") if d.move} == \
-        set(nodes) - {"int"}
+    assert {d.name for d in ovp.patch_plan(model, policy="all") if d.move} == set(nodes) - {"int"}
     rng = np.random.default_rng(0)
     data = [rng.standard_normal(s).astype(np.float32) for s in ((2, 8, 28, 28), (2, 8, 27, 27))]
     native = run(core, model, data)
     assert ovp.patch_model(model) == 6
     patched = run(core, model, data)
     for k, (a, b) in enumerate(zip(native, patched)):
-        if k in (3, 4):                      # native deviates: the value, the shape
+        if k in (3, 4):  # native deviates: the value, the shape
             assert a.shape != b.shape or np.abs(a - b).max() > 1e-3
         else:
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -40,31 +40,48 @@ def cpp_program(tmp_path_factory):
         pytest.skip("no C++ compiler, or no OpenVINO runtime library in the wheel")
     program = str(tmp_path_factory.mktemp("cpp") / "ov_extension_test")
     runtime = _runtime_library()
-    command = [COMPILER, "-std=c++17", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1",
-               "-I", os.path.join(OV_DIR, "include"),
-               os.path.join(ROOT, "tests", "cpp", "ov_extension_test.cpp"), "-o", program,
-               runtime, f"-Wl,-rpath,{os.path.dirname(runtime)}", "-ldl"]
+    command = [
+        COMPILER,
+        "-std=c++17",
+        "-O1",
+        "-D_GLIBCXX_USE_CXX11_ABI=1",
+        "-I",
+        os.path.join(OV_DIR, "include"),
+        os.path.join(ROOT, "tests", "cpp", "ov_extension_test.cpp"),
+        "-o",
+        program,
+        runtime,
+        f"-Wl,-rpath,{os.path.dirname(runtime)}",
+        "-ldl",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     return program
 
 
 @pytest.mark.parametrize("name", ["ovpool_opset", "ovpool_opset_onnx"])
-def test_a_cpp_program_loads_the_library_and_runs_an_ovpool_ir(cpp_program, ov_extension, name,
-                                                                tmp_path):
+def test_a_cpp_program_loads_the_library_and_runs_an_ovpool_ir(
+    cpp_program, ov_extension, name, tmp_path
+):
     path = os.path.join(EXAMPLES, f"{name}.xml")
     recording = _check.load_recording(path)
     inputs = []
     for k, array in enumerate(recording.inputs):
         inputs.append(str(tmp_path / f"in_{k}.bin"))
         np.ascontiguousarray(array).tofile(inputs[-1])
-    result = subprocess.run([cpp_program, ov_extension, path, str(tmp_path), *inputs],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [cpp_program, ov_extension, path, str(tmp_path), *inputs],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().endswith("ok")
     assert "built against OpenVINO " + _library.installed_openvino()[0] in result.stdout
-    got = [np.fromfile(tmp_path / f"out_{k}.bin", dtype=e.dtype).reshape(e.shape)
-           for k, e in enumerate(recording.outputs)]
+    got = [
+        np.fromfile(tmp_path / f"out_{k}.bin", dtype=e.dtype).reshape(e.shape)
+        for k, e in enumerate(recording.outputs)
+    ]
     ok, diff, why = _check.compare_all(ir.read_model(path), got, recording.outputs)
     assert ok, (why, diff)
 
@@ -73,9 +90,24 @@ def test_benchmark_app_runs_an_ovpool_ir(ov_extension):
     tool = shutil.which("benchmark_app")
     if tool is None:
         pytest.skip("benchmark_app is not installed")
-    result = subprocess.run([tool, "-m", os.path.join(EXAMPLES, "ovpool_opset.xml"), "-d", "CPU",
-                             "-extensions", ov_extension, "-niter", "8", "-hint", "latency"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            tool,
+            "-m",
+            os.path.join(EXAMPLES, "ovpool_opset.xml"),
+            "-d",
+            "CPU",
+            "-extensions",
+            ov_extension,
+            "-niter",
+            "8",
+            "-hint",
+            "latency",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     assert "Throughput" in result.stdout
 
@@ -87,35 +119,73 @@ def test_ovc_converts_onnx_with_the_library(ov_extension, tmp_path):
         pytest.skip("ovc is not installed")
     from onnx import TensorProto, helper
 
-    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2],
-                            pads=[1, 1, 1, 1], ceil_mode=1, storage_order=1)
+    node = helper.make_node(
+        "MaxPool",
+        ["x"],
+        ["y", "i"],
+        kernel_shape=[2, 2],
+        strides=[2, 2],
+        pads=[1, 1, 1, 1],
+        ceil_mode=1,
+        storage_order=1,
+    )
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("i", TensorProto.INT64, None)])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]),
-              tmp_path / "m.onnx")
-    expected = {"default": [("MaxPool", "opset14"), ("OnnxMaxPool", "ovpool")],   # values native
-                "all": [("OnnxMaxPool", "ovpool")]}
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None),
+        ],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), tmp_path / "m.onnx"
+    )
+    expected = {
+        "default": [("MaxPool", "opset14"), ("OnnxMaxPool", "ovpool")],  # values native
+        "all": [("OnnxMaxPool", "ovpool")],
+    }
     for policy, pools in expected.items():
-        result = subprocess.run([tool, str(tmp_path / "m.onnx"), "--extension", ov_extension,
-                                 "--output_model", str(tmp_path / f"{policy}.xml")],
-                                capture_output=True, text=True, timeout=300,
-                                env={**os.environ, "OVPOOL_OPENVINO_POLICY": policy})
+        result = subprocess.run(
+            [
+                tool,
+                str(tmp_path / "m.onnx"),
+                "--extension",
+                ov_extension,
+                "--output_model",
+                str(tmp_path / f"{policy}.xml"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OVPOOL_OPENVINO_POLICY": policy},
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         layers = ir.read_model(tmp_path / f"{policy}.xml").layers
-        assert sorted((layer.type, layer.version) for layer in layers
-                      if "Pool" in layer.type) == pools
+        assert (
+            sorted((layer.type, layer.version) for layer in layers if "Pool" in layer.type) == pools
+        )
 
 
 def test_a_process_that_never_imports_ovpool(ov_extension, tmp_path):
     x = o8.parameter([2, 3, 17, 15], np.float32, name="x")
-    values, indices = ovp.make_op("MaxPool", [x], kernel=[3, 3], strides=[2, 2],
-                                  pads_begin=[1, 1], pads_end=[1, 1], axis=2).outputs()
-    avg = ovp.make_op("AvgPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1],
-                      pads_end=[1, 1], rounding_type="ceil_torch", **{"exclude-pad": False})
-    ov.save_model(ov.Model([o8.result(values), o8.result(indices), o8.result(avg.output(0))],
-                           [x]), tmp_path / "m.xml")
+    values, indices = ovp.make_op(
+        "MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], axis=2
+    ).outputs()
+    avg = ovp.make_op(
+        "AvgPool",
+        [x],
+        kernel=[3, 3],
+        strides=[2, 2],
+        pads_begin=[1, 1],
+        pads_end=[1, 1],
+        rounding_type="ceil_torch",
+        **{"exclude-pad": False},
+    )
+    ov.save_model(
+        ov.Model([o8.result(values), o8.result(indices), o8.result(avg.output(0))], [x]),
+        tmp_path / "m.xml",
+    )
     data = np.random.default_rng(0).standard_normal((2, 3, 17, 15)).astype(np.float32)
     np.save(tmp_path / "x.npy", data)
     code = textwrap.dedent("""
@@ -132,14 +202,22 @@ def test_a_process_that_never_imports_ovpool(ov_extension, tmp_path):
         assert not [m for m in sys.modules if m.split(".")[0] == "ovpool"]
         print("ok")
     """)
-    result = subprocess.run([sys.executable, "-c", code, ov_extension, str(tmp_path)],
-                            capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-c", code, ov_extension, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(tmp_path),
+    )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
     with np.load(tmp_path / "out.npz") as out:
         got = [out[k] for k in out.files]
-    expected = [*ov_ops.max_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], axis=2),
-                ov_ops.avg_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], exclude_pad=False,
-                                rounding_type="ceil_torch")]
+    expected = [
+        *ov_ops.max_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], axis=2),
+        ov_ops.avg_pool(
+            data, [3, 3], [2, 2], [1, 1], [1, 1], exclude_pad=False, rounding_type="ceil_torch"
+        ),
+    ]
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e)
 
@@ -152,11 +230,17 @@ def test_only_the_x86_64_v3_build_uses_avx(ov_extension):
     objdump = shutil.which("objdump")
     if objdump is None:
         pytest.skip("objdump is not installed")
-    text = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", ov_extension],
-                          capture_output=True, text=True, timeout=300).stdout
-    vex = re.compile(r"%[yz]mm\d|\sv(?:mov|add|sub|mul|div|max|min|cvt|perm|broadcast|blend|shuf|"
-                     r"unpck|and|or|xor|fmadd|insert|extract|pcmp|cmp|pmax|pmin|padd|psub|"
-                     r"gather)\w*\s")
+    text = subprocess.run(
+        [objdump, "-d", "-C", "--no-show-raw-insn", ov_extension],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    vex = re.compile(
+        r"%[yz]mm\d|\sv(?:mov|add|sub|mul|div|max|min|cvt|perm|broadcast|blend|shuf|"
+        r"unpck|and|or|xor|fmadd|insert|extract|pcmp|cmp|pmax|pmin|padd|psub|"
+        r"gather)\w*\s"
+    )
     offenders, v3 = [], 0
     for block in re.split(r"\n(?=[0-9a-f]+ <)", text):
         header = re.match(r"[0-9a-f]+ <(.*)>:", block)
@@ -208,13 +292,29 @@ def test_the_build_is_recorded_and_current(ov_extension):
 
 
 def test_python_m_ovpool_openvino(ov_extension):
-    result = subprocess.run([sys.executable, "-m", "ovpool.openvino", "path"], capture_output=True,
-                            text=True, timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "ovpool.openvino", "path"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert result.returncode == 0 and result.stdout.strip() == ov_extension, result.stderr
     # up to date: build keeps the library it has
     before = os.stat(ov_extension).st_mtime_ns
-    result = subprocess.run([sys.executable, "-m", "ovpool.openvino", "build",
-                             "--output", os.path.dirname(ov_extension)],
-                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ovpool.openvino",
+            "build",
+            "--output",
+            os.path.dirname(ov_extension),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     assert os.stat(ov_extension).st_mtime_ns == before

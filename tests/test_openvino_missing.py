@@ -22,14 +22,17 @@ BLOCK_OPENVINO = textwrap.dedent("""
 
 def run_python(code):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120, cwd=root)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
 
 def test_import_without_openvino_is_a_clear_ovpool_error():
-    out = run_python(BLOCK_OPENVINO + textwrap.dedent("""
+    out = run_python(
+        BLOCK_OPENVINO
+        + textwrap.dedent("""
         import ovpool
         try:
             import ovpool.openvino
@@ -39,27 +42,34 @@ def test_import_without_openvino_is_a_clear_ovpool_error():
             print(exc)
         else:
             raise SystemExit("imported without openvino")
-    """))
+    """)
+    )
     assert 'pip install "ovpool[openvino]"' in out
     assert "needs OpenVINO" in out
 
 
 def test_the_rest_of_ovpool_never_imports_openvino():
-    out = run_python(BLOCK_OPENVINO + textwrap.dedent("""
+    out = run_python(
+        BLOCK_OPENVINO
+        + textwrap.dedent("""
         import numpy as np
         import ovpool, ovpool.ir, ovpool.layers, ovpool.ov_ops, ovpool.cli, ovpool._check
         ovpool.max_pool(np.ones((1, 1, 4, 4), np.float32), 2)
         print(sorted(m for m in sys.modules if m.split(".")[0] == "openvino"))
-    """))
+    """)
+    )
     assert out.strip() == "[]"
 
 
 def test_ovpool_check_runs_the_examples_without_openvino():
     examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ir_examples")
-    out = run_python(BLOCK_OPENVINO + textwrap.dedent(f"""
+    out = run_python(
+        BLOCK_OPENVINO
+        + textwrap.dedent(f"""
         from ovpool import cli
         status = cli.main(["check", {examples!r}])
         print("status", status)
-    """))
+    """)
+    )
     assert "status 0" in out
     assert "ovpool_opset_onnx.xml" in out and "MISMATCH" not in out

@@ -62,16 +62,48 @@ def all_ops(x):
     return {
         "AdaptiveAvgPool": op("AdaptiveAvgPool", [x, size]),
         "AdaptiveMaxPool": op("AdaptiveMaxPool", [x, size], index_element_type="i32"),
-        "AvgPool": op("AvgPool", [x], **{"kernel": [3, 2], "strides": [2, 1], "pads_begin": [1, 0],
-                                         "pads_end": [1, 1], "exclude-pad": False,
-                                         "rounding_type": "ceil_torch", "dilations": [1, 2]}),
-        "MaxPool": op("MaxPool", [x], kernel=[2, 3], strides=[2, 2], pads_begin=[1, 1],
-                      pads_end=[0, 1], rounding_type="ceil", axis=2, index_element_type="i32",
-                      dilations=[2, 1]),
-        "OnnxAveragePool": op("OnnxAveragePool", [x], kernel_shape=[3, 3], strides=[2, 2],
-                              auto_pad="SAME_LOWER", count_include_pad=True),
-        "OnnxMaxPool": op("OnnxMaxPool", [x], kernel_shape=[2, 2], strides=[2, 1],
-                          pads=[1, 0, 0, 1], storage_order=1, ceil_mode=True),
+        "AvgPool": op(
+            "AvgPool",
+            [x],
+            **{
+                "kernel": [3, 2],
+                "strides": [2, 1],
+                "pads_begin": [1, 0],
+                "pads_end": [1, 1],
+                "exclude-pad": False,
+                "rounding_type": "ceil_torch",
+                "dilations": [1, 2],
+            },
+        ),
+        "MaxPool": op(
+            "MaxPool",
+            [x],
+            kernel=[2, 3],
+            strides=[2, 2],
+            pads_begin=[1, 1],
+            pads_end=[0, 1],
+            rounding_type="ceil",
+            axis=2,
+            index_element_type="i32",
+            dilations=[2, 1],
+        ),
+        "OnnxAveragePool": op(
+            "OnnxAveragePool",
+            [x],
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            auto_pad="SAME_LOWER",
+            count_include_pad=True,
+        ),
+        "OnnxMaxPool": op(
+            "OnnxMaxPool",
+            [x],
+            kernel_shape=[2, 2],
+            strides=[2, 1],
+            pads=[1, 0, 0, 1],
+            storage_order=1,
+            ceil_mode=True,
+        ),
         "LpPool": op("LpPool", [x], kernel_shape=[2, 3], p=3.0, strides=[1, 2]),
         "GlobalLpPool": op("GlobalLpPool", [x], p=1.0),
     }
@@ -94,8 +126,13 @@ def test_attributes_survive_save_and_read(core, tmp_path):
     x = param([2, 3, 12, 14])
     ops = all_ops(x.output(0))
     values, indices = op("MaxPool", [x], kernel=[2, 2], strides=[2, 2], axis=0).outputs()
-    ops["MaxUnpool"] = op("MaxUnpool", [values, indices], kernel_shape=[2, 2], strides=[2, 2],
-                          indices_relative_to="output_shape")
+    ops["MaxUnpool"] = op(
+        "MaxUnpool",
+        [values, indices],
+        kernel_shape=[2, 2],
+        strides=[2, 2],
+        indices_relative_to="output_shape",
+    )
     model = ov.Model([o8.result(o) for node in ops.values() for o in node.outputs()], [x])
     ov.save_model(model, tmp_path / "m.xml")
     read = core.read_model(tmp_path / "m.xml")
@@ -108,6 +145,7 @@ def test_attributes_survive_save_and_read(core, tmp_path):
         assert again.get_attributes() == node.get_attributes(), name
     # ovpool's own IR runtime reads what the library wrote
     from ovpool import ir
+
     assert {layer.type for layer in ir.read_model(tmp_path / "m.xml").layers} >= set(ops)
     data = np.random.default_rng(0).standard_normal((2, 3, 12, 14)).astype(np.float32)
     for a, b in zip(run(core, model, [data]), run(core, read, [data])):
@@ -145,13 +183,21 @@ def test_shape_inference_static_dynamic_and_value_dependent(core):
     node = op("MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
     assert str(node.get_output_partial_shape(0)) == "[?,3,?,?]"
     x2 = param([4, 3, 13, 11])
-    node2 = op("MaxPool", [x2], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1],
-               rounding_type="ceil_torch")
+    node2 = op(
+        "MaxPool",
+        [x2],
+        kernel=[3, 3],
+        strides=[2, 2],
+        pads_begin=[1, 1],
+        pads_end=[1, 1],
+        rounding_type="ceil_torch",
+    )
     assert str(node2.get_output_partial_shape(0)) == "[4,3,7,6]"
     assert node2.get_output_element_type(1) == ov.Type.i64
     # same_upper with ceil rounding: ceil(n / s), whatever the rounding
-    node3 = op("MaxPool", [x2], kernel=[3, 3], strides=[2, 2], auto_pad="same_upper",
-               rounding_type="ceil")
+    node3 = op(
+        "MaxPool", [x2], kernel=[3, 3], strides=[2, 2], auto_pad="same_upper", rounding_type="ceil"
+    )
     assert str(node3.get_output_partial_shape(0)) == "[4,3,7,6]"
     # output_size a Parameter: the output's spatial dims are dynamic, evaluate shapes it
     size = param([2], np.int64, "size")
@@ -171,16 +217,30 @@ def test_evaluate_shapes_value_dependent_outputs(core):
     x = param([1, 1, 2, 2])
     indices = param([1, 1, 2, 2], np.int64, "i")
     shape = param([4], np.int64, "shape")
-    node = op("MaxUnpool", [x, indices, shape], kernel_shape=[2, 2], strides=[2, 2],
-              indices_relative_to="output_shape")
+    node = op(
+        "MaxUnpool",
+        [x, indices, shape],
+        kernel_shape=[2, 2],
+        strides=[2, 2],
+        indices_relative_to="output_shape",
+    )
     assert str(node.get_output_partial_shape(0)) == "[1,1,?,?]"
     values = np.array([[[[1, 2], [3, 4]]]], np.float32)
     where = np.array([[[[0, 3], [10, 15]]]], np.int64)
     for out_shape in ((1, 1, 4, 4), (1, 1, 5, 5)):
-        (got,) = run(core, model_of(node, [x, indices, shape]),
-                     [values, where, np.array(out_shape, np.int64)])
-        expected = ovpool.max_unpool(values, where, (2, 2), strides=(2, 2),
-                                     output_shape=out_shape, indices_relative_to="output_shape")
+        (got,) = run(
+            core,
+            model_of(node, [x, indices, shape]),
+            [values, where, np.array(out_shape, np.int64)],
+        )
+        expected = ovpool.max_unpool(
+            values,
+            where,
+            (2, 2),
+            strides=(2, 2),
+            output_shape=out_shape,
+            indices_relative_to="output_shape",
+        )
         np.testing.assert_array_equal(got, expected)
 
 
@@ -205,8 +265,9 @@ def test_dynamic_shapes_run_with_several_shapes(core):
     for shape in ((1, 2, 13, 13), (2, 1, 8, 5), (1, 2, 13, 13)):
         data = rng.standard_normal(shape).astype(np.float32)
         got = request.infer([data])[compiled.outputs[0]]
-        np.testing.assert_array_equal(got, ov_ops.avg_pool(data, [3, 3], [2, 2],
-                                                           auto_pad="same_upper"))
+        np.testing.assert_array_equal(
+            got, ov_ops.avg_pool(data, [3, 3], [2, 2], auto_pad="same_upper")
+        )
 
 
 @pytest.mark.parametrize("etype", ["f16", "bf16", "f64"])
@@ -216,20 +277,30 @@ def test_reduced_and_double_precision_models(core, etype):
     rng = np.random.default_rng(4)
     data = rng.standard_normal((2, 3, 13, 11)).astype(np.float32).astype(dtype)
     x = param([2, 3, 13, 11], getattr(ov.Type, etype))
-    avg = op("AvgPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1],
-             rounding_type="ceil_torch")
+    avg = op(
+        "AvgPool",
+        [x],
+        kernel=[3, 3],
+        strides=[2, 2],
+        pads_begin=[1, 1],
+        pads_end=[1, 1],
+        rounding_type="ceil_torch",
+    )
     values, indices = op("MaxPool", [x], kernel=[2, 2], strides=[2, 2], axis=2).outputs()
     adaptive = op("AdaptiveAvgPool", [x, const([5, 4])])
-    model = ov.Model([o8.result(o) for o in (avg.output(0), values, indices, adaptive.output(0))],
-                     [x])
-    if etype == "bf16":   # the tensor holds the raw bits
+    model = ov.Model(
+        [o8.result(o) for o in (avg.output(0), values, indices, adaptive.output(0))], [x]
+    )
+    if etype == "bf16":  # the tensor holds the raw bits
         tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(data.shape)))
         tensor.data.view(np.uint16)[...] = data.view(np.uint16)
     else:
         tensor = ov.Tensor(data)
-    expected = [ov_ops.avg_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], rounding_type="ceil_torch"),
-                *ov_ops.max_pool(data, [2, 2], [2, 2], axis=2),
-                ovpool.adaptive_avg_pool(data, (5, 4))]
+    expected = [
+        ov_ops.avg_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], rounding_type="ceil_torch"),
+        *ov_ops.max_pool(data, [2, 2], [2, 2], axis=2),
+        ovpool.adaptive_avg_pool(data, (5, 4)),
+    ]
     compiled = core.compile_model(model, "CPU", F32)
     result = compiled([tensor])
     for port, e in zip(compiled.outputs, expected):
@@ -237,7 +308,7 @@ def test_reduced_and_double_precision_models(core, etype):
         if port.get_element_type() == ov.Type.bf16:
             got = got.view(np.uint16).view(dtype)
         assert got.shape == e.shape
-        if etype == "f64":   # OpenVINO's CPU plugin computes f64 in f32
+        if etype == "f64":  # OpenVINO's CPU plugin computes f64 in f32
             np.testing.assert_allclose(got, e, rtol=1e-6, atol=1e-6)
         else:
             assert got.dtype == e.dtype
@@ -284,10 +355,12 @@ def test_bad_attributes_and_types(core, tmp_path):
     good = model_of(op("AvgPool", [x], kernel=[2, 2], strides=[2, 2]), [x])
     ov.save_model(good, tmp_path / "good.xml")
     text = (tmp_path / "good.xml").read_text()
-    for old, new, message in (('kernel="2, 2"', 'kernel="2, 2, 2"', "spatial dims"),
-                              ('kernel="2, 2"', 'kernel="2, 0"', "kernel"),
-                              ('rounding_type="floor"', 'rounding_type="round"', "rounding_type"),
-                              ('strides="2, 2"', 'strides="2"', "strides")):
+    for old, new, message in (
+        ('kernel="2, 2"', 'kernel="2, 2, 2"', "spatial dims"),
+        ('kernel="2, 2"', 'kernel="2, 0"', "kernel"),
+        ('rounding_type="floor"', 'rounding_type="round"', "rounding_type"),
+        ('strides="2, 2"', 'strides="2"', "strides"),
+    ):
         (tmp_path / "bad.xml").write_text(text.replace(old, new))
         with pytest.raises(RuntimeError, match=message):
             core.read_model(tmp_path / "bad.xml")
@@ -295,8 +368,9 @@ def test_bad_attributes_and_types(core, tmp_path):
 
 def test_export_and_import(core):
     x = param([2, 3, 16, 16])
-    values, indices = op("MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1],
-                         pads_end=[1, 1], axis=2).outputs()
+    values, indices = op(
+        "MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], axis=2
+    ).outputs()
     adaptive = op("AdaptiveMaxPool", [values, const([3, 3])], index_element_type="i64")
     model = ov.Model([o8.result(o) for o in (indices, *adaptive.outputs())], [x])
     blob = core.compile_model(model, "CPU", F32).export_model()
@@ -316,18 +390,26 @@ def test_register_is_idempotent_and_needed(core, tmp_path):
         ov.Core().read_model(tmp_path / "m.xml")
     fresh = ov.Core()
     assert ovp.register(fresh) is fresh
-    assert ovp.register(fresh) is fresh       # the second call adds nothing
+    assert ovp.register(fresh) is fresh  # the second call adds nothing
     names = [n.get_type_name() for n in fresh.read_model(tmp_path / "m.xml").get_ordered_ops()]
     assert "AdaptiveAvgPool" in names
 
 
 def test_async_queue_with_streams_and_96_requests(core):
     x = param([4, 8, 28, 28])
-    values, indices = op("MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1],
-                         pads_end=[1, 1], axis=0).outputs()
+    values, indices = op(
+        "MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], axis=0
+    ).outputs()
     avg = op("AdaptiveAvgPool", [values, const([5, 5])])
-    wide = op("OnnxAveragePool", [x], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
-              count_include_pad=True, ceil_mode=True, strides=[2, 2])
+    wide = op(
+        "OnnxAveragePool",
+        [x],
+        kernel_shape=[3, 3],
+        pads=[1, 1, 1, 1],
+        count_include_pad=True,
+        ceil_mode=True,
+        strides=[2, 2],
+    )
     model = ov.Model([o8.result(o) for o in (avg.output(0), indices, wide.output(0))], [x])
     compiled = core.compile_model(model, "CPU", {**F32, "NUM_STREAMS": "2"})
     assert compiled.get_property("NUM_STREAMS") == 2
@@ -347,29 +429,41 @@ def test_async_queue_with_streams_and_96_requests(core):
         v, i = ov_ops.max_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], axis=0)
         np.testing.assert_array_equal(got[0], ovpool.adaptive_avg_pool(v, (5, 5)))
         np.testing.assert_array_equal(got[1], i)
-        np.testing.assert_array_equal(got[2], ovpool.avg_pool(data, 3, strides=2,
-                                                              pads=[1, 1, 1, 1], ceil_mode=True,
-                                                              count_include_pad=True))
+        np.testing.assert_array_equal(
+            got[2],
+            ovpool.avg_pool(
+                data, 3, strides=2, pads=[1, 1, 1, 1], ceil_mode=True, count_include_pad=True
+            ),
+        )
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_results_do_not_depend_on_openvinos_threads(core, threads):
     data = np.random.default_rng(8).standard_normal((2, 16, 60, 60)).astype(np.float32)
     x = param(list(data.shape))
-    values, indices = op("MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1],
-                         pads_end=[1, 1], axis=2).outputs()
+    values, indices = op(
+        "MaxPool", [x], kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], axis=2
+    ).outputs()
     adaptive = op("AdaptiveAvgPool", [x, const([7, 9])])
     model = ov.Model([o8.result(o) for o in (values, indices, adaptive.output(0))], [x])
     got = run(core, model, [data], {**F32, "INFERENCE_NUM_THREADS": threads})
-    expected = [*ov_ops.max_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], axis=2),
-                ovpool.adaptive_avg_pool(data, (7, 9))]
+    expected = [
+        *ov_ops.max_pool(data, [3, 3], [2, 2], [1, 1], [1, 1], axis=2),
+        ovpool.adaptive_avg_pool(data, (7, 9)),
+    ]
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e)
 
 
 def _subprocess(code, **env):
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                            text=True, timeout=300, cwd=ROOT, env={**os.environ, **env})
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, **env},
+    )
     return result
 
 
@@ -398,9 +492,14 @@ def test_both_kernel_builds_give_the_same_bits(core):
         runs = {}
         for isa in ("baseline", "auto"):
             path = os.path.join(tmp, f"{isa}.npz")
-            result = subprocess.run([sys.executable, "-c", textwrap.dedent(code), path], text=True,
-                                    capture_output=True, timeout=300, cwd=ROOT,
-                                    env={**os.environ, "OVPOOL_ISA": isa})
+            result = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(code), path],
+                text=True,
+                capture_output=True,
+                timeout=300,
+                cwd=ROOT,
+                env={**os.environ, "OVPOOL_ISA": isa},
+            )
             assert result.returncode == 0, result.stderr
             assert ("kernels baseline" in result.stdout) == (isa == "baseline"), result.stdout
             with np.load(path) as data:
@@ -413,7 +512,8 @@ def test_memory_budget_refuses_with_the_bytes():
     # the window tables (40 bytes per output column: spec.hpp's rule, the
     # Python side's too) are over a 32 KiB budget, the 12 KB output is not:
     # refused when the plan is built
-    result = _subprocess("""
+    result = _subprocess(
+        """
         import numpy as np, openvino as ov, openvino.opset8 as o8
         import ovpool.openvino as ovp
         core = ovp.register(ov.Core())
@@ -424,7 +524,9 @@ def test_memory_budget_refuses_with_the_bytes():
             c([np.ones((1, 1, 64, 3000), np.float32)])
         except RuntimeError as exc:
             print(exc)
-    """, OVPOOL_MEMORY_BUDGET="32K")
+    """,
+        OVPOOL_MEMORY_BUDGET="32K",
+    )
     assert result.returncode == 0, result.stderr
     assert ovpool._spec.window_table_bytes([1, 2999]) == 24 * 3000 + 16 * 2999
     assert "the window tables would need 119984 bytes" in result.stdout
@@ -435,7 +537,8 @@ def test_memory_budget_refuses_with_the_bytes():
 def test_an_output_over_the_budget_is_refused_by_shape_inference():
     # OpenVINO allocates what shape inference declares: an output over the
     # budget is refused there (here when the op is made), before anything
-    result = _subprocess("""
+    result = _subprocess(
+        """
         import numpy as np, openvino as ov, openvino.opset8 as o8
         import ovpool.openvino as ovp
         x = o8.parameter([1, 1, 64, 3000], np.float32)
@@ -443,8 +546,12 @@ def test_an_output_over_the_budget_is_refused_by_shape_inference():
             ovp.make_op("AdaptiveAvgPool", [x, o8.constant(np.array([63, 2999]))])
         except RuntimeError as exc:
             print(exc)
-    """, OVPOOL_MEMORY_BUDGET="32K")
+    """,
+        OVPOOL_MEMORY_BUDGET="32K",
+    )
     assert result.returncode == 0, result.stderr
-    assert ("ovpool AdaptiveAvgPool (op): output 0 [1,1,63,2999] of f32 would need 755748 bytes"
-            in result.stdout), result.stdout
+    assert (
+        "ovpool AdaptiveAvgPool (op): output 0 [1,1,63,2999] of f32 would need 755748 bytes"
+        in result.stdout
+    ), result.stdout
     assert "memory budget of 32768 bytes" in result.stdout

@@ -78,37 +78,44 @@ MODULES = [
     (nn.MaxPool2d(3, 2, 1), (2, 3, 14, 14), True),
     (nn.MaxPool2d(2, 2, 1, ceil_mode=True, return_indices=True), (1, 2, 5, 5), True),
     (nn.MaxPool2d(3, 2, 1, dilation=2, return_indices=True), (2, 3, 15, 14), True),
-    (nn.MaxPool2d(3), (3, 13, 13), True),                                   # unbatched
+    (nn.MaxPool2d(3), (3, 13, 13), True),  # unbatched
     (nn.MaxPool3d(2, 2, 1, ceil_mode=True, return_indices=True), (1, 2, 5, 6, 7), True),
     (nn.AvgPool1d(7, 3, 3, ceil_mode=True), (1, 2, 9), False),
     (nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=True), (1, 2, 14, 14), False),
     (nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False), (1, 2, 14, 14), True),
-    (nn.AvgPool2d(2, stride=3, ceil_mode=True), (3, 10, 10), True),        # unbatched
+    (nn.AvgPool2d(2, stride=3, ceil_mode=True), (3, 10, 10), True),  # unbatched
     (nn.AvgPool3d(3, 2, 1, ceil_mode=True), (1, 2, 5, 6, 7), False),
-    (nn.AdaptiveAvgPool1d(997), (1, 1, 100003), False),                     # In*Out > 2**24
+    (nn.AdaptiveAvgPool1d(997), (1, 1, 100003), False),  # In*Out > 2**24
     (nn.AdaptiveAvgPool2d((3, None)), (2, 3, 13, 11), True),
     (nn.AdaptiveAvgPool3d((4, 3, 5)), (1, 2, 9, 10, 11), True),
     (nn.AdaptiveMaxPool1d(4, return_indices=True), (2, 3, 50), True),
     (nn.AdaptiveMaxPool2d((5, 4), return_indices=True), (1, 3, 17, 6), True),
-    (nn.AdaptiveMaxPool2d(2), "nan", False),                                # NaN propagates
+    (nn.AdaptiveMaxPool2d(2), "nan", False),  # NaN propagates
     (nn.AdaptiveMaxPool3d(2, return_indices=True), (1, 2, 5, 6, 7), True),
 ]
 
 
 @pytest.mark.parametrize("policy", ovp.POLICIES)
-@pytest.mark.parametrize("module, shape, native_ok", MODULES,
-                         ids=[f"{type(m).__name__}-{k}" for k, (m, _, _) in enumerate(MODULES)])
+@pytest.mark.parametrize(
+    "module, shape, native_ok",
+    MODULES,
+    ids=[f"{type(m).__name__}-{k}" for k, (m, _, _) in enumerate(MODULES)],
+)
 def test_module_matches_torch(core, module, shape, native_ok, policy):
-    x = nan_input((1, 3, 4, 4)) if shape == "nan" else \
-        torch.randn(*shape, generator=torch.Generator().manual_seed(len(shape)))
+    x = (
+        nan_input((1, 3, 4, 4))
+        if shape == "nan"
+        else torch.randn(*shape, generator=torch.Generator().manual_seed(len(shape)))
+    )
     expected = torch_outputs(module, x)
     with ovp.conversion_policy(policy):
         model = convert(module, x)
-    kinds = {n.get_type_info().version_id for n in model.get_ordered_ops() if "Pool" in
-             n.get_type_name()}
+    kinds = {
+        n.get_type_info().version_id for n in model.get_ordered_ops() if "Pool" in n.get_type_name()
+    }
     if policy == "all":
         assert kinds == {"ovpool"}
-    elif not native_ok:          # where native OpenVINO is wrong, ovpool's op
+    elif not native_ok:  # where native OpenVINO is wrong, ovpool's op
         assert "ovpool" in kinds
     got = run(core, model, x)
     assert_matches_torch(got, expected)
@@ -125,11 +132,16 @@ def test_module_matches_torch(core, module, shape, native_ok, policy):
 
 def test_a_small_cnn_saved_and_read_back(core, tmp_path):
     torch.manual_seed(0)
-    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
-                        nn.MaxPool2d(3, 2, 1, ceil_mode=True),
-                        nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
-                        nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=True),
-                        nn.AdaptiveAvgPool2d(3), nn.Flatten()).eval()
+    net = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(3, 2, 1, ceil_mode=True),
+        nn.Conv2d(8, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=True),
+        nn.AdaptiveAvgPool2d(3),
+        nn.Flatten(),
+    ).eval()
     x = torch.randn(2, 3, 30, 30)
     expected = torch_outputs(net, x)
     model = convert(net, x)
@@ -149,8 +161,9 @@ def test_dynamic_input_shapes(core):
     x = torch.randn(1, 2, 9, 9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = ov.convert_model(module, example_input=x, input=[-1, 2, -1, -1],
-                                 extension=ovp.pytorch_extensions())
+        model = ov.convert_model(
+            module, example_input=x, input=[-1, 2, -1, -1], extension=ovp.pytorch_extensions()
+        )
     compiled = core.compile_model(model, "CPU", F32)
     request = compiled.create_infer_request()
     for shape in ((1, 2, 9, 9), (3, 2, 16, 11)):

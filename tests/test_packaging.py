@@ -71,13 +71,17 @@ def test_a_build_without_the_library_says_how_to_get_it(why):
     else:
         env.pop("OVPOOL_NO_OPENVINO_LIBRARY", None)
         code = BLOCK_OPENVINO
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "building without the OpenVINO extension library" in result.stderr
     assert "python -m ovpool.openvino build" in result.stderr
-    reason = ("OVPOOL_NO_OPENVINO_LIBRARY is set" if why == "switched off"
-              else "OpenVINO is not installed in the build environment")
+    reason = (
+        "OVPOOL_NO_OPENVINO_LIBRARY is set"
+        if why == "switched off"
+        else "OpenVINO is not installed in the build environment"
+    )
     assert reason in result.stderr
 
 
@@ -86,7 +90,7 @@ def test_the_guides_name_the_pinned_release():
     library is for; a new pin updates them."""
     extra = _openvino(_pyproject()["project"]["optional-dependencies"]["openvino"])
     (spec,) = extra.specifier
-    release = spec.version.rsplit(".", 1)[0]          # 2026.4.1.0 -> 2026.4.1
+    release = spec.version.rsplit(".", 1)[0]  # 2026.4.1.0 -> 2026.4.1
     for guide in ("install.md", "openvino.md"):
         text = (ROOT / "docs" / "guide" / guide).read_text()
         assert f"openvino~={spec.version}" in text, guide

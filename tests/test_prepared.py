@@ -24,20 +24,28 @@ def x(rng):
 
 CASES = [
     # (ovpool function, its arguments after x, the PyTorch reference)
-    (ovpool.max_pool, ((3, 3),), {"strides": 2, "pads": (1, 1, 1, 1)},
-     lambda t: F.max_pool2d(t, 3, 2, 1)),
-    (ovpool.avg_pool, ((2, 3),), {"strides": (2, 1), "ceil_mode": True},
-     lambda t: F.avg_pool2d(t, (2, 3), (2, 1), ceil_mode=True, count_include_pad=False)),
+    (
+        ovpool.max_pool,
+        ((3, 3),),
+        {"strides": 2, "pads": (1, 1, 1, 1)},
+        lambda t: F.max_pool2d(t, 3, 2, 1),
+    ),
+    (
+        ovpool.avg_pool,
+        ((2, 3),),
+        {"strides": (2, 1), "ceil_mode": True},
+        lambda t: F.avg_pool2d(t, (2, 3), (2, 1), ceil_mode=True, count_include_pad=False),
+    ),
     (ovpool.adaptive_avg_pool, ((4, 5),), {}, lambda t: F.adaptive_avg_pool2d(t, (4, 5))),
     (ovpool.global_max_pool, (), {}, lambda t: F.adaptive_max_pool2d(t, 1)),
     (ovpool.lp_pool, ((2, 2),), {"p": 2, "strides": 2}, lambda t: F.lp_pool2d(t, 2, 2, 2)),
 ]
 
 
-@pytest.mark.parametrize("function, args, kwargs, reference", CASES,
-                         ids=[c[0].__name__ for c in CASES])
-def test_pool_computes_what_the_function_and_torch_compute(x, function, args, kwargs,
-                                                           reference):
+@pytest.mark.parametrize(
+    "function, args, kwargs, reference", CASES, ids=[c[0].__name__ for c in CASES]
+)
+def test_pool_computes_what_the_function_and_torch_compute(x, function, args, kwargs, reference):
     pool = ovpool.prepare(function, x.shape, x.dtype, *args, **kwargs)
     expected = reference(torch.from_numpy(x)).numpy()
     got = pool(x)
@@ -50,12 +58,12 @@ def test_pool_computes_what_the_function_and_torch_compute(x, function, args, kw
 
 
 def test_pool_with_indices_matches_torch_and_fills_both_buffers(x):
-    pool = ovpool.prepare(ovpool.adaptive_max_pool, x.shape, x.dtype, (3, 4),
-                          index_dtype=np.int32)
+    pool = ovpool.prepare(ovpool.adaptive_max_pool, x.shape, x.dtype, (3, 4), index_dtype=np.int32)
     assert pool.index_dtype == np.int32
     values, indices = pool(x)
-    ref_values, ref_indices = F.adaptive_max_pool2d(torch.from_numpy(x), (3, 4),
-                                                    return_indices=True)
+    ref_values, ref_indices = F.adaptive_max_pool2d(
+        torch.from_numpy(x), (3, 4), return_indices=True
+    )
     np.testing.assert_array_equal(values, ref_values.numpy())
     np.testing.assert_array_equal(indices, ref_indices.numpy())
     v, i = np.empty_like(values), np.empty_like(indices)
@@ -67,11 +75,21 @@ def test_pool_with_indices_matches_torch_and_fills_both_buffers(x):
 
 def test_openvino_semantics_pool(x):
     # OpenVINO's MaxPool-8 with axis 2: indices within each plane, as torch's
-    pool = ovpool.prepare(ov_ops.max_pool, x.shape, x.dtype, [2, 2], [2, 2], [0, 0], [1, 1],
-                          rounding_type="ceil", axis=2)
+    pool = ovpool.prepare(
+        ov_ops.max_pool,
+        x.shape,
+        x.dtype,
+        [2, 2],
+        [2, 2],
+        [0, 0],
+        [1, 1],
+        rounding_type="ceil",
+        axis=2,
+    )
     values, indices = pool(x)
-    ref_values, ref_indices = F.max_pool2d(torch.from_numpy(x), 2, 2, padding=0, ceil_mode=True,
-                                           return_indices=True)
+    ref_values, ref_indices = F.max_pool2d(
+        torch.from_numpy(x), 2, 2, padding=0, ceil_mode=True, return_indices=True
+    )
     np.testing.assert_array_equal(values, ref_values.numpy())
     np.testing.assert_array_equal(indices, ref_indices.numpy())
 
@@ -95,11 +113,15 @@ def test_a_call_checks_its_array(x):
 
 
 def test_prepare_refuses_as_the_function_refuses(x):
-    for call in (lambda f: f(x, (3, 3, 3)),
-                 lambda f: ovpool.prepare(f, x.shape, x.dtype, (3, 3, 3))):
-        with pytest.raises(ovpool.OvpoolValueError,
-                           match=r"^max_pool: kernel_shape must have 2 entries for 2 spatial "
-                                 r"dims, got 3: \[3, 3, 3\]"):
+    for call in (
+        lambda f: f(x, (3, 3, 3)),
+        lambda f: ovpool.prepare(f, x.shape, x.dtype, (3, 3, 3)),
+    ):
+        with pytest.raises(
+            ovpool.OvpoolValueError,
+            match=r"^max_pool: kernel_shape must have 2 entries for 2 spatial "
+            r"dims, got 3: \[3, 3, 3\]",
+        ):
             call(ovpool.max_pool)
     with pytest.raises(ovpool.OvpoolTypeError, match="pooling function"):
         ovpool.prepare(np.add, x.shape, x.dtype)
@@ -113,7 +135,7 @@ def test_prepared_threads(x):
     pool = ovpool.prepare(ovpool.max_pool, (64, 256, 64, 64), np.float32, 2, num_threads=1)
     assert pool.num_threads == 1 and pool.threads() == 1
     small = ovpool.prepare(ovpool.max_pool, x.shape, x.dtype, 2)
-    assert small.threads() == 1          # a small call stays on the calling thread
+    assert small.threads() == 1  # a small call stays on the calling thread
 
 
 def test_keys_that_look_alike_do_not_share_a_pool(x):
@@ -152,8 +174,15 @@ def test_one_pool_from_several_threads(rng):
     values a call made alone gives (each call has its own outputs and
     scratch; the large calls run OpenMP threads with the GIL released)."""
     shape = (4, 32, 40, 40)
-    pool = ovpool.prepare(ovpool.max_pool, shape, np.float32, (3, 3), strides=2,
-                          pads=(1, 1, 1, 1), return_indices=True)
+    pool = ovpool.prepare(
+        ovpool.max_pool,
+        shape,
+        np.float32,
+        (3, 3),
+        strides=2,
+        pads=(1, 1, 1, 1),
+        return_indices=True,
+    )
     inputs = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
     expected = [pool(x) for x in inputs]
     failures = []
@@ -161,8 +190,9 @@ def test_one_pool_from_several_threads(rng):
     def work(k):
         for _ in range(20):
             values, indices = pool(inputs[k])
-            if not (np.array_equal(values, expected[k][0])
-                    and np.array_equal(indices, expected[k][1])):
+            if not (
+                np.array_equal(values, expected[k][0]) and np.array_equal(indices, expected[k][1])
+            ):
                 failures.append(k)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
@@ -171,8 +201,9 @@ def test_one_pool_from_several_threads(rng):
     for t in threads:
         t.join()
     assert not failures
-    ref_values, ref_indices = F.max_pool2d(torch.from_numpy(inputs[0]), 3, 2, 1,
-                                           return_indices=True)
+    ref_values, ref_indices = F.max_pool2d(
+        torch.from_numpy(inputs[0]), 3, 2, 1, return_indices=True
+    )
     np.testing.assert_array_equal(expected[0][0], ref_values.numpy())
     # ONNX indices are flat over the whole tensor; torch's within each plane
     np.testing.assert_array_equal(expected[0][1] % (40 * 40), ref_indices.numpy())

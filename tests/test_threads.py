@@ -29,8 +29,14 @@ def _run_python(code, env_updates=None, env_remove=()):
         env.pop(name, None)
     env.update(env_updates or {})
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -39,19 +45,27 @@ def _run_python(code, env_updates=None, env_remove=()):
 # 1 thread vs 2 threads
 # --------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=1)
 def _inputs():
     rng = np.random.default_rng(2)
-    many_planes = rng.standard_normal((4, 16, 48, 40)).astype(np.float32)     # 123k
-    one_plane = rng.standard_normal((1, 1, 400, 300)).astype(np.float32)       # 120k
-    volume = rng.standard_normal((2, 3, 24, 40, 36)).astype(np.float64)       # 207k
-    signal = rng.standard_normal((1, 2, 160001)).astype(np.float32)           # 320k
+    many_planes = rng.standard_normal((4, 16, 48, 40)).astype(np.float32)  # 123k
+    one_plane = rng.standard_normal((1, 1, 400, 300)).astype(np.float32)  # 120k
+    volume = rng.standard_normal((2, 3, 24, 40, 36)).astype(np.float64)  # 207k
+    signal = rng.standard_normal((1, 2, 160001)).astype(np.float32)  # 320k
     with_nan = many_planes.copy()
     with_nan[rng.random(with_nan.shape) < 0.01] = np.nan
     ties = np.round(one_plane).astype(np.float32)
-    int8 = rng.integers(-128, 128, size=(2, 8, 90, 80)).astype(np.int8)        # 115k
-    return {"many_planes": many_planes, "one_plane": one_plane, "volume": volume,
-            "signal": signal, "with_nan": with_nan, "ties": ties, "int8": int8}
+    int8 = rng.integers(-128, 128, size=(2, 8, 90, 80)).astype(np.int8)  # 115k
+    return {
+        "many_planes": many_planes,
+        "one_plane": one_plane,
+        "volume": volume,
+        "signal": signal,
+        "with_nan": with_nan,
+        "ties": ties,
+        "int8": int8,
+    }
 
 
 def _k(x, k):
@@ -59,45 +73,69 @@ def _k(x, k):
 
 
 OPS = {
-    "avg_pool": lambda x, n: ovpool.avg_pool(x, _k(x, 3), strides=_k(x, 2), pads=_k(x, 1) * 2,
-                                             ceil_mode=True, count_include_pad=True,
-                                             num_threads=n),
-    "avg_pool_dilated": lambda x, n: ovpool.avg_pool(x, _k(x, 2), dilations=_k(x, 2),
-                                                     num_threads=n),
-    "max_pool": lambda x, n: ovpool.max_pool(x, _k(x, 3), strides=_k(x, 2), pads=_k(x, 1) * 2,
-                                             num_threads=n),
-    "max_pool_indices": lambda x, n: ovpool.max_pool(x, _k(x, 3), strides=_k(x, 1),
-                                                     dilations=_k(x, 2), return_indices=True,
-                                                     num_threads=n),
-    "max_pool_column_major": lambda x, n: ovpool.max_pool(x, _k(x, 2), strides=_k(x, 2),
-                                                          storage_order=1, return_indices=True,
-                                                          num_threads=n),
-    "lp_pool_p2": lambda x, n: ovpool.lp_pool(x, _k(x, 3), auto_pad="SAME_UPPER", p=2,
-                                              num_threads=n),
-    "lp_pool_p3": lambda x, n: ovpool.lp_pool(x, _k(x, 2), strides=_k(x, 2), p=3,
-                                              num_threads=n),
+    "avg_pool": lambda x, n: ovpool.avg_pool(
+        x,
+        _k(x, 3),
+        strides=_k(x, 2),
+        pads=_k(x, 1) * 2,
+        ceil_mode=True,
+        count_include_pad=True,
+        num_threads=n,
+    ),
+    "avg_pool_dilated": lambda x, n: ovpool.avg_pool(
+        x, _k(x, 2), dilations=_k(x, 2), num_threads=n
+    ),
+    "max_pool": lambda x, n: ovpool.max_pool(
+        x, _k(x, 3), strides=_k(x, 2), pads=_k(x, 1) * 2, num_threads=n
+    ),
+    "max_pool_indices": lambda x, n: ovpool.max_pool(
+        x, _k(x, 3), strides=_k(x, 1), dilations=_k(x, 2), return_indices=True, num_threads=n
+    ),
+    "max_pool_column_major": lambda x, n: ovpool.max_pool(
+        x, _k(x, 2), strides=_k(x, 2), storage_order=1, return_indices=True, num_threads=n
+    ),
+    "lp_pool_p2": lambda x, n: ovpool.lp_pool(
+        x, _k(x, 3), auto_pad="SAME_UPPER", p=2, num_threads=n
+    ),
+    "lp_pool_p3": lambda x, n: ovpool.lp_pool(x, _k(x, 2), strides=_k(x, 2), p=3, num_threads=n),
     "adaptive_avg_pool": lambda x, n: ovpool.adaptive_avg_pool(x, _k(x, 7), num_threads=n),
     "adaptive_max_pool_i64": lambda x, n: ovpool.adaptive_max_pool(x, _k(x, 9), num_threads=n),
-    "adaptive_max_pool_i32": lambda x, n: ovpool.adaptive_max_pool(x, _k(x, 5),
-                                                                   index_dtype=np.int32,
-                                                                   num_threads=n),
+    "adaptive_max_pool_i32": lambda x, n: ovpool.adaptive_max_pool(
+        x, _k(x, 5), index_dtype=np.int32, num_threads=n
+    ),
     "global_avg_pool": lambda x, n: ovpool.global_avg_pool(x, num_threads=n),
     "global_max_pool": lambda x, n: ovpool.global_max_pool(x, num_threads=n),
     "global_lp_pool": lambda x, n: ovpool.global_lp_pool(x, p=3, num_threads=n),
-    "ov_avg_pool_ceil": lambda x, n: ov_ops.avg_pool(x, _k(x, 3), _k(x, 2), _k(x, 1), _k(x, 1),
-                                                     exclude_pad=False, rounding_type="ceil",
-                                                     num_threads=n),
-    "ov_max_pool_axis1": lambda x, n: ov_ops.max_pool(x, _k(x, 2), _k(x, 2), _k(x, 0),
-                                                      _k(x, 1), rounding_type="ceil", axis=1,
-                                                      num_threads=n),
+    "ov_avg_pool_ceil": lambda x, n: ov_ops.avg_pool(
+        x,
+        _k(x, 3),
+        _k(x, 2),
+        _k(x, 1),
+        _k(x, 1),
+        exclude_pad=False,
+        rounding_type="ceil",
+        num_threads=n,
+    ),
+    "ov_max_pool_axis1": lambda x, n: ov_ops.max_pool(
+        x, _k(x, 2), _k(x, 2), _k(x, 0), _k(x, 1), rounding_type="ceil", axis=1, num_threads=n
+    ),
 }
 
-FLOAT_ONLY = {"avg_pool", "avg_pool_dilated", "lp_pool_p2", "lp_pool_p3", "adaptive_avg_pool",
-              "global_avg_pool", "global_lp_pool", "ov_avg_pool_ceil"}
+FLOAT_ONLY = {
+    "avg_pool",
+    "avg_pool_dilated",
+    "lp_pool_p2",
+    "lp_pool_p3",
+    "adaptive_avg_pool",
+    "global_avg_pool",
+    "global_lp_pool",
+    "ov_avg_pool_ceil",
+}
 
 
-CASES = [(op, data) for data in _inputs() for op in OPS
-         if not (data == "int8" and op in FLOAT_ONLY)]  # average and Lp pools are float-only
+CASES = [
+    (op, data) for data in _inputs() for op in OPS if not (data == "int8" and op in FLOAT_ONLY)
+]  # average and Lp pools are float-only
 
 
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
@@ -138,20 +176,24 @@ def test_max_unpool_results_do_not_depend_on_num_threads_default():
 # the build and the team size
 # --------------------------------------------------------------------------
 
-@pytest.mark.skipif(os.environ.get("OVPOOL_SKIP_OPENMP_TEST", "") == "1",
-                    reason="OVPOOL_SKIP_OPENMP_TEST=1")
+
+@pytest.mark.skipif(
+    os.environ.get("OVPOOL_SKIP_OPENMP_TEST", "") == "1", reason="OVPOOL_SKIP_OPENMP_TEST=1"
+)
 def test_openmp_parallelism_enabled():
     """The build must have OpenMP (set OVPOOL_SKIP_OPENMP_TEST=1 where a serial
     build is intended, e.g. a compiler without OpenMP)."""
     assert ovpool.openmp_enabled(), (
         "ovpool was built without OpenMP: the kernels run on one thread. Rebuild with a "
-        "compiler that supports -fopenmp, or set OVPOOL_SKIP_OPENMP_TEST=1.")
+        "compiler that supports -fopenmp, or set OVPOOL_SKIP_OPENMP_TEST=1."
+    )
 
 
 def test_parallel_region_gets_the_requested_team_size():
     """Both ``ovpool._kernels`` (the baseline build) and the build the ops
     dispatch to (``ovpool._isa.kernels``, x86-64-v3 where the CPU has it)."""
     from ovpool import _isa
+
     for module in (_kernels, _isa.kernels):
         if ovpool.openmp_enabled():
             assert module.parallel_team_size(2) == 2
@@ -169,9 +211,11 @@ def test_torch_set_num_threads_1_does_not_pin_ovpool_to_one_thread(order):
     lowers the OpenMP default of the whole process. ovpool passes num_threads
     explicitly, so its team is still 2. (Subprocess: the torch setting is global.)"""
     pytest.importorskip("torch")
-    imports = ("import torch\nimport ovpool" if order == "torch_first"
-               else "import ovpool\nimport torch")
-    out = _run_python(f"""
+    imports = (
+        "import torch\nimport ovpool" if order == "torch_first" else "import ovpool\nimport torch"
+    )
+    out = _run_python(
+        f"""
         {imports.splitlines()[0]}
         {imports.splitlines()[1]}
         import numpy as np
@@ -188,7 +232,9 @@ def test_torch_set_num_threads_1_does_not_pin_ovpool_to_one_thread(order):
         b = ovpool.avg_pool(x, (3, 3), num_threads=1)
         print(int(np.array_equal(a, b)))
         print(ovpool.get_num_threads())
-    """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
+    """,
+        env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"],
+    )
     openmp_default, team, identical, default = out.split()
     assert openmp_default == "1"
     assert team == "2"
@@ -205,7 +251,8 @@ def test_threadpoolctl_limits_ovpool(user_api):
     threadpool_info lists ovpool's driver. An explicit num_threads still
     wins inside the block. (Subprocess: threadpoolctl's limits are global.)"""
     pytest.importorskip("threadpoolctl")
-    out = _run_python(f"""
+    out = _run_python(
+        f"""
         import numpy as np, threadpoolctl, ovpool
         big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
         info = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "ovpool"]
@@ -218,7 +265,9 @@ def test_threadpoolctl_limits_ovpool(user_api):
             inside = ovpool.avg_pool(x, (3, 3))
         print(ovpool.get_num_threads() == before, before)
         print(int(np.array_equal(inside, ovpool.avg_pool(x, (3, 3), num_threads=2))))
-    """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
+    """,
+        env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"],
+    )
     lines = out.splitlines()
     cpus = ovpool._threads.available_cpus()
     assert lines[0] == f"1 openmp {cpus}"
@@ -228,13 +277,16 @@ def test_threadpoolctl_limits_ovpool(user_api):
 
 
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
-@pytest.mark.parametrize("omp, ovpool_env, expected", [
-    ("1", None, 1),
-    ("2", None, 2),
-    ("3,1", None, 3),          # nested regions: the first entry
-    ("junk", None, None),      # ignored, as the OpenMP runtime ignores it: the CPUs
-    ("1", "2", 2),             # OVPOOL_NUM_THREADS wins over OMP_NUM_THREADS
-])
+@pytest.mark.parametrize(
+    "omp, ovpool_env, expected",
+    [
+        ("1", None, 1),
+        ("2", None, 2),
+        ("3,1", None, 3),  # nested regions: the first entry
+        ("junk", None, None),  # ignored, as the OpenMP runtime ignores it: the CPUs
+        ("1", "2", 2),  # OVPOOL_NUM_THREADS wins over OMP_NUM_THREADS
+    ],
+)
 def test_omp_num_threads_is_honoured(omp, ovpool_env, expected):
     """OMP_NUM_THREADS sets the default, after OVPOOL_NUM_THREADS and
     set_num_threads (scikit-learn's order); every count is capped to the
@@ -242,12 +294,16 @@ def test_omp_num_threads_is_honoured(omp, ovpool_env, expected):
     env = {"OMP_NUM_THREADS": omp}
     if ovpool_env is not None:
         env["OVPOOL_NUM_THREADS"] = ovpool_env
-    out = _run_python("""
+    out = _run_python(
+        """
         import ovpool
         print(ovpool.get_num_threads())
         ovpool.set_num_threads(1)            # set_num_threads wins over both variables
         print(ovpool.get_num_threads())
-    """, env_updates=env, env_remove=[] if ovpool_env else ["OVPOOL_NUM_THREADS"])
+    """,
+        env_updates=env,
+        env_remove=[] if ovpool_env else ["OVPOOL_NUM_THREADS"],
+    )
     cpus = ovpool._threads.available_cpus()
     want = cpus if expected is None else min(expected, cpus)
     assert out.split() == [str(want), "1"]
@@ -260,10 +316,11 @@ def test_thread_counts_are_capped_to_the_available_cpus():
     most the available CPUs, with the serial results."""
     big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
     cpus = ovpool._threads.available_cpus()
-    assert big.threads(10 ** 6) == cpus
+    assert big.threads(10**6) == cpus
     x = np.random.default_rng(3).standard_normal((2, 8, 40, 40)).astype(np.float32)
-    np.testing.assert_array_equal(ovpool.max_pool(x, (3, 3), num_threads=10 ** 6),
-                                  ovpool.max_pool(x, (3, 3), num_threads=1))
+    np.testing.assert_array_equal(
+        ovpool.max_pool(x, (3, 3), num_threads=10**6), ovpool.max_pool(x, (3, 3), num_threads=1)
+    )
     out = _run_python("""
         import ovpool
         ovpool.set_num_threads(10 ** 6)
@@ -276,9 +333,11 @@ def test_thread_counts_are_capped_to_the_available_cpus():
 # set_num_threads / get_num_threads / OVPOOL_NUM_THREADS
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
 def test_set_and_get_num_threads():
-    out = _run_python("""
+    out = _run_python(
+        """
         import ovpool
         big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
         print(ovpool.get_num_threads())
@@ -289,7 +348,9 @@ def test_set_and_get_num_threads():
         print(big.threads(2))     # the call's argument wins
         ovpool.set_num_threads(None)
         print(ovpool.get_num_threads())
-    """, env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"])
+    """,
+        env_remove=["OVPOOL_NUM_THREADS", "OMP_NUM_THREADS"],
+    )
     lines = out.splitlines()
     cpus = ovpool._threads.available_cpus()
     three = min(3, cpus)
@@ -299,13 +360,16 @@ def test_set_and_get_num_threads():
 @pytest.mark.skipif(not ovpool.openmp_enabled(), reason="built without OpenMP")
 @pytest.mark.parametrize("value", ["1", "2", "5"])
 def test_ovpool_num_threads_environment_variable_is_honoured(value):
-    out = _run_python("""
+    out = _run_python(
+        """
         import ovpool
         big = ovpool.prepare(ovpool.global_avg_pool, (1024, 1024, 64, 64), "float32")
         print(ovpool.get_num_threads(), big.threads())
         ovpool.set_num_threads(2)               # set_num_threads wins over the env var
         print(ovpool.get_num_threads())
-    """, env_updates={"OVPOOL_NUM_THREADS": value})
+    """,
+        env_updates={"OVPOOL_NUM_THREADS": value},
+    )
     lines = out.splitlines()
     n = min(int(value), ovpool._threads.available_cpus())
     assert lines == [f"{n} {n}", str(min(2, ovpool._threads.available_cpus()))]
@@ -313,7 +377,8 @@ def test_ovpool_num_threads_environment_variable_is_honoured(value):
 
 @pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
 def test_bad_ovpool_num_threads_environment_variable_raises(value):
-    out = _run_python("""
+    out = _run_python(
+        """
         import numpy as np, ovpool
         try:
             ovpool.avg_pool(np.zeros((1, 1, 4), np.float32), (2,))
@@ -321,7 +386,9 @@ def test_bad_ovpool_num_threads_environment_variable_raises(value):
             print(isinstance(exc, ValueError), "OVPOOL_NUM_THREADS" in str(exc))
         else:
             print("no error")
-    """, env_updates={"OVPOOL_NUM_THREADS": value})
+    """,
+        env_updates={"OVPOOL_NUM_THREADS": value},
+    )
     if not ovpool.openmp_enabled():
         assert out.strip() == "no error"  # without OpenMP the variable is not read
     else:
@@ -332,21 +399,23 @@ def test_bad_ovpool_num_threads_environment_variable_raises(value):
 # concurrent calls from Python threads (OpenVINO runs evaluate concurrently)
 # --------------------------------------------------------------------------
 
+
 def test_concurrent_calls_from_python_threads_give_the_serial_results():
     """The kernels release the GIL and plans are shared between calls: calls
     from several Python threads at once, with shapes and attributes that
     share cached plans, must each give the serial answer."""
     from concurrent.futures import ThreadPoolExecutor
+
     rng = np.random.default_rng(9)
     x = rng.standard_normal((4, 8, 64, 48)).astype(np.float32)
     y = rng.standard_normal((1, 2, 33, 65)).astype(np.float64)
     jobs = [
         lambda: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
-        lambda: ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1),
-                                count_include_pad=True),
+        lambda: ovpool.avg_pool(
+            x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), count_include_pad=True
+        ),
         lambda: ovpool.max_pool(x, (3, 3), strides=(2, 2), return_indices=True),
-        lambda: ovpool.max_pool(y, (2, 5), dilations=(2, 1), storage_order=1,
-                                return_indices=True),
+        lambda: ovpool.max_pool(y, (2, 5), dilations=(2, 1), storage_order=1, return_indices=True),
         lambda: ovpool.lp_pool(y, (3, 3), p=3),
         lambda: ovpool.adaptive_avg_pool(x, (7, 5)),
         lambda: ovpool.adaptive_max_pool(y, (5, 9), index_dtype=np.int32),
@@ -359,8 +428,10 @@ def test_concurrent_calls_from_python_threads_give_the_serial_results():
         for i, future in futures:
             got = future.result()
             expected = serial[i]
-            for a, b in zip(got if isinstance(got, tuple) else (got,),
-                            expected if isinstance(expected, tuple) else (expected,)):
+            for a, b in zip(
+                got if isinstance(got, tuple) else (got,),
+                expected if isinstance(expected, tuple) else (expected,),
+            ):
                 np.testing.assert_array_equal(a, b)
 
 
@@ -417,16 +488,26 @@ def _cpu_flags():
 
 def test_baseline_and_x86_64_v3_builds_compute_the_same_bits(tmp_path):
     from ovpool import _isa, _spec
+
     assert _spec.cpu_has_x86_64_v3() == (_V3_CPU_FLAGS <= _cpu_flags())
     if _V3_CPU_FLAGS <= _cpu_flags():
         assert _isa.name == "x86-64-v3", "this CPU supports x86-64-v3: auto must pick it"
     files = {}
     for isa in ("baseline", "auto"):
         path = tmp_path / f"{isa}.npz"
-        env = dict(os.environ, OVPOOL_ISA=isa,
-                   PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        result = subprocess.run([sys.executable, "-c", textwrap.dedent(_ISA_BATTERY), str(path)],
-                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        env = dict(
+            os.environ,
+            OVPOOL_ISA=isa,
+            PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(_ISA_BATTERY), str(path)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stderr
         files[isa] = np.load(path)
     assert str(files["baseline"]["isa"]) == "baseline"

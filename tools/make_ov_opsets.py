@@ -2,6 +2,7 @@
 
 Run from the repository root after upgrading OpenVINO: ``python tools/make_ov_opsets.py``.
 """
+
 import os
 import re
 import sys
@@ -36,7 +37,8 @@ for name, per in sorted(table.items()):
             runs.append([k, k, v])
     lines.append(f"    {name!r}: {tuple(tuple(r) for r in runs)!r},")
 version = openvino.__version__.split("-")[0]
-out = f'''"""Which OpenVINO opsets contain which layer types (generated data).
+out = (
+    f'''"""Which OpenVINO opsets contain which layer types (generated data).
 
 Generated from ``openvino/include/openvino/opsets/opset*_tbl.hpp`` of
 openvino {version} by ``python tools/make_ov_opsets.py``; do not edit by hand.
@@ -53,7 +55,10 @@ version, and to map e.g. ``MaxPool`` ``opset9`` onto MaxPool-8.
 LAST_OPSET = {last}
 
 OPSETS = {{
-''' + "\n".join(lines) + "\n}\n"
+'''
+    + "\n".join(lines)
+    + "\n}\n"
+)
 path = sys.argv[1] if len(sys.argv) > 1 else "ovpool/_ov_opsets.py"
 open(path, "w").write(out)
 print(f"wrote {path}: {len(table)} types, opset1..opset{last}")

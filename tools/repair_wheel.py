@@ -64,8 +64,7 @@ def _run(command: list[str]) -> str:
 
 def repair(wheel: Path, out: Path) -> Path:
     before = set(out.glob("*.whl")) if out.is_dir() else set()
-    command = [*_auditwheel(), "repair", "--disable-isa-ext-check",
-               "-w", str(out)]
+    command = [*_auditwheel(), "repair", "--disable-isa-ext-check", "-w", str(out)]
     for pattern in EXCLUDE:
         command += ["--exclude", pattern]
     print(_run(command + [str(wheel)]).strip().splitlines()[-1])
@@ -77,8 +76,9 @@ def repair(wheel: Path, out: Path) -> Path:
 
 def check(wheel: Path) -> str:
     """Problems with a repaired wheel, as sys.exit would print them; '' if none."""
-    shown = json.loads(_run([*_auditwheel(), "show", "--json", "--disable-isa-ext-check",
-                             str(wheel)]))
+    shown = json.loads(
+        _run([*_auditwheel(), "show", "--json", "--disable-isa-ext-check", str(wheel)])
+    )
     problems = []
     # The symbols' tag is the wheel's; auditwheel's overall tag stays linux_x86_64
     # because libopenvino and TBB are left to the openvino wheel, which show
@@ -109,10 +109,12 @@ def check(wheel: Path) -> str:
                 problems.append(f"{LIBRARY} does not need libopenvino: {needed}")
             if f"{LIBRARY.rsplit('.', 1)[0]}.json" not in names:
                 problems.append(f"{LIBRARY} has no record beside it")
-    print(f"{wheel.name}: symbols {tag}; left to the openvino wheel: "
-          f"{', '.join(shown['external_libs']) or 'nothing'}; vendored: "
-          f"{', '.join(n.rsplit('/', 1)[-1] for n in vendored) or 'nothing'}; "
-          f"{'with' if LIBRARY in names else 'WITHOUT'} {LIBRARY}")
+    print(
+        f"{wheel.name}: symbols {tag}; left to the openvino wheel: "
+        f"{', '.join(shown['external_libs']) or 'nothing'}; vendored: "
+        f"{', '.join(n.rsplit('/', 1)[-1] for n in vendored) or 'nothing'}; "
+        f"{'with' if LIBRARY in names else 'WITHOUT'} {LIBRARY}"
+    )
     return "\n".join(problems)
 
 
@@ -120,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("wheel", type=Path)
     parser.add_argument("-w", "--wheel-dir", type=Path, default=Path("wheelhouse"))
-    parser.add_argument("--check-only", action="store_true",
-                        help="only check an already repaired wheel")
+    parser.add_argument(
+        "--check-only", action="store_true", help="only check an already repaired wheel"
+    )
     args = parser.parse_args(argv)
     wheel = args.wheel if args.check_only else repair(args.wheel, args.wheel_dir)
     problems = check(wheel)

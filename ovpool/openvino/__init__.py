@@ -12,12 +12,11 @@ extensions. This module only finds the library and rewrites graphs::
     import openvino as ov
     import ovpool.openvino as ovp
 
-    core = ovp.register(ov.Core())              # ovpool's ops + ONNX conversions
-    model = ovp.read_model(core, "model.xml")   # IR: the pools where ovpool wins or is exact
-    n = ovp.patch_model(model)                  # the same for any in-memory ov.Model
-    model = core.read_model("model.onnx")       # ONNX: every pool on ovpool after register
-    model = ov.convert_model(torch_module, example_input=x,
-                             extension=ovp.pytorch_extensions())
+    core = ovp.register(ov.Core())  # ovpool's ops + ONNX conversions
+    model = ovp.read_model(core, "model.xml")  # IR: the pools where ovpool wins or is exact
+    n = ovp.patch_model(model)  # the same for any in-memory ov.Model
+    model = core.read_model("model.onnx")  # ONNX: every pool on ovpool after register
+    model = ov.convert_model(torch_module, example_input=x, extension=ovp.pytorch_extensions())
 
 The library's ops form the opset ``"ovpool"``: ``AdaptiveAvgPool``,
 ``AdaptiveMaxPool``, ``AvgPool`` and ``MaxPool`` (OpenVINO's attributes and
@@ -64,8 +63,9 @@ try:
 except ImportError as _exc:
     raise OpenVINONotInstalled(
         "ovpool.openvino needs OpenVINO, which could not be imported "
-        f"({_exc}). Install it with: pip install \"ovpool[openvino]\"",
-        name="openvino") from _exc
+        f'({_exc}). Install it with: pip install "ovpool[openvino]"',
+        name="openvino",
+    ) from _exc
 
 __all__ = [
     "register",
@@ -99,15 +99,25 @@ OP_TYPES = tuple(sorted(t for (t, v) in _layers.LAYERS if v == OVPOOL_OPSET))
 STOCK_LAYERS = (
     ("AdaptiveAvgPool", "opset8"),
     ("AdaptiveMaxPool", "opset8"),
-    ("AvgPool", "opset1"), ("AvgPool", "opset14"), ("AvgPool", "opset16"),
-    ("MaxPool", "opset1"), ("MaxPool", "opset8"), ("MaxPool", "opset14"),
+    ("AvgPool", "opset1"),
+    ("AvgPool", "opset14"),
+    ("AvgPool", "opset16"),
+    ("MaxPool", "opset1"),
+    ("MaxPool", "opset8"),
+    ("MaxPool", "opset14"),
 )
 
 PYTORCH_OPS = tuple(
     f"aten::{name}{n}d{suffix}"
     for n in (1, 2, 3)
-    for name, suffix in (("max_pool", ""), ("max_pool", "_with_indices"), ("avg_pool", ""),
-                         ("adaptive_avg_pool", ""), ("adaptive_max_pool", "")))
+    for name, suffix in (
+        ("max_pool", ""),
+        ("max_pool", "_with_indices"),
+        ("avg_pool", ""),
+        ("adaptive_avg_pool", ""),
+        ("adaptive_max_pool", ""),
+    )
+)
 """The TorchScript ops the library's PyTorch conversions take."""
 
 POLICIES = ("default", "all")
@@ -116,20 +126,25 @@ DEVIATIONS = {
     "avg_pool_include_pad_ceil": (
         "AvgPool counting pads with ceil rounding: native OpenVINO divides an edge window "
         "that runs past the declared pads by the full kernel (PyTorch, ONNX Runtime and the "
-        "specification: by its taps inside input + pads)"),
+        "specification: by its taps inside input + pads)"
+    ),
     "output_shape": (
         "native OpenVINO's output shape differs from the specification's (same_upper / "
-        "same_lower with ceil rounding adds a window beyond ceil(n / s))"),
+        "same_lower with ceil rounding adds a window beyond ceil(n / s))"
+    ),
     "adaptive_float_bins": (
         "AdaptiveAvgPool with In * Out > 2**24: native OpenVINO computes bin borders in "
-        "float32 and misplaces some"),
+        "float32 and misplaces some"
+    ),
     "adaptive_max_pool": (
         "AdaptiveMaxPool: native OpenVINO ignores a NaN unless it comes first in its bin and "
-        "cannot compile int64 indices"),
+        "cannot compile int64 indices"
+    ),
     "window_numbers": (
         "a kernel, stride, dilation or pad beyond 65536: native OpenVINO's CPU plugin crashes "
         "on a stride of 2**32, stalls on a kernel of 2**31 and cannot compile 2**32; ovpool "
-        "clips its windows to the input"),
+        "clips its windows to the input"
+    ),
 }
 """Where native OpenVINO (CPU, 2026.4) deviates from the specification; the
 default policy moves these nodes whatever the cost."""
@@ -234,6 +249,7 @@ def conversion_policy(policy):
 # Types and shapes between OpenVINO and the layer table
 # --------------------------------------------------------------------------
 
+
 def _shape_of(pshape):
     """ov.PartialShape -> tuple with None for a dynamic dim, or None (dynamic rank)."""
     if pshape.rank.is_dynamic:
@@ -266,7 +282,7 @@ def _node_types(entry, outputs):
 
 def _spatial_count(entry, attrs):
     for a in entry.attrs:
-        if a.kind == "ints" and a.per_axis == 1 and a.required:     # kernel, kernel_shape
+        if a.kind == "ints" and a.per_axis == 1 and a.required:  # kernel, kernel_shape
             return len(attrs[a.name])
     return None
 
@@ -295,6 +311,7 @@ def _ovpool_attrs(stock, attrs):
 # Nodes of the library's ops
 # --------------------------------------------------------------------------
 
+
 def _ir_shape(pshape):
     if pshape.rank.is_dynamic:
         return "...", []
@@ -311,8 +328,14 @@ def _ir_shape(pshape):
 
 
 # IR port precisions of element types (the Parameter's port must name one)
-_PRECISIONS = {"f32": "FP32", "f16": "FP16", "bf16": "BF16", "f64": "FP64", "boolean": "BOOL",
-               "dynamic": "UNSPECIFIED"}
+_PRECISIONS = {
+    "f32": "FP32",
+    "f16": "FP16",
+    "bf16": "BF16",
+    "f64": "FP64",
+    "boolean": "BOOL",
+    "dynamic": "UNSPECIFIED",
+}
 
 
 def _one_node_ir(entry, attrs, inputs):
@@ -327,34 +350,49 @@ def _one_node_ir(entry, attrs, inputs):
         etype = out.get_element_type().get_type_name()
         dims = "".join(f"<dim>{d}</dim>" for d in ports)
         precision = _PRECISIONS.get(etype, etype.upper())
-        layers.append(f'<layer id="{k}" name="in{k}" type="Parameter" version="opset1">'
-                      f'<data shape="{shape}" element_type="{etype}"/>'
-                      f'<output><port id="0" precision="{precision}">{dims}</port></output>'
-                      '</layer>')
+        layers.append(
+            f'<layer id="{k}" name="in{k}" type="Parameter" version="opset1">'
+            f'<data shape="{shape}" element_type="{etype}"/>'
+            f'<output><port id="0" precision="{precision}">{dims}</port></output>'
+            "</layer>"
+        )
         edges.append(f'<edge from-layer="{k}" from-port="0" to-layer="{op_id}" to-port="{k}"/>')
-    data = " ".join(f"{name}={quoteattr(text)}"
-                    for name, text in entry.format_attributes(attrs).items())
+    data = " ".join(
+        f"{name}={quoteattr(text)}" for name, text in entry.format_attributes(attrs).items()
+    )
     in_ports = "".join(f'<port id="{k}"/>' for k in range(len(inputs)))
     types, values = _node_types(entry, inputs)
     try:
         out_types = [t.etype for t in entry.infer(types, attrs, values)]
     except OvpoolError:
-        out_types = ["dynamic"] * len(entry.outputs)   # the library reports the problem
+        out_types = ["dynamic"] * len(entry.outputs)  # the library reports the problem
     if inputs[0].get_element_type().get_type_name() == "dynamic":
         out_types[0] = "dynamic"
-    out_ports = "".join(f'<port id="{len(inputs) + j}" '
-                        f'precision="{_PRECISIONS.get(t, t.upper())}"/>'
-                        for j, t in enumerate(out_types))
-    layers.append(f'<layer id="{op_id}" name="op" type="{entry.type}" version="{OVPOOL_OPSET}">'
-                  f'<data {data}/><input>{in_ports}</input><output>{out_ports}</output></layer>')
+    out_ports = "".join(
+        f'<port id="{len(inputs) + j}" precision="{_PRECISIONS.get(t, t.upper())}"/>'
+        for j, t in enumerate(out_types)
+    )
+    layers.append(
+        f'<layer id="{op_id}" name="op" type="{entry.type}" version="{OVPOOL_OPSET}">'
+        f"<data {data}/><input>{in_ports}</input><output>{out_ports}</output></layer>"
+    )
     for j in range(len(entry.outputs)):
         rid = op_id + 1 + j
-        layers.append(f'<layer id="{rid}" name="out{j}" type="Result" version="opset1">'
-                      f'<input><port id="0"/></input></layer>')
-        edges.append(f'<edge from-layer="{op_id}" from-port="{len(inputs) + j}" '
-                     f'to-layer="{rid}" to-port="0"/>')
-    return ('<?xml version="1.0"?><net name="ovpool_node" version="11"><layers>'
-            + "".join(layers) + "</layers><edges>" + "".join(edges) + "</edges></net>").encode()
+        layers.append(
+            f'<layer id="{rid}" name="out{j}" type="Result" version="opset1">'
+            f'<input><port id="0"/></input></layer>'
+        )
+        edges.append(
+            f'<edge from-layer="{op_id}" from-port="{len(inputs) + j}" '
+            f'to-layer="{rid}" to-port="0"/>'
+        )
+    return (
+        '<?xml version="1.0"?><net name="ovpool_node" version="11"><layers>'
+        + "".join(layers)
+        + "</layers><edges>"
+        + "".join(edges)
+        + "</edges></net>"
+    ).encode()
 
 
 def _new_node(entry, attrs, inputs):
@@ -385,7 +423,7 @@ def make_op(type_, inputs, **attrs):
     attrs = _materialize(entry, entry.attributes(**attrs))
     types, values = _node_types(entry, inputs)
     try:
-        entry.infer(types, attrs, values)      # the layer table's messages first
+        entry.infer(types, attrs, values)  # the layer table's messages first
     except OvpoolError as exc:
         raise type(exc)(f"ovpool {type_}: {exc}") from None
     return _new_node(entry, attrs, inputs)
@@ -395,39 +433,59 @@ def make_op(type_, inputs, **attrs):
 # Which nodes move
 # --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Decision:
     """What :func:`patch_model` does with one native pool node."""
 
-    name: str            # the node's friendly name
-    kind: str            # e.g. "MaxPool-opset8"
-    supported: bool      # ovpool's kernels take its inputs
+    name: str  # the node's friendly name
+    kind: str  # e.g. "MaxPool-opset8"
+    supported: bool  # ovpool's kernels take its inputs
     deviation: str | None  # a key of DEVIATIONS where native deviates here
-    faster: str | None   # why ovpool is faster here, layout change counted
-    move: bool           # moved under the policy asked for
-    reason: str          # why it moves or stays
+    faster: str | None  # why ovpool is faster here, layout change counted
+    move: bool  # moved under the policy asked for
+    reason: str  # why it moves or stays
 
 
 def _adaptive_reasons(node, spatial_in):
     """(deviation, faster, stays) of a native AdaptiveAvgPool."""
     sizes = _constant_value(node.input_value(1))
     if sizes is None:
-        return None, ("output size known only at run time: ovpool's bins are exact for any "
-                      "size, native OpenVINO's float32 borders are not"), None
+        return (
+            None,
+            (
+                "output size known only at run time: ovpool's bins are exact for any "
+                "size, native OpenVINO's float32 borders are not"
+            ),
+            None,
+        )
     sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
     if all(s == 1 for s in sizes):
-        return None, None, ("a global average: OpenVINO's CPU plugin runs it as a vectorised "
-                            "ReduceMean, exact and with no reorder")
+        return (
+            None,
+            None,
+            (
+                "a global average: OpenVINO's CPU plugin runs it as a vectorised "
+                "ReduceMean, exact and with no reorder"
+            ),
+        )
     bounds = []
-    for d in (node.get_input_partial_shape(0)[2:] if spatial_in is None or None in spatial_in
-              else []):
+    for d in (
+        node.get_input_partial_shape(0)[2:] if spatial_in is None or None in spatial_in else []
+    ):
         bounds.append(None if d.get_max_length() < 0 else d.get_max_length())
     if spatial_in is not None and None not in spatial_in:
         bounds = list(spatial_in)
     if not bounds or any(b is None or b * o > (1 << 24) for b, o in zip(bounds, sizes)):
         return "adaptive_float_bins", None, None
-    return None, ("adaptive bins: native OpenVINO runs them as a scalar loop; ovpool's op "
-                  "was 3-10% faster per network with the reorders counted"), None
+    return (
+        None,
+        (
+            "adaptive bins: native OpenVINO runs them as a scalar loop; ovpool's op "
+            "was 3-10% faster per network with the reorders counted"
+        ),
+        None,
+    )
 
 
 def _avg_overhangs(target, attrs, in_spatial, out_spatial):
@@ -437,9 +495,9 @@ def _avg_overhangs(target, attrs, in_spatial, out_spatial):
         return False
     begins, ends = attrs["pads_begin"], attrs["pads_end"]
     if not any(begins) and not any(ends):
-        return False           # OpenVINO counts pads only when some pad is non-zero
+        return False  # OpenVINO counts pads only when some pad is non-zero
     if in_spatial is None or out_spatial is None or None in in_spatial or None in out_spatial:
-        return True            # cannot rule it out
+        return True  # cannot rule it out
     for a, (n_in, n_out) in enumerate(zip(in_spatial, out_spatial)):
         ek = (attrs["kernel"][a] - 1) * attrs["dilations"][a] + 1
         if (n_out - 1) * attrs["strides"][a] + ek > n_in + begins[a] + ends[a]:
@@ -467,11 +525,18 @@ def _decide(node, policy):
     native_shape = _shape_of(node.get_output_partial_shape(0))
     deviation = faster = stays = None
     if info.name in ("AvgPool", "MaxPool") and any(
-            v > NATIVE_LARGEST for name in ("kernel", "strides", "dilations", "pads_begin",
-                                            "pads_end") for v in attrs.get(name) or ()):
+        v > NATIVE_LARGEST
+        for name in ("kernel", "strides", "dilations", "pads_begin", "pads_end")
+        for v in attrs.get(name) or ()
+    ):
         deviation = "window_numbers"
-    elif native_shape is not None and out_shape is not None and None not in native_shape \
-            and None not in out_shape and tuple(native_shape) != tuple(out_shape):
+    elif (
+        native_shape is not None
+        and out_shape is not None
+        and None not in native_shape
+        and None not in out_shape
+        and tuple(native_shape) != tuple(out_shape)
+    ):
         deviation = "output_shape"
     elif info.name == "AdaptiveMaxPool":
         deviation = "adaptive_max_pool"
@@ -480,10 +545,15 @@ def _decide(node, policy):
     elif info.name == "AvgPool":
         if _avg_overhangs(target, attrs, in_spatial, out_shape[2:] if out_shape else None):
             deviation = "avg_pool_include_pad_ceil"
-    elif info.name == "MaxPool" and node.get_output_size() > 1 \
-            and len(node.output(1).get_target_inputs()) > 0:
-        faster = ("indices read: native OpenVINO falls back to its single-threaded reference "
-                  "implementation, ovpool's are threaded and vectorised")
+    elif (
+        info.name == "MaxPool"
+        and node.get_output_size() > 1
+        and len(node.output(1).get_target_inputs()) > 0
+    ):
+        faster = (
+            "indices read: native OpenVINO falls back to its single-threaded reference "
+            "implementation, ovpool's are threaded and vectorised"
+        )
     if policy == "all":
         move, reason = True, "moved: policy='all'"
     elif deviation is not None:
@@ -491,9 +561,11 @@ def _decide(node, policy):
     elif faster is not None:
         move, reason = True, f"moved: {faster}"
     else:
-        move, reason = False, "stays native: " + (stays or (
-            "native OpenVINO is exact here, and faster in its blocked layout than ovpool with "
-            "the reorders to and from plain NCHW"))
+        native = (
+            "native OpenVINO is exact here, and faster in its blocked layout than ovpool "
+            "with the reorders to and from plain NCHW"
+        )
+        move, reason = False, "stays native: " + (stays or native)
     return Decision(name, kind, True, deviation, faster, move, reason), (target, attrs, inputs)
 
 

@@ -17,27 +17,40 @@ from . import _library
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ovpool.openvino",
-                                     description="ovpool's OpenVINO extension library")
+    parser = argparse.ArgumentParser(
+        prog="python -m ovpool.openvino", description="ovpool's OpenVINO extension library"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    build = sub.add_parser("build",
-                           help="build libovpool_openvino.so against the installed OpenVINO")
-    build.add_argument("--output", default=None,
-                       help=f"folder for the library (default {_library.default_dir()})")
-    build.add_argument("--build-dir", default=None,
-                       help="CMake build folder, kept for incremental rebuilds "
-                            "(default: temporary)")
+    build = sub.add_parser(
+        "build", help="build libovpool_openvino.so against the installed OpenVINO"
+    )
+    build.add_argument(
+        "--output", default=None, help=f"folder for the library (default {_library.default_dir()})"
+    )
+    build.add_argument(
+        "--build-dir",
+        default=None,
+        help="CMake build folder, kept for incremental rebuilds (default: temporary)",
+    )
     build.add_argument("-j", "--jobs", type=int, default=None, help="parallel compile jobs")
-    build.add_argument("--force", action="store_true",
-                       help="rebuild even if the library is up to date")
+    build.add_argument(
+        "--force", action="store_true", help="rebuild even if the library is up to date"
+    )
     build.add_argument("--verbose", action="store_true", help="show CMake's output")
     sub.add_parser("path", help="print the library's path")
     sub.add_parser("info", help="print what the library is and what it was built against")
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            print(_library.build(args.output, build_dir=args.build_dir, jobs=args.jobs,
-                                 verbose=args.verbose, force=args.force))
+            print(
+                _library.build(
+                    args.output,
+                    build_dir=args.build_dir,
+                    jobs=args.jobs,
+                    verbose=args.verbose,
+                    force=args.force,
+                )
+            )
         elif args.command == "path":
             print(_library.extension_path())
         else:

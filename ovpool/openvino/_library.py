@@ -36,6 +36,7 @@ except ImportError:  # loaded alone by setup.py
     class OvpoolError(Exception):  # type: ignore[no-redef]
         """ovpool.errors.OvpoolError's stand-in outside the package."""
 
+
 LIBRARY_NAME = "libovpool_openvino.so"
 RECORD_NAME = "libovpool_openvino.json"
 ENV_VAR = "OVPOOL_OPENVINO_EXTENSION"
@@ -44,7 +45,7 @@ BUILD_COMMAND = "python -m ovpool.openvino build"
 # wheel's libopenvino and TBB (src/openvino/CMakeLists.txt says when it serves).
 WHEEL_RUNPATH = "$ORIGIN/../../openvino/libs"
 
-_PACKAGE = Path(__file__).resolve().parent.parent          # .../ovpool
+_PACKAGE = Path(__file__).resolve().parent.parent  # .../ovpool
 
 
 class ExtensionError(OvpoolError, RuntimeError):
@@ -63,22 +64,28 @@ def sources() -> tuple[Path, Path]:
     checkout's ``src/openvino`` and ``src``, or the copies an installed
     package carries (``ovpool/openvino/src``, ``ovpool/include``)."""
     checkout = _PACKAGE.parent / "src"
-    if (checkout / "openvino" / "CMakeLists.txt").is_file() and \
-            (checkout / "ovpool" / "ovpool.hpp").is_file():
+    if (checkout / "openvino" / "CMakeLists.txt").is_file() and (
+        checkout / "ovpool" / "ovpool.hpp"
+    ).is_file():
         return checkout / "openvino", checkout
     installed = _PACKAGE / "openvino" / "src"
     if (installed / "CMakeLists.txt").is_file() and (_PACKAGE / "include" / "ovpool").is_dir():
         return installed, _PACKAGE / "include"
-    raise ExtensionError("the sources of ovpool's OpenVINO extension are not in this install "
-                         f"(looked in {checkout / 'openvino'} and {installed})")
+    raise ExtensionError(
+        "the sources of ovpool's OpenVINO extension are not in this install "
+        f"(looked in {checkout / 'openvino'} and {installed})"
+    )
 
 
 def source_hash() -> str:
     """sha256 over the extension's and the kernel core's sources."""
     ext_dir, include_dir = sources()
     digest = hashlib.sha256()
-    files = sorted(p for p in ext_dir.rglob("*") if p.is_file() and p.suffix in
-                   (".cpp", ".hpp", ".inc", ".txt"))
+    files = sorted(
+        p
+        for p in ext_dir.rglob("*")
+        if p.is_file() and p.suffix in (".cpp", ".hpp", ".inc", ".txt")
+    )
     files += sorted(p for p in (include_dir / "ovpool").rglob("*.hpp"))
     for path in files:
         digest.update(path.name.encode())
@@ -129,7 +136,8 @@ def extension_path() -> str:
         raise ExtensionError(
             f"ovpool's OpenVINO extension library is not in this install ({path} does not "
             "exist: ovpool was built without OpenVINO). Build it against the installed "
-            f"OpenVINO with: {BUILD_COMMAND}")
+            f"OpenVINO with: {BUILD_COMMAND}"
+        )
     record = read_record(path)
     if record is not None:
         release, full = installed_openvino()
@@ -138,8 +146,9 @@ def extension_path() -> str:
             raise ExtensionError(
                 f"{path} was built against OpenVINO {built}, but OpenVINO {release} ({full}) is "
                 f"installed. Install the release it was built for (pip install "
-                f"\"openvino=={built}\"), or build the library for OpenVINO {release} with: "
-                f"{BUILD_COMMAND} (or point {ENV_VAR} at a library built for it)")
+                f'"openvino=={built}"), or build the library for OpenVINO {release} with: '
+                f"{BUILD_COMMAND} (or point {ENV_VAR} at a library built for it)"
+            )
     return str(path)
 
 
@@ -151,8 +160,10 @@ def is_current(path: Path | None = None) -> bool:
     if record is None:
         return False
     try:
-        return (record.get("openvino_release") == installed_openvino()[0]
-                and record.get("sources") == source_hash())
+        return (
+            record.get("openvino_release") == installed_openvino()[0]
+            and record.get("sources") == source_hash()
+        )
     except (ExtensionError, ImportError):
         return False
 
@@ -160,6 +171,7 @@ def is_current(path: Path | None = None) -> bool:
 # --------------------------------------------------------------------------
 # Building
 # --------------------------------------------------------------------------
+
 
 def _cmake() -> str:
     found = shutil.which("cmake")
@@ -172,8 +184,10 @@ def _cmake() -> str:
         except (ImportError, AttributeError):
             found = None
     if found is None:
-        raise ExtensionError("building ovpool's OpenVINO extension needs CMake (3.16+) and a C++17 "
-                             "compiler; install CMake with: pip install cmake")
+        raise ExtensionError(
+            "building ovpool's OpenVINO extension needs CMake (3.16+) and a C++17 "
+            "compiler; install CMake with: pip install cmake"
+        )
     return found
 
 
@@ -186,14 +200,22 @@ def openvino_cmake_dir() -> Path:
 
     path = Path(openvino.__file__).resolve().parent / "cmake"
     if not (path / "OpenVINOConfig.cmake").is_file():
-        raise ExtensionError(f"the installed openvino package has no CMake config in {path}; "
-                             "set OpenVINO_DIR to the folder of OpenVINOConfig.cmake")
+        raise ExtensionError(
+            f"the installed openvino package has no CMake config in {path}; "
+            "set OpenVINO_DIR to the folder of OpenVINOConfig.cmake"
+        )
     return path
 
 
-def build(output_dir: str | os.PathLike | None = None, *,
-          build_dir: str | os.PathLike | None = None, jobs: int | None = None,
-          verbose: bool = False, force: bool = False, relocatable: bool = False) -> str:
+def build(
+    output_dir: str | os.PathLike | None = None,
+    *,
+    build_dir: str | os.PathLike | None = None,
+    jobs: int | None = None,
+    verbose: bool = False,
+    force: bool = False,
+    relocatable: bool = False,
+) -> str:
     """Build ``libovpool_openvino.so`` against the installed OpenVINO.
 
     ``output_dir``: where the library and its record go (default
@@ -218,26 +240,39 @@ def build(output_dir: str | os.PathLike | None = None, *,
     work = Path(tempfile.mkdtemp(prefix="ovpool-openvino-")) if temporary else Path(build_dir)
     try:
         work.mkdir(parents=True, exist_ok=True)
-        configure = [cmake, "-S", str(ext_dir), "-B", str(work), "-DCMAKE_BUILD_TYPE=Release",
-                     f"-DOpenVINO_DIR={openvino_cmake_dir()}",
-                     f"-DOVPOOL_INCLUDE_DIR={include_dir}"]
+        configure = [
+            cmake,
+            "-S",
+            str(ext_dir),
+            "-B",
+            str(work),
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DOpenVINO_DIR={openvino_cmake_dir()}",
+            f"-DOVPOOL_INCLUDE_DIR={include_dir}",
+        ]
         if relocatable:
             configure.append(f"-DOVPOOL_RUNPATH={WHEEL_RUNPATH}")
         for command in (configure, [cmake, "--build", str(work), "-j", str(jobs)]):
             result = subprocess.run(command, capture_output=not verbose, text=True)
             if result.returncode != 0:
                 log = ((result.stdout or "") + (result.stderr or ""))[-4000:]
-                raise ExtensionError(f"building ovpool's OpenVINO extension failed: "
-                                     f"{' '.join(command)}\n{log}")
+                raise ExtensionError(
+                    f"building ovpool's OpenVINO extension failed: {' '.join(command)}\n{log}"
+                )
         built = work / LIBRARY_NAME
         if not built.is_file():
             raise ExtensionError(f"the build finished without {built}")
         out.mkdir(parents=True, exist_ok=True)
         partial = out / (LIBRARY_NAME + ".partial")
         shutil.copy2(built, partial)
-        os.replace(partial, target)     # a process that loaded the old one keeps its copy
-        record = {"openvino_release": release, "openvino_version": full, "sources": digest,
-                  "ovpool": _ovpool_version(), "python": sys.version.split()[0]}
+        os.replace(partial, target)  # a process that loaded the old one keeps its copy
+        record = {
+            "openvino_release": release,
+            "openvino_version": full,
+            "sources": digest,
+            "ovpool": _ovpool_version(),
+            "python": sys.version.split()[0],
+        }
         (out / RECORD_NAME).write_text(json.dumps(record, indent=1) + "\n")
     finally:
         if temporary:

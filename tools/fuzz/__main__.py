@@ -15,12 +15,30 @@ import traceback
 from . import cases_ir, cases_lib, runner
 
 # Classes that are findings (a defect of ovpool) unless known open.
-FINDINGS = ("foreign", "memory", "blowup", "crash", "crash-flaky", "hang", "wrong", "threads",
-            "rerun", "refused-valid", "accepted-invalid", "unnamed", "oracle", "ov-differ",
-            "fuzzer")
+FINDINGS = (
+    "foreign",
+    "memory",
+    "blowup",
+    "crash",
+    "crash-flaky",
+    "hang",
+    "wrong",
+    "threads",
+    "rerun",
+    "refused-valid",
+    "accepted-invalid",
+    "unnamed",
+    "oracle",
+    "ov-differ",
+    "fuzzer",
+)
 # Passes of other engines, beside ovpool's: their failures are theirs.
-OTHER_ENGINES = {"openvino": "OpenVINO", "native-ir": "OpenVINO", "native-onnx": "OpenVINO",
-                 "ort": "ONNX Runtime"}
+OTHER_ENGINES = {
+    "openvino": "OpenVINO",
+    "native-ir": "OpenVINO",
+    "native-onnx": "OpenVINO",
+    "ort": "ONNX Runtime",
+}
 ROWS = (
     ("ok", "ok: computed (or read and described)"),
     ("checked", "  of which checked against torch / the spec oracle / ONNX Runtime"),
@@ -57,11 +75,13 @@ def known_open(outcome):
     if outcome.extra.get("as_native"):
         return "OpenVINO's own: it fails the same file the same way without the library"
     # the window tables (shapes.py, the Plan) and the kernels' per-thread scratch
-    if outcome.cls == "memory" and any(where in detail for where in (
-            "shapes.py", "_kernels", "(__init__)", "(merged_tiling)")):
+    if outcome.cls == "memory" and any(
+        where in detail for where in ("shapes.py", "_kernels", "(__init__)", "(merged_tiling)")
+    ):
         return "window tables / scratch of the plan (issue 20)"
-    if outcome.cls in ("crash", "crash-flaky") and ("libgomp" in detail or
-                                                    label == "large num_threads"):
+    if outcome.cls in ("crash", "crash-flaky") and (
+        "libgomp" in detail or label == "large num_threads"
+    ):
         return "thread count passed to OpenMP (issue 20)"
     if label and outcome.cls in FINDINGS:
         return f"{label} (issue 20)"
@@ -71,8 +91,11 @@ def known_open(outcome):
 def _count(outcomes):
     counts = collections.Counter(o.cls for o in outcomes)
     counts["checked"] = sum(1 for o in outcomes if o.cls == "ok" and o.extra.get("checked"))
-    counts["ran"] = sum(1 for o in outcomes if o.cls == "ok" and o.kind in cases_lib.LIB_MODES
-                        and o.extra.get("stage") == "ran")
+    counts["ran"] = sum(
+        1
+        for o in outcomes
+        if o.cls == "ok" and o.kind in cases_lib.LIB_MODES and o.extra.get("stage") == "ran"
+    )
     return counts
 
 
@@ -93,8 +116,7 @@ def table(passes):
             else:
                 mine.append(o)
         counts[name] = _count(mine)
-    lines = ["| outcome | " + " | ".join(names) + " |",
-             "|---|" + "---:|" * len(names)]
+    lines = ["| outcome | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
     for key, label in ROWS:
         values = [counts[name].get(key, 0) for name in names]
         if not any(values) and key not in ("ok", "crash", "hang", "memory", "foreign", "wrong"):
@@ -102,8 +124,11 @@ def table(passes):
         lines.append(f"| {label} | " + " | ".join(str(v) for v in values) + " |")
     for label, c in labels.items():
         kinds = ", ".join(sorted(k[1] for k in c if isinstance(k, tuple)))
-        lines.append(f"| known open: {label} ({kinds}) | "
-                     + " | ".join(str(c.get(name, 0)) for name in names) + " |")
+        lines.append(
+            f"| known open: {label} ({kinds}) | "
+            + " | ".join(str(c.get(name, 0)) for name in names)
+            + " |"
+        )
     lines.append("| **cases** | " + " | ".join(str(len(o)) for _, o in passes) + " |")
     return "\n".join(lines)
 
@@ -150,25 +175,36 @@ def library_summary(passes):
     for _, outcomes in passes:
         for o in outcomes:
             by_kind.setdefault(o.kind, {})[o.index] = o
-    notes = collections.defaultdict(list)     # label -> the library's outcomes
+    notes = collections.defaultdict(list)  # label -> the library's outcomes
     for lib, native in (("lib-ir", "native-ir"), ("lib-onnx", "native-onnx")):
         for index, o in sorted(by_kind.get(lib, {}).items()):
             if o.cls not in ("error", "memory", "blowup", "crash", "crash-flaky", "hang"):
                 continue
             twin = by_kind.get(native, {}).get(index)
             stage = _STAGES.get(o.extra.get("stage"), 0)
-            if twin is not None and twin.cls not in ("ok", "no-twin", "ovpool-error") and (
+            if (
+                twin is not None
+                and twin.cls not in ("ok", "no-twin", "ovpool-error")
+                and (
                     _STAGES.get(twin.extra.get("stage"), 0) <= stage
-                    or o.cls in ("crash", "crash-flaky", "hang")):
+                    or o.cls in ("crash", "crash-flaky", "hang")
+                )
+            ):
                 if o.cls != "error":
                     o.extra["as_native"] = True
                 notes[f"{lib}: fails as OpenVINO without the library does"].append(o)
-            elif o.cls == "error" and lib == "lib-ir" and stage == 0 and (
-                    twin is None or twin.cls == "no-twin"):
+            elif (
+                o.cls == "error"
+                and lib == "lib-ir"
+                and stage == 0
+                and (twin is None or twin.cls == "no-twin")
+            ):
                 notes[f"{lib}: refused by OpenVINO's IR reader (no stock twin)"].append(o)
             elif o.cls == "error" and o.extra.get("untyped_parameter"):
-                notes[f"{lib}: a Parameter without element type, which OpenVINO's CPU plugin "
-                      "compiles with no op"].append(o)
+                notes[
+                    f"{lib}: a Parameter without element type, which OpenVINO's CPU plugin "
+                    "compiles with no op"
+                ].append(o)
             elif o.cls == "error":
                 o.cls = "foreign"
     lib = by_kind.get("lib-onnx", {})
@@ -184,10 +220,15 @@ def library_summary(passes):
             notes["ONNX Runtime and the library differ"].append(ours)
             ours.cls, ours.detail = "wrong", comparison
         elif o.extra.get("incomparable") and ours.extra.get("stage") == "ran":
-            notes["both ran, not compared: SAME_* with dilations or a negative total pad "
-                  "(ovpool documents another reading than ONNX Runtime's)"].append(ours)
-        elif o.cls == "ok" and o.extra.get("stage") == "ran" and ours.cls in (
-                "ovpool-error", "budget"):
+            notes[
+                "both ran, not compared: SAME_* with dilations or a negative total pad "
+                "(ovpool documents another reading than ONNX Runtime's)"
+            ].append(ours)
+        elif (
+            o.cls == "ok"
+            and o.extra.get("stage") == "ran"
+            and ours.cls in ("ovpool-error", "budget")
+        ):
             notes["the library refuses what ONNX Runtime runs"].append(ours)
         elif o.cls == "error" and ours.extra.get("stage") == "ran":
             notes["the library runs what ONNX Runtime refuses"].append(ours)
@@ -212,8 +253,9 @@ def _describe(outcome):
     if outcome.kind == "api":
         from . import cases_api
 
-        return cases_api.make_case(outcome.seed, outcome.index,
-                                   outcome.extra.get("known_open_run", False)).describe()
+        return cases_api.make_case(
+            outcome.seed, outcome.index, outcome.extra.get("known_open_run", False)
+        ).describe()
     base, _, _, notes = cases_ir.make_case(outcome.seed, outcome.index)
     return f"mutant of {base}: " + "; ".join(notes)
 
@@ -243,6 +285,7 @@ def replay(spec, out_dir, known=False, budget="256M", headroom_mib=768):
     import numpy  # noqa: F401
 
     import ovpool  # noqa: F401
+
     if kind == "api":
         import torch  # noqa: F401
     _limit_this_process(headroom_mib << 20)
@@ -253,7 +296,7 @@ def replay(spec, out_dir, known=False, budget="256M", headroom_mib=768):
         print(case.describe())
         try:
             print(cases_api.run_case(case))
-        except BaseException:   # show whatever happens
+        except BaseException:  # show whatever happens
             traceback.print_exc()
         return 0
     base, xml, blob, notes = cases_ir.make_case(seed, index)
@@ -293,27 +336,48 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ir", type=int, default=0, help="IR mutants")
     parser.add_argument("--api", type=int, default=0, help="API calls")
-    parser.add_argument("--lib-ir", type=int, default=0,
-                        help="IR mutants of ovpool's opset run by OpenVINO with the library "
-                             "(and their stock twins without it)")
-    parser.add_argument("--lib-onnx", type=int, default=0,
-                        help="single-node ONNX pool files run by OpenVINO with the library, "
-                             "without it, and by ONNX Runtime")
+    parser.add_argument(
+        "--lib-ir",
+        type=int,
+        default=0,
+        help="IR mutants of ovpool's opset run by OpenVINO with the library "
+        "(and their stock twins without it)",
+    )
+    parser.add_argument(
+        "--lib-onnx",
+        type=int,
+        default=0,
+        help="single-node ONNX pool files run by OpenVINO with the library, "
+        "without it, and by ONNX Runtime",
+    )
     parser.add_argument("--library", help="the extension library (default: ovpool's build)")
     parser.add_argument("--start", type=int, default=0, help="first case index")
-    parser.add_argument("--openvino", action="store_true",
-                        help="also read, compile and run the IR mutants with OpenVINO")
-    parser.add_argument("--known-open", action="store_true",
-                        help="also generate the classes of the known open findings")
+    parser.add_argument(
+        "--openvino",
+        action="store_true",
+        help="also read, compile and run the IR mutants with OpenVINO",
+    )
+    parser.add_argument(
+        "--known-open",
+        action="store_true",
+        help="also generate the classes of the known open findings",
+    )
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
-    parser.add_argument("--headroom", type=int, default=768,
-                        help="MiB of address space a worker has beyond its imports")
+    parser.add_argument(
+        "--headroom",
+        type=int,
+        default=768,
+        help="MiB of address space a worker has beyond its imports",
+    )
     parser.add_argument("--budget", default="256M", help="OVPOOL_MEMORY_BUDGET of the workers")
     parser.add_argument("--out", default="fuzz-findings", help="folder for reproducers")
     parser.add_argument("--json", help="write every outcome and the summary here")
-    parser.add_argument("--replay", metavar="KIND:SEED:INDEX",
-                        help="run one case in this process and show what happens")
+    parser.add_argument(
+        "--replay",
+        metavar="KIND:SEED:INDEX",
+        help="run one case in this process and show what happens",
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.replay:
@@ -331,11 +395,14 @@ def main(argv=None):
             if args.quiet:
                 return
             if outcome.cls in FINDINGS and not known_open(outcome):
-                print(f"  [{name}] {outcome.cls}: {outcome.replay}: {outcome.detail[:300]}",
-                      flush=True)
+                print(
+                    f"  [{name}] {outcome.cls}: {outcome.replay}: {outcome.detail[:300]}",
+                    flush=True,
+                )
             if time.monotonic() - state["t"] > 30:
                 state["t"] = time.monotonic()
                 print(f"  [{name}] {state['n']}/{total}", flush=True)
+
         return progress
 
     try:
@@ -347,12 +414,16 @@ def main(argv=None):
         if args.api:
             plan.append(("ovpool API", "api", args.api))
         if args.lib_ir:
-            plan += [("library IR", "lib-ir", args.lib_ir),
-                     ("OpenVINO on the stock twins", "native-ir", args.lib_ir)]
+            plan += [
+                ("library IR", "lib-ir", args.lib_ir),
+                ("OpenVINO on the stock twins", "native-ir", args.lib_ir),
+            ]
         if args.lib_onnx:
-            plan += [("library ONNX", "lib-onnx", args.lib_onnx),
-                     ("OpenVINO on the ONNX files", "native-onnx", args.lib_onnx),
-                     ("ONNX Runtime on the ONNX files", "ort", args.lib_onnx)]
+            plan += [
+                ("library ONNX", "lib-onnx", args.lib_onnx),
+                ("OpenVINO on the ONNX files", "native-onnx", args.lib_onnx),
+                ("ONNX Runtime on the ONNX files", "ort", args.lib_onnx),
+            ]
         library = args.library
         if (args.lib_ir or args.lib_onnx) and library is None:
             from ovpool.openvino import _library
@@ -367,10 +438,19 @@ def main(argv=None):
             start = time.monotonic()
             if not args.quiet:
                 print(f"{name}: {n} cases, seed {args.seed}, {jobs} worker(s)", flush=True)
-            outcomes, info = runner.run(mode, args.seed, indices, jobs=jobs, timeout=timeout,
-                                        headroom_mib=headroom, budget=args.budget,
-                                        known_open=args.known_open, tmp=tmp,
-                                        progress=progress_for(name, n), library=library)
+            outcomes, info = runner.run(
+                mode,
+                args.seed,
+                indices,
+                jobs=jobs,
+                timeout=timeout,
+                headroom_mib=headroom,
+                budget=args.budget,
+                known_open=args.known_open,
+                tmp=tmp,
+                progress=progress_for(name, n),
+                library=library,
+            )
             timings[name] = time.monotonic() - start
             infos[name] = info
             passes.append((name, outcomes))
@@ -380,15 +460,19 @@ def main(argv=None):
     comparisons = compare_summary(passes)
     library_counts = library_summary(passes)
     print()
-    print(f"seed {args.seed}, cases {args.start}..; budget {args.budget}, address space "
-          f"+{args.headroom} MiB per worker (x8 for OpenVINO), timeout {args.timeout:g} s")
+    print(
+        f"seed {args.seed}, cases {args.start}..; budget {args.budget}, address space "
+        f"+{args.headroom} MiB per worker (x8 for OpenVINO), timeout {args.timeout:g} s"
+    )
     print(table(passes))
     print()
     for name, _ in passes:
         info = infos[name]
-        print(f"{name}: {timings[name]:.0f} s; worker RSS after imports "
-              f"{info['worker_rss_mib']:.0f} MiB, address space {info['worker_vm_mib']:.0f} MiB; "
-              f"{info['restarts']} worker restarts")
+        print(
+            f"{name}: {timings[name]:.0f} s; worker RSS after imports "
+            f"{info['worker_rss_mib']:.0f} MiB, address space {info['worker_vm_mib']:.0f} MiB; "
+            f"{info['restarts']} worker restarts"
+        )
     if comparisons:
         print(f"outputs of OpenVINO vs ovpool on the mutants both ran: {dict(comparisons)}")
     for label, items in sorted(library_counts.items()):
@@ -420,21 +504,39 @@ def main(argv=None):
         print("\nno finding outside the known open ones")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"seed": args.seed, "start": args.start, "budget": args.budget,
-                       "headroom_mib": args.headroom, "timeout": args.timeout,
-                       "timings": timings, "infos": infos,
-                       "counts": {name: _count(o) for name, o in passes},
-                       "comparisons": comparisons,
-                       "library": {label: [o.index for o in items]
-                                   for label, items in library_counts.items()},
-                       "outcomes": [dict(kind=o.kind, index=o.index, cls=o.cls,
-                                         detail=o.detail, seconds=o.seconds,
-                                         extra={k: v for k, v in o.extra.items()
-                                                if k != "known_open_run"})
-                                    for _, outs in passes for o in outs
-                                    if o.cls not in ("ok", "ovpool-error", "budget")
-                                    or o.extra.get("comparison", "agree") != "agree"]},
-                      f, indent=1, default=str)
+            json.dump(
+                {
+                    "seed": args.seed,
+                    "start": args.start,
+                    "budget": args.budget,
+                    "headroom_mib": args.headroom,
+                    "timeout": args.timeout,
+                    "timings": timings,
+                    "infos": infos,
+                    "counts": {name: _count(o) for name, o in passes},
+                    "comparisons": comparisons,
+                    "library": {
+                        label: [o.index for o in items] for label, items in library_counts.items()
+                    },
+                    "outcomes": [
+                        dict(
+                            kind=o.kind,
+                            index=o.index,
+                            cls=o.cls,
+                            detail=o.detail,
+                            seconds=o.seconds,
+                            extra={k: v for k, v in o.extra.items() if k != "known_open_run"},
+                        )
+                        for _, outs in passes
+                        for o in outs
+                        if o.cls not in ("ok", "ovpool-error", "budget")
+                        or o.extra.get("comparison", "agree") != "agree"
+                    ],
+                },
+                f,
+                indent=1,
+                default=str,
+            )
     return 1 if unexpected else 0
 
 

@@ -34,25 +34,52 @@ import numpy as np
 from . import oracle
 from .cases_ir import out_of_memory, same_bits, where_raised
 
-OPS = ("adaptive_avg_pool", "adaptive_max_pool", "avg_pool", "max_pool", "lp_pool",
-       "global_avg_pool", "global_max_pool", "global_lp_pool", "max_unpool",
-       "ov.avg_pool", "ov.max_pool")
+OPS = (
+    "adaptive_avg_pool",
+    "adaptive_max_pool",
+    "avg_pool",
+    "max_pool",
+    "lp_pool",
+    "global_avg_pool",
+    "global_max_pool",
+    "global_lp_pool",
+    "max_unpool",
+    "ov.avg_pool",
+    "ov.max_pool",
+)
 MAX_OPS = ("adaptive_max_pool", "max_pool", "global_max_pool", "max_unpool", "ov.max_pool")
 THREADS = (1, 2, 7)
-MAX_COMPARED = 32 << 20     # bytes of outputs compared across thread counts at most
+MAX_COMPARED = 32 << 20  # bytes of outputs compared across thread counts at most
 
-HOSTILE_INTS = (-1, 0, -2 ** 63, 2 ** 62, 2 ** 63, 2 ** 64, 10 ** 30)
+HOSTILE_INTS = (-1, 0, -(2**63), 2**62, 2**63, 2**64, 10**30)
 # Sizes within ovpool's caps (2**40) whose window tables or per-thread scratch
 # may pass the memory budget where the output does not (an empty batch, SAME
 # padding): the plan of issue 20 budgets those; until then they end in a bare
 # MemoryError, a known open finding, so they are generated only with known_open.
-MIDDLE_INTS = (2 ** 20, 2 ** 24, 2 ** 26, 2 ** 31, 2 ** 40)
-HOSTILE_OTHER = (1.5, "3", None, [], [1] * 7, True, float("nan"), b"2", object(), {"a": 1},
-                 np.array([[2]]), complex(1, 0), np.float32(2.0), "SAME_UPPER", [2, "x"],
-                 [2.0, 2.0], (None,), np.array([], np.int64))
+MIDDLE_INTS = (2**20, 2**24, 2**26, 2**31, 2**40)
+HOSTILE_OTHER = (
+    1.5,
+    "3",
+    None,
+    [],
+    [1] * 7,
+    True,
+    float("nan"),
+    b"2",
+    object(),
+    {"a": 1},
+    np.array([[2]]),
+    complex(1, 0),
+    np.float32(2.0),
+    "SAME_UPPER",
+    [2, "x"],
+    [2.0, 2.0],
+    (None,),
+    np.array([], np.int64),
+)
 HOSTILE_THREADS = (0, -1, 2.5, "2", True, np.float64(2), [2])
 # thread counts no process on this machine can run (libgomp exits): issue 20's
-LARGE_THREADS = (64, 1000, 2 ** 31 - 1, 2 ** 40)
+LARGE_THREADS = (64, 1000, 2**31 - 1, 2**40)
 
 
 class Semantics(dict):
@@ -64,15 +91,17 @@ class Case:
     op: str
     x: object
     kwargs: dict
-    sem: Semantics | None          # None: some argument has no integer meaning
+    sem: Semantics | None  # None: some argument has no integer meaning
     notes: list = field(default_factory=list)
     known_open: str | None = None  # the known open finding this case may hit
 
     def describe(self):
         x = self.x
         if isinstance(x, np.ndarray):
-            xs = (f"x: ndarray{x.shape} {x.dtype} strides={x.strides} "
-                  f"contiguous={x.flags.c_contiguous} writeable={x.flags.writeable}")
+            xs = (
+                f"x: ndarray{x.shape} {x.dtype} strides={x.strides} "
+                f"contiguous={x.flags.c_contiguous} writeable={x.flags.writeable}"
+            )
         else:
             xs = f"x: {type(x).__name__} {_short(x)}"
         args = ", ".join(f"{k}={_short(v)}" for k, v in self.kwargs.items())
@@ -91,6 +120,7 @@ def _short(v, limit=80):
 # --------------------------------------------------------------------------
 # generation
 # --------------------------------------------------------------------------
+
 
 def _bf16():
     import ml_dtypes
@@ -119,7 +149,7 @@ def _values(rng, shape, dtype):
         return rng.integers(span[0], span[1], size=shape).astype(dtype)
     v = rng.standard_normal(shape)
     if rng.random() < 0.3:
-        v = np.round(v * 2)                      # ties
+        v = np.round(v * 2)  # ties
     if rng.random() < 0.1:
         v = v * 1e30 if dtype.itemsize >= 4 else v * 1e3
     if n and rng.random() < 0.15:
@@ -151,8 +181,11 @@ def _layout(rng, shape, dtype, notes):
         return big[..., ::2]
     if r < 0.82:
         notes.append("reversed")
-        return _values(rng, shape, dtype)[..., ::-1, :] if len(shape) > 3 else \
-            _values(rng, shape, dtype)[:, ::-1]
+        return (
+            _values(rng, shape, dtype)[..., ::-1, :]
+            if len(shape) > 3
+            else _values(rng, shape, dtype)[:, ::-1]
+        )
     if r < 0.9:
         notes.append("broadcast")
         base = _values(rng, (1,) + shape[1:], dtype)
@@ -188,13 +221,20 @@ def _window(rng, n, spatial, onnx):
     if rng.random() < 0.5:
         ends = begins
     r = rng.random()
-    auto = "explicit" if r < 0.7 else ("same_upper" if r < 0.8 else
-                                       ("same_lower" if r < 0.9 else "valid"))
+    auto = (
+        "explicit"
+        if r < 0.7
+        else ("same_upper" if r < 0.8 else ("same_lower" if r < 0.9 else "valid"))
+    )
     return kernel, strides, dilations, begins, ends, auto
 
 
-_ONNX_AUTO = {"explicit": "NOTSET", "same_upper": "SAME_UPPER", "same_lower": "SAME_LOWER",
-              "valid": "VALID"}
+_ONNX_AUTO = {
+    "explicit": "NOTSET",
+    "same_upper": "SAME_UPPER",
+    "same_lower": "SAME_LOWER",
+    "valid": "VALID",
+}
 
 
 def make_case(seed, index, known_open=False):
@@ -203,8 +243,10 @@ def make_case(seed, index, known_open=False):
     op = OPS[int(rng.integers(len(OPS)))]
     notes = []
     n = int(rng.integers(1, 4))
-    lead = (int(rng.integers(0, 4)) if rng.random() < 0.05 else int(rng.integers(1, 4)),
-            int(rng.integers(1, 5)))
+    lead = (
+        int(rng.integers(0, 4)) if rng.random() < 0.05 else int(rng.integers(1, 4)),
+        int(rng.integers(1, 5)),
+    )
     spatial = tuple(int(rng.integers(1, 11 if n > 1 else 33)) for _ in range(n))
     dtype = _dtype(rng, op)
     shape = lead + spatial
@@ -217,9 +259,13 @@ def make_case(seed, index, known_open=False):
         sem["output_size"] = size
         if op == "adaptive_max_pool":
             kw["index_dtype"] = [np.int32, np.int64, "i32", "i64", np.dtype(np.int32)][
-                int(rng.integers(5))]
-            sem["index_dtype"] = np.dtype(np.int32) if str(kw["index_dtype"]) in (
-                "i32", "<class 'numpy.int32'>", "int32") else np.dtype(np.int64)
+                int(rng.integers(5))
+            ]
+            sem["index_dtype"] = (
+                np.dtype(np.int32)
+                if str(kw["index_dtype"]) in ("i32", "<class 'numpy.int32'>", "int32")
+                else np.dtype(np.int64)
+            )
     elif op in ("avg_pool", "max_pool", "lp_pool"):
         kernel, strides, dilations, begins, ends, auto = _window(rng, n, spatial, True)
         kw["kernel_shape"] = _ints(rng, kernel)
@@ -238,8 +284,15 @@ def make_case(seed, index, known_open=False):
         ceil = bool(rng.random() < 0.4)
         if ceil or rng.random() < 0.3:
             kw["ceil_mode"] = ceil if rng.random() < 0.8 else int(ceil)
-        sem.update(kernel=kernel, strides=strides, dilations=dilations, pads_begin=begins,
-                   pads_end=ends, auto_pad=auto, rounding="ceil_torch" if ceil else "floor")
+        sem.update(
+            kernel=kernel,
+            strides=strides,
+            dilations=dilations,
+            pads_begin=begins,
+            pads_end=ends,
+            auto_pad=auto,
+            rounding="ceil_torch" if ceil else "floor",
+        )
         if op == "avg_pool":
             cip = bool(rng.random() < 0.5)
             kw["count_include_pad"] = cip
@@ -265,9 +318,10 @@ def make_case(seed, index, known_open=False):
         strides = tuple(int(rng.integers(1, 4)) for _ in range(n))
         begins = tuple(int(rng.integers(0, k)) if rng.random() < 0.3 else 0 for k in kernel)
         ends = tuple(int(rng.integers(0, k)) if rng.random() < 0.3 else 0 for k in kernel)
-        default = tuple((i - 1) * s + k - b - e for i, s, k, b, e in
-                        zip(spatial, strides, kernel, begins, ends))
-        kw["indices"] = None      # filled below, once the index space is known
+        default = tuple(
+            (i - 1) * s + k - b - e for i, s, k, b, e in zip(spatial, strides, kernel, begins, ends)
+        )
+        kw["indices"] = None  # filled below, once the index space is known
         kw["kernel_shape"] = _ints(rng, kernel)
         if strides != (1,) * n or rng.random() < 0.5:
             kw["strides"] = _ints(rng, strides)
@@ -285,18 +339,31 @@ def make_case(seed, index, known_open=False):
         space = math.prod(space_shape) if min(default) >= 1 else 1
         indices = rng.integers(0, max(space, 1), size=shape)
         kw["indices"] = indices.astype(np.int64 if rng.random() < 0.7 else np.int32)
-        sem.update(kernel=kernel, strides=strides, pads_begin=begins, pads_end=ends,
-                   default=lead + default, full=full, relative=relative,
-                   full_given="output_shape" in kw)
-    else:   # OpenVINO AvgPool / MaxPool
+        sem.update(
+            kernel=kernel,
+            strides=strides,
+            pads_begin=begins,
+            pads_end=ends,
+            default=lead + default,
+            full=full,
+            relative=relative,
+            full_given="output_shape" in kw,
+        )
+    else:  # OpenVINO AvgPool / MaxPool
         kernel, strides, dilations, begins, ends, auto = _window(rng, n, spatial, False)
         args = [_ints(rng, kernel), _ints(rng, strides), _ints(rng, begins), _ints(rng, ends)]
         kw.update(kernel=args[0], strides=args[1], pads_begin=args[2], pads_end=args[3])
         kw["auto_pad"] = auto
         rounding = ("floor", "ceil", "ceil_torch")[int(rng.integers(3))]
         kw["rounding_type"] = rounding
-        sem.update(kernel=kernel, strides=strides, pads_begin=begins, pads_end=ends,
-                   auto_pad=auto, rounding=rounding)
+        sem.update(
+            kernel=kernel,
+            strides=strides,
+            pads_begin=begins,
+            pads_end=ends,
+            auto_pad=auto,
+            rounding=rounding,
+        )
         if op == "ov.avg_pool":
             exclude = bool(rng.random() < 0.6)
             kw["exclude_pad"] = exclude
@@ -312,9 +379,12 @@ def make_case(seed, index, known_open=False):
             kw["index_element_type"] = ietype
             ret = bool(rng.random() < 0.7)
             kw["return_indices"] = ret
-            sem.update(dilations=dilations, axis=axis,
-                       index_dtype=np.dtype(np.int32 if ietype == "i32" else np.int64),
-                       return_indices=ret)
+            sem.update(
+                dilations=dilations,
+                axis=axis,
+                index_dtype=np.dtype(np.int32 if ietype == "i32" else np.int64),
+                return_indices=ret,
+            )
     if op != "max_unpool" and rng.random() < 0.5:
         threads = THREADS[int(rng.integers(len(THREADS)))]
         kw["num_threads"] = threads
@@ -337,12 +407,23 @@ def expected_shape(sem):
     if op == "max_unpool":
         if sem.get("full_given"):
             return sem["full"]
-        default = tuple((i - 1) * s + k - b - e for i, s, k, b, e in zip(
-            spatial, sem["strides"], sem["kernel"], sem["pads_begin"], sem["pads_end"]))
+        default = tuple(
+            (i - 1) * s + k - b - e
+            for i, s, k, b, e in zip(
+                spatial, sem["strides"], sem["kernel"], sem["pads_begin"], sem["pads_end"]
+            )
+        )
         return lead + default if min(default) >= 1 else None
-    out = oracle.output_spatial(spatial, sem["kernel"], sem["strides"], sem["dilations"],
-                                sem["pads_begin"], sem["pads_end"], sem["auto_pad"],
-                                sem["rounding"])
+    out = oracle.output_spatial(
+        spatial,
+        sem["kernel"],
+        sem["strides"],
+        sem["dilations"],
+        sem["pads_begin"],
+        sem["pads_end"],
+        sem["auto_pad"],
+        sem["rounding"],
+    )
     return lead + out if min(out) >= 1 else None
 
 
@@ -358,16 +439,36 @@ def _maybe_out(rng, case):
     case.kwargs["out"] = np.empty(shape, dtype)
     case.notes.append("out=")
     if case.op in ("adaptive_max_pool", "ov.max_pool") or (
-            case.op == "max_pool" and sem.get("return_indices")):
+        case.op == "max_pool" and sem.get("return_indices")
+    ):
         if case.op != "ov.max_pool" or sem.get("return_indices"):
             case.kwargs["out_indices"] = np.empty(shape, sem.get("index_dtype", np.int64))
             case.notes.append("out_indices=")
 
 
-_ARGUMENTS = ("output_size", "kernel_shape", "strides", "pads", "dilations", "kernel",
-              "pads_begin", "pads_end", "output_shape", "axis", "storage_order", "p",
-              "auto_pad", "ceil_mode", "count_include_pad", "return_indices", "exclude_pad",
-              "rounding_type", "index_dtype", "index_element_type", "indices_relative_to")
+_ARGUMENTS = (
+    "output_size",
+    "kernel_shape",
+    "strides",
+    "pads",
+    "dilations",
+    "kernel",
+    "pads_begin",
+    "pads_end",
+    "output_shape",
+    "axis",
+    "storage_order",
+    "p",
+    "auto_pad",
+    "ceil_mode",
+    "count_include_pad",
+    "return_indices",
+    "exclude_pad",
+    "rounding_type",
+    "index_dtype",
+    "index_element_type",
+    "indices_relative_to",
+)
 
 
 def _corrupt(rng, case, known_open):
@@ -390,11 +491,10 @@ def _corrupt(rng, case, known_open):
         kw[name] = value
         case.notes.append(f"num_threads={_short(value)}")
         if case.sem is not None:
-            if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
-                    and value >= 1:
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1:
                 case.sem["num_threads"] = int(value)
                 if case.sem.get("error") == "num_threads":
-                    del case.sem["error"]        # (an earlier bad count, replaced)
+                    del case.sem["error"]  # (an earlier bad count, replaced)
             else:
                 case.sem["error"] = "num_threads"
     elif r < 0.8:
@@ -410,16 +510,26 @@ def _corrupt_argument(rng, case, name, known_open):
     if name == "indices":
         x = case.x
         shape = getattr(x, "shape", ())
-        if math.prod(shape) > 1 << 16:      # (x may be a broadcast view of a huge shape)
+        if math.prod(shape) > 1 << 16:  # (x may be a broadcast view of a huge shape)
             shape = (1, 1, 4)
-        bad = [np.full(shape, -1), np.full(shape, 2 ** 40), np.zeros((1,), np.int64),
-               np.zeros(shape, np.float32), np.full(shape, 2 ** 63, np.uint64), "abc", None]
+        bad = [
+            np.full(shape, -1),
+            np.full(shape, 2**40),
+            np.zeros((1,), np.int64),
+            np.zeros(shape, np.float32),
+            np.full(shape, 2**63, np.uint64),
+            "abc",
+            None,
+        ]
         value = bad[int(rng.integers(len(bad)))]
         kw["indices"] = value
         case.notes.append(f"indices={_short(value)}")
-        if getattr(x, "size", 1) == 0 and getattr(value, "shape", None) == shape \
-                and getattr(value, "dtype", np.dtype(object)).kind in "iu":
-            case.sem = None       # (no index of an empty array can be bad)
+        if (
+            getattr(x, "size", 1) == 0
+            and getattr(value, "shape", None) == shape
+            and getattr(value, "dtype", np.dtype(object)).kind in "iu"
+        ):
+            case.sem = None  # (no index of an empty array can be bad)
         else:
             case.sem = None if case.sem is None else Semantics(case.sem, error="indices")
         return
@@ -444,7 +554,7 @@ def _corrupt_argument(rng, case, name, known_open):
         except (KeyError, TypeError):
             shape = None
         if shape != kw["out"].shape:
-            sem["error"] = "out"        # the out= made for the arguments before
+            sem["error"] = "out"  # the out= made for the arguments before
 
 
 def _as_int_tuple(value):
@@ -452,16 +562,26 @@ def _as_int_tuple(value):
         return None
     if isinstance(value, (int, np.integer)):
         return (int(value),)
-    if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-            for v in value):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in value
+        )
+    ):
         return tuple(int(v) for v in value)
     return None
 
 
-_SEM_NAMES = {"output_size": "output_size", "kernel_shape": "kernel", "kernel": "kernel",
-              "strides": "strides", "dilations": "dilations", "pads_begin": "pads_begin",
-              "pads_end": "pads_end"}
+_SEM_NAMES = {
+    "output_size": "output_size",
+    "kernel_shape": "kernel",
+    "kernel": "kernel",
+    "strides": "strides",
+    "dilations": "dilations",
+    "pads_begin": "pads_begin",
+    "pads_end": "pads_end",
+}
 
 
 def _update_semantics(case, name, value):
@@ -514,13 +634,21 @@ def _corrupt_x(rng, case):
         ("rank 6", lambda: np.ones((1, 1, 2, 2, 2, 2), np.float32)),
         ("empty spatial", lambda: np.ones(shape[:2] + (0,) * (len(shape) - 2), np.float32)),
         ("empty batch", lambda: np.ones((0,) + tuple(shape[1:]), np.float32)),
-        ("broadcast huge", lambda: np.broadcast_to(np.float32(1.0), (1 << 14, 1 << 14) +
-                                                   tuple(shape[2:]))),
+        (
+            "broadcast huge",
+            lambda: np.broadcast_to(np.float32(1.0), (1 << 14, 1 << 14) + tuple(shape[2:])),
+        ),
         ("ragged list", lambda: [[[1.0, 2.0]], [[1.0]]]),
         ("None", lambda: None),
         ("string", lambda: "x"),
-        ("nested list", lambda: np.asarray(x, dtype=np.float64).tolist() if isinstance(
-            x, np.ndarray) and x.dtype.kind == "f" and x.size < 4096 else [[[1.0, 2.0]]]),
+        (
+            "nested list",
+            lambda: (
+                np.asarray(x, dtype=np.float64).tolist()
+                if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size < 4096
+                else [[[1.0, 2.0]]]
+            ),
+        ),
     ]
     name, make = choices[int(r * len(choices))]
     case.x = make()
@@ -538,7 +666,7 @@ def _corrupt_x(rng, case):
         case.sem = Semantics(sem, error="x")
         return
     if name in ("empty batch", "empty spatial"):
-        case.sem = None      # the output's meaning is not checked, only its class
+        case.sem = None  # the output's meaning is not checked, only its class
         return
     if name == "broadcast huge":
         case.sem = Semantics(sem, error="budget")
@@ -555,8 +683,16 @@ def _corrupt_out(rng, case):
     if dtype.kind not in "fiub" and dtype.name != "bfloat16":
         dtype = np.dtype(np.float32)
     n = math.prod(shape)
-    choices = ["wrong shape", "wrong dtype", "non-contiguous", "read-only", "a list",
-               "overlaps x", "out_indices overlaps out", "out_indices wrong dtype"]
+    choices = [
+        "wrong shape",
+        "wrong dtype",
+        "non-contiguous",
+        "read-only",
+        "a list",
+        "overlaps x",
+        "out_indices overlaps out",
+        "out_indices wrong dtype",
+    ]
     name = choices[int(rng.integers(len(choices)))]
     if name == "wrong shape":
         kw["out"] = np.empty(shape[:-1] + (shape[-1] + 1,), dtype)
@@ -571,14 +707,20 @@ def _corrupt_out(rng, case):
     elif name == "a list":
         kw["out"] = np.empty(shape, dtype).tolist()
     elif name == "overlaps x":
-        if isinstance(x, np.ndarray) and x.flags.c_contiguous and x.flags.writeable \
-                and x.size >= n > 0 and x.dtype == dtype:
-            kw["out"] = x.reshape(-1)[x.size - n:].reshape(shape)
+        if (
+            isinstance(x, np.ndarray)
+            and x.flags.c_contiguous
+            and x.flags.writeable
+            and x.size >= n > 0
+            and x.dtype == dtype
+        ):
+            kw["out"] = x.reshape(-1)[x.size - n :].reshape(shape)
         else:
             name = "overlaps x (not made)"
     elif name.startswith("out_indices"):
         returns_indices = case.op == "adaptive_max_pool" or (
-            case.op in ("max_pool", "ov.max_pool") and kw.get("return_indices") is True)
+            case.op in ("max_pool", "ov.max_pool") and kw.get("return_indices") is True
+        )
         if not returns_indices:
             # (an op without out_indices would raise Python's own TypeError)
             name = "wrong shape"
@@ -589,11 +731,11 @@ def _corrupt_out(rng, case):
             name = "out_indices overlaps out (not made: empty)"
         else:
             raw = np.zeros(n * 8 + 64, np.uint8)
-            kw["out"] = raw[:n * dtype.itemsize].view(dtype).reshape(shape)
-            kw["out_indices"] = raw[:n * 8].view(np.int64).reshape(shape)
+            kw["out"] = raw[: n * dtype.itemsize].view(dtype).reshape(shape)
+            kw["out_indices"] = raw[: n * 8].view(np.int64).reshape(shape)
     case.notes.append(f"out: {name}")
     if name == "non-contiguous" and kw["out"].flags.c_contiguous:
-        return      # (numpy calls an empty view contiguous)
+        return  # (numpy calls an empty view contiguous)
     if case.sem is not None and "not made" not in name:
         case.sem = Semantics(case.sem, error="out")
 
@@ -601,6 +743,7 @@ def _corrupt_out(rng, case):
 # --------------------------------------------------------------------------
 # running one case
 # --------------------------------------------------------------------------
+
 
 def _function(op):
     import ovpool
@@ -667,8 +810,12 @@ def _reference(case):
         args = sem["kernel"] + sem["strides"] + sem["pads_begin"] + sem["pads_end"]
         if max(args) > 1 << 40:
             raise oracle.Unchecked("arguments beyond 2**40")
-        default = lead + tuple((i - 1) * s + k - b - e for i, s, k, b, e in zip(
-            spatial, sem["strides"], sem["kernel"], sem["pads_begin"], sem["pads_end"]))
+        default = lead + tuple(
+            (i - 1) * s + k - b - e
+            for i, s, k, b, e in zip(
+                spatial, sem["strides"], sem["kernel"], sem["pads_begin"], sem["pads_end"]
+            )
+        )
         if min(default) < 1:
             return None
         full = sem["full"] if "output_shape" in case.kwargs else default
@@ -681,22 +828,45 @@ def _reference(case):
     if op == "ov.avg_pool":
         geometry_pads = _resolved_pads(sem, spatial)
         effective = [(k - 1) * d + 1 for k, d in zip(sem["kernel"], sem["dilations"])]
-        if sem["exclude_pad"] and sem["auto_pad"] == "explicit" and any(
-                b >= e or p >= e for b, p, e in zip(sem["pads_begin"], sem["pads_end"],
-                                                    effective)):
+        if (
+            sem["exclude_pad"]
+            and sem["auto_pad"] == "explicit"
+            and any(
+                b >= e or p >= e for b, p, e in zip(sem["pads_begin"], sem["pads_end"], effective)
+            )
+        ):
             return None
         include = not sem["exclude_pad"] and any(geometry_pads)
-        v = oracle.fixed_pool(xf, "avg", sem["kernel"], sem["strides"], sem["dilations"],
-                              sem["pads_begin"], sem["pads_end"], sem["auto_pad"],
-                              sem["rounding"], count_include_pad=include, empty="unchecked")
+        v = oracle.fixed_pool(
+            xf,
+            "avg",
+            sem["kernel"],
+            sem["strides"],
+            sem["dilations"],
+            sem["pads_begin"],
+            sem["pads_end"],
+            sem["auto_pad"],
+            sem["rounding"],
+            count_include_pad=include,
+            empty="unchecked",
+        )
         return (v, None) if v is not None else None
     if op == "ov.max_pool":
         rank = len(shape)
         if sem["return_indices"] and not -rank <= sem["axis"] < rank:
             return None
-        res = oracle.fixed_pool(xf, "max", sem["kernel"], sem["strides"], sem["dilations"],
-                                sem["pads_begin"], sem["pads_end"], sem["auto_pad"],
-                                sem["rounding"], empty="unchecked")
+        res = oracle.fixed_pool(
+            xf,
+            "max",
+            sem["kernel"],
+            sem["strides"],
+            sem["dilations"],
+            sem["pads_begin"],
+            sem["pads_end"],
+            sem["auto_pad"],
+            sem["rounding"],
+            empty="unchecked",
+        )
         if res is None:
             return None
         values, plane = res
@@ -707,17 +877,25 @@ def _reference(case):
         if axis == 0:
             base = np.arange(lead[0] * lead[1]).reshape(lead + (1,) * len(spatial)) * plane_size
         elif axis == 1:
-            base = (np.arange(lead[1]).reshape((1, lead[1]) + (1,) * len(spatial))
-                    * plane_size)
+            base = np.arange(lead[1]).reshape((1, lead[1]) + (1,) * len(spatial)) * plane_size
         else:
             base = 0
-            plane = plane % math.prod(spatial[axis - 2:])
+            plane = plane % math.prod(spatial[axis - 2 :])
         return values, plane + base
     kind = {"avg_pool": "avg", "max_pool": "max", "lp_pool": "lp"}[op]
-    res = oracle.fixed_pool(xf, kind, sem["kernel"], sem["strides"], sem["dilations"],
-                            sem["pads_begin"], sem["pads_end"], sem["auto_pad"], sem["rounding"],
-                            count_include_pad=sem.get("count_include_pad", False),
-                            p=sem.get("p", 2.0))
+    res = oracle.fixed_pool(
+        xf,
+        kind,
+        sem["kernel"],
+        sem["strides"],
+        sem["dilations"],
+        sem["pads_begin"],
+        sem["pads_end"],
+        sem["auto_pad"],
+        sem["rounding"],
+        count_include_pad=sem.get("count_include_pad", False),
+        p=sem.get("p", 2.0),
+    )
     if res is None:
         return None
     if kind != "max":
@@ -740,9 +918,16 @@ def _pair(res):
 def _resolved_pads(sem, spatial):
     pads = []
     for a, n_in in enumerate(spatial):
-        _, b, e = oracle.axis_geometry(n_in, sem["kernel"][a], sem["strides"][a],
-                                       sem["dilations"][a], sem["pads_begin"][a],
-                                       sem["pads_end"][a], sem["auto_pad"], sem["rounding"])
+        _, b, e = oracle.axis_geometry(
+            n_in,
+            sem["kernel"][a],
+            sem["strides"][a],
+            sem["dilations"][a],
+            sem["pads_begin"][a],
+            sem["pads_end"][a],
+            sem["auto_pad"],
+            sem["rounding"],
+        )
         pads += [b, e]
     return pads
 
@@ -764,8 +949,11 @@ def _compare(case, result, ref):
         return f"shape {values.shape}, expected {ref_values.shape}"
     got = values.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        want = ref_values.astype(dtype).astype(np.float64) if dtype.kind == "f" or \
-            dtype.name == "bfloat16" else ref_values
+        want = (
+            ref_values.astype(dtype).astype(np.float64)
+            if dtype.kind == "f" or dtype.name == "bfloat16"
+            else ref_values
+        )
     op = sem["op"]
     exact = op in MAX_OPS
     if exact:
@@ -777,18 +965,19 @@ def _compare(case, result, ref):
         scale = max(1.0, float(np.abs(xf[finite]).max())) if finite.any() else 1.0
         if op.endswith("lp_pool"):
             p = sem.get("p", 2.0)
-            if scale ** p > (1e30 if dtype.itemsize >= 4 else 6e4) or p < 1:
+            if scale**p > (1e30 if dtype.itemsize >= 4 else 6e4) or p < 1:
                 raise oracle.Unchecked("|x|^p beyond the float range of the sums")
-            scale = float(np.abs(want[np.isfinite(want)]).max()) if np.isfinite(want).any() \
-                else 1.0
+            scale = float(np.abs(want[np.isfinite(want)]).max()) if np.isfinite(want).any() else 1.0
         both_nan = np.isnan(got) & np.isnan(want)
         same_inf = np.isinf(got) & (got == want)
         close = np.abs(got - want) <= rtol * (scale + np.abs(want))
         bad = ~(both_nan | same_inf | close)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        return (f"values differ at {int(bad.sum())} of {bad.size} positions, first {where}: "
-                f"{got[where]!r} vs reference {want[where]!r}")
+        return (
+            f"values differ at {int(bad.sum())} of {bad.size} positions, first {where}: "
+            f"{got[where]!r} vs reference {want[where]!r}"
+        )
     if ref_indices is not None:
         if len(result) < 2:
             return "no indices returned"
@@ -799,8 +988,10 @@ def _compare(case, result, ref):
         if not np.array_equal(indices, ref_indices):
             bad = np.argwhere(indices != ref_indices)[0]
             where = tuple(int(i) for i in bad)
-            return (f"indices differ at {int((indices != ref_indices).sum())} positions, first "
-                    f"{where}: {int(indices[where])} vs reference {int(ref_indices[where])}")
+            return (
+                f"indices differ at {int((indices != ref_indices).sum())} positions, first "
+                f"{where}: {int(indices[where])} vs reference {int(ref_indices[where])}"
+            )
     return None
 
 
@@ -819,10 +1010,20 @@ def _torch_agrees(case, ref):
             t = _pair(oracle.torch_adaptive(xf, kind, sem["output_size"]))
         elif op in ("avg_pool", "max_pool"):
             kind = "avg" if op == "avg_pool" else "max"
-            t = _pair(oracle.torch_fixed(xf, kind, sem["kernel"], sem["strides"],
-                                         sem["dilations"], sem["pads_begin"], sem["pads_end"],
-                                         sem["auto_pad"], sem["rounding"],
-                                         sem.get("count_include_pad", False)))
+            t = _pair(
+                oracle.torch_fixed(
+                    xf,
+                    kind,
+                    sem["kernel"],
+                    sem["strides"],
+                    sem["dilations"],
+                    sem["pads_begin"],
+                    sem["pads_end"],
+                    sem["auto_pad"],
+                    sem["rounding"],
+                    sem.get("count_include_pad", False),
+                )
+            )
         else:
             return None
     except oracle.Unchecked:
@@ -840,8 +1041,6 @@ def _torch_agrees(case, ref):
     return None
 
 
-
-
 def run_case(case):
     """Run one case: (class, detail, checked). Classes: ok, ovpool-error,
     budget, refused-valid, accepted-invalid, wrong, threads, foreign, memory."""
@@ -850,7 +1049,7 @@ def run_case(case):
     sem = case.sem
     try:
         result = _call(case)
-    except getattr(ovpool, "MemoryBudgetError", ()) as exc:   # (builds before issue 22: none)
+    except getattr(ovpool, "MemoryBudgetError", ()) as exc:  # (builds before issue 22: none)
         return "budget", str(exc)[:300], False
     except ovpool.OvpoolError as exc:
         if sem is not None and "error" not in sem:
@@ -910,7 +1109,6 @@ def run_case(case):
             if not same_bits(first, again):
                 return "threads", f"num_threads={n} gives other bits than the first call", True
     return "ok", "", checked
-
 
 
 def timed(case):

@@ -40,32 +40,144 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EXAMPLES = os.path.join(ROOT, "ir_examples")
 
-HOSTILE_VALUES = ("-1", "-2147483649", "0", "2147483648", "4294967296", "9223372036854775807",
-                  "18446744073709551616", "1" + "0" * 30, "", " ", "abc", "1.5", "nan", "inf",
-                  "-0", "0x10", "1e3", " 2 ", "\uff12", "1,2,3", ",,", "?", "...", "1..",
-                  "..-3", "2, 2, 2, 2, 2, 2, 2", "true", "FALSE", "\\,", "1" * 400)
+HOSTILE_VALUES = (
+    "-1",
+    "-2147483649",
+    "0",
+    "2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "18446744073709551616",
+    "1" + "0" * 30,
+    "",
+    " ",
+    "abc",
+    "1.5",
+    "nan",
+    "inf",
+    "-0",
+    "0x10",
+    "1e3",
+    " 2 ",
+    "\uff12",
+    "1,2,3",
+    ",,",
+    "?",
+    "...",
+    "1..",
+    "..-3",
+    "2, 2, 2, 2, 2, 2, 2",
+    "true",
+    "FALSE",
+    "\\,",
+    "1" * 400,
+)
 WORDS = {
-    "type": ("Parameter", "Const", "Result", "Convert", "AdaptiveAvgPool", "AdaptiveMaxPool",
-             "AvgPool", "MaxPool", "Convolution", "Relu", "Concat", "Loop", "FancyPool",
-             "OnnxMaxPool", "MaxUnpool", "LpPool", "GlobalLpPool", "OnnxAveragePool", ""),
-    "version": ("opset1", "opset8", "opset14", "opset16", "opset99", "opset0", "ovpool",
-                "extension", "", "opset"),
-    "element_type": ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64", "u1", "u4",
-                     "string", "dynamic", "undefined", "f8e4m3", "boolean", "F32"),
+    "type": (
+        "Parameter",
+        "Const",
+        "Result",
+        "Convert",
+        "AdaptiveAvgPool",
+        "AdaptiveMaxPool",
+        "AvgPool",
+        "MaxPool",
+        "Convolution",
+        "Relu",
+        "Concat",
+        "Loop",
+        "FancyPool",
+        "OnnxMaxPool",
+        "MaxUnpool",
+        "LpPool",
+        "GlobalLpPool",
+        "OnnxAveragePool",
+        "",
+    ),
+    "version": (
+        "opset1",
+        "opset8",
+        "opset14",
+        "opset16",
+        "opset99",
+        "opset0",
+        "ovpool",
+        "extension",
+        "",
+        "opset",
+    ),
+    "element_type": (
+        "f32",
+        "f16",
+        "bf16",
+        "f64",
+        "i8",
+        "u8",
+        "i32",
+        "i64",
+        "u1",
+        "u4",
+        "string",
+        "dynamic",
+        "undefined",
+        "f8e4m3",
+        "boolean",
+        "F32",
+    ),
     "precision": ("FP32", "FP16", "BF16", "I64", "I32", "U8", "BOOL", "FP64", "STRING", "xx"),
     "auto_pad": ("explicit", "same_upper", "same_lower", "valid", "notset", "SAME_UPPER", ""),
     "rounding_type": ("floor", "ceil", "ceil_torch", "CEIL", "round", ""),
     "index_element_type": ("i32", "i64", "u8", "f32", "string"),
     "destination_type": ("f32", "f16", "i64", "i32", "boolean", "string", "u4", "bf16"),
-    "shape": ("?", "-1", "...", "1..", "1..64", "2,3,?,?", "0", "2,3,1000000000,1000000000",
-              "1,1,4294967296", "?,?,?,?,?,?,?", "-2", ""),
+    "shape": (
+        "?",
+        "-1",
+        "...",
+        "1..",
+        "1..64",
+        "2,3,?,?",
+        "0",
+        "2,3,1000000000,1000000000",
+        "1,1,4294967296",
+        "?,?,?,?,?,?,?",
+        "-2",
+        "",
+    ),
 }
-ATTR_NAMES = ("id", "name", "type", "version", "shape", "element_type", "offset", "size",
-              "kernel", "strides", "pads_begin", "pads_end", "dilations", "auto_pad",
-              "rounding_type", "exclude-pad", "axis", "index_element_type", "destination_type",
-              "from-layer", "from-port", "to-layer", "to-port", "precision", "names",
-              "kernel_shape", "pads", "ceil_mode", "storage_order", "p", "count_include_pad",
-              "output_names")
+ATTR_NAMES = (
+    "id",
+    "name",
+    "type",
+    "version",
+    "shape",
+    "element_type",
+    "offset",
+    "size",
+    "kernel",
+    "strides",
+    "pads_begin",
+    "pads_end",
+    "dilations",
+    "auto_pad",
+    "rounding_type",
+    "exclude-pad",
+    "axis",
+    "index_element_type",
+    "destination_type",
+    "from-layer",
+    "from-port",
+    "to-layer",
+    "to-port",
+    "precision",
+    "names",
+    "kernel_shape",
+    "pads",
+    "ceil_mode",
+    "storage_order",
+    "p",
+    "count_include_pad",
+    "output_names",
+)
 
 
 def examples():
@@ -204,8 +316,7 @@ class _Mutant:
         for name in ("from-layer", "from-port", "to-layer", "to-port"):
             new.set(name, str(int(self.rng.integers(0, 12))))
         edges_el.append(new)
-        self.notes.append("edge added " + " ".join(new.get(n) for n in ("from-layer",
-                                                                         "to-layer")))
+        self.notes.append("edge added " + " ".join(new.get(n) for n in ("from-layer", "to-layer")))
 
     def const(self):
         consts = [x for x in self.layers() if x.get("type") == "Const"]
@@ -215,9 +326,17 @@ class _Mutant:
             return
         size = len(self.blob)
         name = self.pick(["offset", "size"])
-        value = self.pick([str(size), str(size + 1), str(max(size - 1, 0)), "0",
-                           str(2 ** 63 - 1), str(2 ** 40),
-                           str(int(self.rng.integers(0, size + 8)))])
+        value = self.pick(
+            [
+                str(size),
+                str(size + 1),
+                str(max(size - 1, 0)),
+                "0",
+                str(2**63 - 1),
+                str(2**40),
+                str(int(self.rng.integers(0, size + 8))),
+            ]
+        )
         data.set(name, value)
         self.notes.append(f"Const {name}={value}")
 
@@ -232,8 +351,7 @@ class _Mutant:
         port = const.find("output/port")
         if port is None:
             return
-        etype = (const.find("data").get("element_type") if const.find("data") is not None
-                 else "i64")
+        etype = const.find("data").get("element_type") if const.find("data") is not None else "i64"
         n = int(self.rng.choice([10, 500, 3000]))
         layers_el = self.root.find("layers")
         edges_el = self.root.find("edges")
@@ -243,8 +361,10 @@ class _Mutant:
         next_id = max(ids, default=0) + 1
         source = (edge.get("from-layer"), edge.get("from-port"))
         for k in range(n):
-            layer = layers_el.makeelement("layer", {"id": str(next_id + k), "name": f"cv{k}",
-                                                    "type": "Convert", "version": "opset1"})
+            layer = layers_el.makeelement(
+                "layer",
+                {"id": str(next_id + k), "name": f"cv{k}", "type": "Convert", "version": "opset1"},
+            )
             data = layer.makeelement("data", {"destination_type": etype})
             layer.append(data)
             inp = layer.makeelement("input", {})
@@ -260,8 +380,15 @@ class _Mutant:
             out.append(p_out)
             layer.append(out)
             layers_el.append(layer)
-            e = edges_el.makeelement("edge", {"from-layer": source[0], "from-port": source[1],
-                                              "to-layer": str(next_id + k), "to-port": "0"})
+            e = edges_el.makeelement(
+                "edge",
+                {
+                    "from-layer": source[0],
+                    "from-port": source[1],
+                    "to-layer": str(next_id + k),
+                    "to-port": "0",
+                },
+            )
             edges_el.append(e)
             source = (str(next_id + k), "1")
         edge.set("from-layer", source[0])
@@ -272,8 +399,21 @@ class _Mutant:
         e = self.pick(self.elements())
         if e is not None:
             old = e.tag
-            e.tag = self.pick(["layer", "port", "data", "edge", "dim", "input", "output", "x",
-                               "layers", "edges", "net"])
+            e.tag = self.pick(
+                [
+                    "layer",
+                    "port",
+                    "data",
+                    "edge",
+                    "dim",
+                    "input",
+                    "output",
+                    "x",
+                    "layers",
+                    "edges",
+                    "net",
+                ]
+            )
             self.notes.append(f"<{old}> renamed <{e.tag}>")
 
     def text(self):
@@ -289,8 +429,15 @@ class _Mutant:
         data = layer.find("data") if layer is not None else None
         if data is None:
             return
-        value = self.pick(["1,1,4294967296", "65536,65536", "1,1,100000,100000",
-                           "2,3,1..1000000000,1..1000000000", ",".join(["1"] * 18)])
+        value = self.pick(
+            [
+                "1,1,4294967296",
+                "65536,65536",
+                "1,1,100000,100000",
+                "2,3,1..1000000000,1..1000000000",
+                ",".join(["1"] * 18),
+            ]
+        )
         data.set("shape", value)
         self.notes.append(f"{layer.get('type')} shape={value}")
 
@@ -303,9 +450,29 @@ class _Mutant:
             layer.remove(g)
             self.notes.append(f"<{g.tag}> of {layer.get('type')} {layer.get('name')!r} removed")
 
-    TREE = ("strip_ports", "delete", "duplicate", "reorder", "move", "attr_set", "attr_set",
-            "attr_set", "attr_del", "flood", "dim", "dim", "edge", "edge", "edge_add", "const",
-            "const", "chain", "rename_tag", "text", "big_dims")
+    TREE = (
+        "strip_ports",
+        "delete",
+        "duplicate",
+        "reorder",
+        "move",
+        "attr_set",
+        "attr_set",
+        "attr_set",
+        "attr_del",
+        "flood",
+        "dim",
+        "dim",
+        "edge",
+        "edge",
+        "edge_add",
+        "const",
+        "const",
+        "chain",
+        "rename_tag",
+        "text",
+        "big_dims",
+    )
 
 
 def _bytes_mutation(rng, data, notes, what):
@@ -355,14 +522,17 @@ def make_case(seed, index, known_open=False):
         else:
             getattr(mutant, _Mutant.TREE[int(rng.integers(len(_Mutant.TREE)))])()
     data = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-    data = _FLOOD_RE.sub(lambda m: " ".join(f'flood{i}="{i}"' for i in range(
-        min(int(m.group(1)), 100_000))).encode(), data)
+    data = _FLOOD_RE.sub(
+        lambda m: " ".join(
+            f'flood{i}="{i}"' for i in range(min(int(m.group(1)), 100_000))
+        ).encode(),
+        data,
+    )
     for what in byte_level:
         if what == "xml":
             data = _bytes_mutation(rng, data, mutant.notes, "xml")
         else:
-            blob = _bytes_mutation(rng, blob, mutant.notes, "bin") if rng.random() < 0.8 \
-                else b""
+            blob = _bytes_mutation(rng, blob, mutant.notes, "bin") if rng.random() < 0.8 else b""
             if not blob:
                 mutant.notes.append("bin emptied")
     return os.path.basename(path), data, blob, mutant.notes
@@ -382,7 +552,7 @@ def write_case(folder, stem, xml, blob):
 # --------------------------------------------------------------------------
 
 MAX_INPUT_ELEMENTS = 1 << 20
-MAX_COMPARED = 32 << 20     # bytes of outputs compared across thread counts at most
+MAX_COMPARED = 32 << 20  # bytes of outputs compared across thread counts at most
 
 
 def model_inputs(model, rng):
@@ -439,9 +609,10 @@ def run_ovpool(xml_path, seed, index, save=None):
     def classify_error(exc, when):
         message = str(exc)
         if not message.startswith(xml_path + ":"):
-            return "unnamed", (f"{when}: {type(exc).__name__} without the file's name: "
-                               f"{message}")[:600]
-        return "ovpool-error", f"{when}: {message[len(xml_path):]}"[:300]
+            return "unnamed", (f"{when}: {type(exc).__name__} without the file's name: {message}")[
+                :600
+            ]
+        return "ovpool-error", f"{when}: {message[len(xml_path) :]}"[:300]
 
     try:
         model = ir.read_model(xml_path)
@@ -475,7 +646,7 @@ def run_ovpool(xml_path, seed, index, save=None):
     except MemoryError as exc:
         return "memory", "call again: MemoryError at " + where_raised(exc)
     except ovpool.OvpoolError as exc:
-        if out_of_memory(exc):     # the worker's address space, reported as ovpool should
+        if out_of_memory(exc):  # the worker's address space, reported as ovpool should
             return classify_error(exc, "call again")
         return "rerun", f"call again: {type(exc).__name__}: {exc}"[:600]
     except Exception as exc:  # a call that worked once fails again
@@ -494,9 +665,11 @@ def out_of_memory(exc):
     import ovpool
 
     message = str(exc)
-    return isinstance(exc, getattr(ovpool, "MemoryBudgetError", ())) or \
-        "out of memory" in message or \
-        "cannot allocate" in message
+    return (
+        isinstance(exc, getattr(ovpool, "MemoryBudgetError", ()))
+        or "out of memory" in message
+        or "cannot allocate" in message
+    )
 
 
 def _plain(a):
@@ -520,15 +693,19 @@ def run_openvino(xml_path, saved=None):
     try:
         compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     except Exception as exc:
-        return "error", f"compile_model: {type(exc).__name__}: " \
-                        f"{(str(exc).splitlines() or [''])[0][:200]}", None
+        return (
+            "error",
+            f"compile_model: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}",
+            None,
+        )
     if saved is None or not os.path.exists(saved):
         return "ok", "compiled", None
     data = np.load(saved)
-    feeds = [data[f"in{k}"] for k in range(len(compiled.inputs))
-             if f"in{k}" in data.files]
-    outs = [data[k] for k in sorted((k for k in data.files if k.startswith("out")),
-                                    key=lambda k: int(k[3:]))]
+    feeds = [data[f"in{k}"] for k in range(len(compiled.inputs)) if f"in{k}" in data.files]
+    outs = [
+        data[k]
+        for k in sorted((k for k in data.files if k.startswith("out")), key=lambda k: int(k[3:]))
+    ]
     if len(feeds) != len(compiled.inputs) or len(outs) != len(compiled.outputs):
         return "ok", "compiled", "differ: another number of inputs or outputs"
     try:
@@ -548,8 +725,10 @@ def run_openvino(xml_path, saved=None):
         if not (same | close).all():
             bad = ~(same | close)
             where = tuple(int(i) for i in np.argwhere(bad)[0])
-            worst = (f"differ: output {k} at {int(bad.sum())} of {bad.size} positions, first "
-                     f"{where}: OpenVINO {a[where]!r} vs ovpool {b[where]!r}")
+            worst = (
+                f"differ: output {k} at {int(bad.sum())} of {bad.size} positions, first "
+                f"{where}: OpenVINO {a[where]!r} vs ovpool {b[where]!r}"
+            )
             break
     _ = ov
     return "ok", "ran", worst or "agree"

@@ -60,20 +60,20 @@ MODES = ("lib-ir", "native-ir", "lib-onnx", "native-onnx", "ort")
 LIB_MODES = ("lib-ir", "lib-onnx")
 LIBRARY_NAME = "libovpool_openvino.so"
 
-MAX_FEED_ELEMENTS = 1 << 16          # inputs made and run at most
-MAX_COMPILE_INPUT_BYTES = 64 << 20   # declared inputs compiled at most (the plugin allocates them)
-READ_GROWTH_MIB = 64                 # resident memory reading a model may take
-RUN_GROWTH_MIB = 768                 # ... compiling and running it (ovpool's outputs are budgeted)
+MAX_FEED_ELEMENTS = 1 << 16  # inputs made and run at most
+MAX_COMPILE_INPUT_BYTES = 64 << 20  # declared inputs compiled at most (the plugin allocates them)
+READ_GROWTH_MIB = 64  # resident memory reading a model may take
+RUN_GROWTH_MIB = 768  # ... compiling and running it (ovpool's outputs are budgeted)
 
-HUGE = (0, -1, 2 ** 20, 2 ** 27, 2 ** 31, 2 ** 39, 2 ** 40, 2 ** 40 + 1, 2 ** 41, 2 ** 62,
-        2 ** 63 - 1, 2 ** 63, 2 ** 64)
-ONNX_HUGE = tuple(v for v in HUGE if v < 2 ** 63) + (-2 ** 63,)   # an ONNX int is an int64
+HUGE = (0, -1, 2**20, 2**27, 2**31, 2**39, 2**40, 2**40 + 1, 2**41, 2**62, 2**63 - 1, 2**63, 2**64)
+ONNX_HUGE = tuple(v for v in HUGE if v < 2**63) + (-(2**63),)  # an ONNX int is an int64
 WORDS = ("", " ", "abc", "1.5", "nan", "-0", "1e3", "0x10", "true", "?", "1,,2", "\uff12")
 
 
 # --------------------------------------------------------------------------
 # the library and the engines
 # --------------------------------------------------------------------------
+
 
 def library_path():
     """The library the workers load: OVPOOL_OPENVINO_EXTENSION (a file or the
@@ -117,33 +117,99 @@ def setup(mode):
 # IR of ovpool's opset
 # --------------------------------------------------------------------------
 
-_PRECISION = {"f32": "FP32", "f16": "FP16", "bf16": "BF16", "f64": "FP64", "i8": "I8",
-              "u8": "U8", "i32": "I32", "i64": "I64", "boolean": "BOOL", "u64": "U64"}
+_PRECISION = {
+    "f32": "FP32",
+    "f16": "FP16",
+    "bf16": "BF16",
+    "f64": "FP64",
+    "i8": "I8",
+    "u8": "U8",
+    "i32": "I32",
+    "i64": "I64",
+    "boolean": "BOOL",
+    "u64": "U64",
+}
 # ovpool's ops whose type names and attributes are those of a stock op
-TWINS = {"AvgPool": "opset16", "MaxPool": "opset14", "AdaptiveAvgPool": "opset8",
-         "AdaptiveMaxPool": "opset8"}
-OPS = ("AdaptiveAvgPool", "AdaptiveMaxPool", "AvgPool", "MaxPool", "OnnxAveragePool",
-       "OnnxMaxPool", "LpPool", "GlobalLpPool", "MaxUnpool")
+TWINS = {
+    "AvgPool": "opset16",
+    "MaxPool": "opset14",
+    "AdaptiveAvgPool": "opset8",
+    "AdaptiveMaxPool": "opset8",
+}
+OPS = (
+    "AdaptiveAvgPool",
+    "AdaptiveMaxPool",
+    "AvgPool",
+    "MaxPool",
+    "OnnxAveragePool",
+    "OnnxMaxPool",
+    "LpPool",
+    "GlobalLpPool",
+    "MaxUnpool",
+)
 MAX_TYPES = ("AdaptiveMaxPool", "MaxPool", "OnnxMaxPool", "MaxUnpool")
 # the attributes each op reads, for the targeted mutations
 OP_ATTRIBUTES = {
     "AdaptiveAvgPool": (),
     "AdaptiveMaxPool": ("index_element_type",),
-    "AvgPool": ("kernel", "strides", "pads_begin", "pads_end", "dilations", "exclude-pad",
-                "rounding_type", "auto_pad"),
-    "MaxPool": ("kernel", "strides", "pads_begin", "pads_end", "dilations", "rounding_type",
-                "auto_pad", "index_element_type", "axis"),
-    "OnnxAveragePool": ("kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode",
-                        "count_include_pad"),
-    "OnnxMaxPool": ("kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode",
-                    "storage_order"),
+    "AvgPool": (
+        "kernel",
+        "strides",
+        "pads_begin",
+        "pads_end",
+        "dilations",
+        "exclude-pad",
+        "rounding_type",
+        "auto_pad",
+    ),
+    "MaxPool": (
+        "kernel",
+        "strides",
+        "pads_begin",
+        "pads_end",
+        "dilations",
+        "rounding_type",
+        "auto_pad",
+        "index_element_type",
+        "axis",
+    ),
+    "OnnxAveragePool": (
+        "kernel_shape",
+        "strides",
+        "pads",
+        "dilations",
+        "auto_pad",
+        "ceil_mode",
+        "count_include_pad",
+    ),
+    "OnnxMaxPool": (
+        "kernel_shape",
+        "strides",
+        "pads",
+        "dilations",
+        "auto_pad",
+        "ceil_mode",
+        "storage_order",
+    ),
     "LpPool": ("kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode", "p"),
     "GlobalLpPool": ("p",),
     "MaxUnpool": ("kernel_shape", "strides", "pads", "indices_relative_to"),
 }
 ATTRIBUTE_WORDS = {
-    "auto_pad": ("explicit", "same_upper", "same_lower", "valid", "NOTSET", "SAME_UPPER",
-                 "SAME_LOWER", "VALID", "notset", "Same_Lower", "", "pad"),
+    "auto_pad": (
+        "explicit",
+        "same_upper",
+        "same_lower",
+        "valid",
+        "NOTSET",
+        "SAME_UPPER",
+        "SAME_LOWER",
+        "VALID",
+        "notset",
+        "Same_Lower",
+        "",
+        "pad",
+    ),
     "rounding_type": ("floor", "ceil", "ceil_torch", "CEIL", "round", ""),
     "index_element_type": ("i32", "i64", "u8", "f32", "string", "dynamic", ""),
     "exclude-pad": ("true", "false", "1", "0", "yes", ""),
@@ -154,12 +220,44 @@ ATTRIBUTE_WORDS = {
     "storage_order": ("0", "1", "2", "-1", "9223372036854775807"),
     "axis": ("0", "1", "2", "3", "4", "-1", "-5", "5", "-9223372036854775808"),
 }
-ELEMENT_TYPES = ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64", "boolean", "u1", "u4",
-                 "string", "dynamic", "f8e4m3", "u64")
-SHAPES = ("1,1,134217728,1", "1,1,1099511627776,1099511627776", "1,1,2199023255552",
-          "1048576,1048576,1048576,1", "1,1,4611686018427387904,1", "0,2,8,8", "1,1,0,0",
-          "2,3,?,?", "?,?,?,?", "?,?,?", "1..4,2,1..1000000000,5", "1,2,8", "1,2,8,8,8",
-          "1,2,8,8,8,8", "1,2", "", "1,1,1,1", "1,1,65536,65536", "1,1,9223372036854775807")
+ELEMENT_TYPES = (
+    "f32",
+    "f16",
+    "bf16",
+    "f64",
+    "i8",
+    "u8",
+    "i32",
+    "i64",
+    "boolean",
+    "u1",
+    "u4",
+    "string",
+    "dynamic",
+    "f8e4m3",
+    "u64",
+)
+SHAPES = (
+    "1,1,134217728,1",
+    "1,1,1099511627776,1099511627776",
+    "1,1,2199023255552",
+    "1048576,1048576,1048576,1",
+    "1,1,4611686018427387904,1",
+    "0,2,8,8",
+    "1,1,0,0",
+    "2,3,?,?",
+    "?,?,?,?",
+    "?,?,?",
+    "1..4,2,1..1000000000,5",
+    "1,2,8",
+    "1,2,8,8,8",
+    "1,2,8,8,8,8",
+    "1,2",
+    "",
+    "1,1,1,1",
+    "1,1,65536,65536",
+    "1,1,9223372036854775807",
+)
 
 
 class _Net:
@@ -178,7 +276,8 @@ class _Net:
         self.layers.append(
             f'<layer id="{k}" name="{name}" type="Parameter" version="opset1">'
             f'<data shape="{text}" element_type="{etype}"/><output><port id="0" '
-            f'precision="{_PRECISION.get(etype, "FP32")}">{dims}</port></output></layer>')
+            f'precision="{_PRECISION.get(etype, "FP32")}">{dims}</port></output></layer>'
+        )
         return k, 0
 
     def const(self, values, etype, name):
@@ -190,31 +289,43 @@ class _Net:
             f'<layer id="{k}" name="{name}" type="Const" version="opset1">'
             f'<data element_type="{etype}" shape="{len(values)}" offset="{offset}" '
             f'size="{len(data)}"/><output><port id="0" precision="{_PRECISION[etype]}">'
-            f'<dim>{len(values)}</dim></port></output></layer>')
+            f"<dim>{len(values)}</dim></port></output></layer>"
+        )
         return k, 0
 
     def op(self, type_, attrs, inputs, outputs):
         k = self._id()
         data = " ".join(f'{name}="{value}"' for name, value in attrs.items())
         ins = "".join(f'<port id="{j}"/>' for j in range(len(inputs)))
-        outs = "".join(f'<port id="{len(inputs) + j}" precision="{p}"/>'
-                       for j, p in enumerate(outputs))
-        self.layers.append(f'<layer id="{k}" name="pool" type="{type_}" version="ovpool">'
-                           f'<data {data}/><input>{ins}</input><output>{outs}</output></layer>')
+        outs = "".join(
+            f'<port id="{len(inputs) + j}" precision="{p}"/>' for j, p in enumerate(outputs)
+        )
+        self.layers.append(
+            f'<layer id="{k}" name="pool" type="{type_}" version="ovpool">'
+            f"<data {data}/><input>{ins}</input><output>{outs}</output></layer>"
+        )
         for j, (src, port) in enumerate(inputs):
             self.edges.append((src, port, k, j))
         for j in range(len(outputs)):
             r = self._id()
-            self.layers.append(f'<layer id="{r}" name="out{j}" type="Result" version="opset1">'
-                               '<input><port id="0"/></input></layer>')
+            self.layers.append(
+                f'<layer id="{r}" name="out{j}" type="Result" version="opset1">'
+                '<input><port id="0"/></input></layer>'
+            )
             self.edges.append((k, len(inputs) + j, r, 0))
 
     def xml(self):
-        edges = "".join(f'<edge from-layer="{a}" from-port="{b}" to-layer="{c}" to-port="{d}"/>'
-                        for a, b, c, d in self.edges)
-        return ('<?xml version="1.0"?>\n<net name="lib_case" version="11"><layers>'
-                + "".join(self.layers) + "</layers><edges>" + edges
-                + "</edges></net>").encode(), bytes(self.blob)
+        edges = "".join(
+            f'<edge from-layer="{a}" from-port="{b}" to-layer="{c}" to-port="{d}"/>'
+            for a, b, c, d in self.edges
+        )
+        return (
+            '<?xml version="1.0"?>\n<net name="lib_case" version="11"><layers>'
+            + "".join(self.layers)
+            + "</layers><edges>"
+            + edges
+            + "</edges></net>"
+        ).encode(), bytes(self.blob)
 
 
 def _ints(values):
@@ -233,8 +344,9 @@ def _window(rng, n):
 def _one_node(rng, op):
     """A valid one-node model of ``op``: (xml, bin)."""
     n = int(rng.integers(1, 4))
-    shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + \
-        [int(rng.integers(1, 10 if n > 1 else 24)) for _ in range(n)]
+    shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + [
+        int(rng.integers(1, 10 if n > 1 else 24)) for _ in range(n)
+    ]
     if rng.random() < 0.15:
         shape[int(rng.integers(len(shape)))] = "?"
     types = ("f32",) * 6 + ("f16", "bf16", "f64") + (("i8", "u8") if op in MAX_TYPES else ())
@@ -254,11 +366,15 @@ def _one_node(rng, op):
             net.op(op, {"index_element_type": index}, inputs, [values, _PRECISION[index]])
     elif op in ("AvgPool", "MaxPool"):
         auto = ("explicit",) * 4 + ("same_upper", "same_lower", "valid")
-        attrs = {"kernel": _ints(kernel), "strides": _ints(strides),
-                 "pads_begin": _ints(begins), "pads_end": _ints(ends),
-                 "dilations": _ints(dilations),
-                 "rounding_type": ("floor", "ceil", "ceil_torch")[int(rng.integers(3))],
-                 "auto_pad": auto[int(rng.integers(len(auto)))]}
+        attrs = {
+            "kernel": _ints(kernel),
+            "strides": _ints(strides),
+            "pads_begin": _ints(begins),
+            "pads_end": _ints(ends),
+            "dilations": _ints(dilations),
+            "rounding_type": ("floor", "ceil", "ceil_torch")[int(rng.integers(3))],
+            "auto_pad": auto[int(rng.integers(len(auto)))],
+        }
         if op == "AvgPool":
             attrs["exclude-pad"] = ("true", "false")[int(rng.integers(2))]
             net.op(op, attrs, [x], [values])
@@ -269,10 +385,14 @@ def _one_node(rng, op):
             net.op(op, attrs, [x], [values, _PRECISION[index]])
     elif op in ("OnnxAveragePool", "OnnxMaxPool", "LpPool"):
         auto = ("NOTSET",) * 4 + ("SAME_UPPER", "SAME_LOWER", "VALID")
-        attrs = {"kernel_shape": _ints(kernel), "strides": _ints(strides),
-                 "pads": _ints(begins + ends), "dilations": _ints(dilations),
-                 "auto_pad": auto[int(rng.integers(len(auto)))],
-                 "ceil_mode": ("false", "true")[int(rng.integers(2))]}
+        attrs = {
+            "kernel_shape": _ints(kernel),
+            "strides": _ints(strides),
+            "pads": _ints(begins + ends),
+            "dilations": _ints(dilations),
+            "auto_pad": auto[int(rng.integers(len(auto)))],
+            "ceil_mode": ("false", "true")[int(rng.integers(2))],
+        }
         if attrs["auto_pad"] != "NOTSET":
             attrs["pads"] = _ints([0] * 2 * n)
         if op == "OnnxAveragePool":
@@ -286,21 +406,24 @@ def _one_node(rng, op):
             net.op(op, attrs, [x], [values])
     elif op == "GlobalLpPool":
         net.op(op, {"p": ("1", "2", "3", "1.5")[int(rng.integers(4))]}, [x], [values])
-    else:   # MaxUnpool
+    else:  # MaxUnpool
         index_type = ("i64", "i32")[int(rng.integers(2))]
         i = net.parameter(shape, index_type, "i")
-        attrs = {"kernel_shape": _ints(kernel), "strides": _ints(strides),
-                 "pads": _ints(begins + ends),
-                 "indices_relative_to": ("default_shape", "output_shape")[
-                     int(rng.integers(2))]}
+        attrs = {
+            "kernel_shape": _ints(kernel),
+            "strides": _ints(strides),
+            "pads": _ints(begins + ends),
+            "indices_relative_to": ("default_shape", "output_shape")[int(rng.integers(2))],
+        }
         inputs = [x, i]
         if rng.random() < 0.4 and "?" not in shape:
-            default = [(d - 1) * s + k - b - e for d, s, k, b, e in
-                       zip(shape[2:], strides, kernel, begins, ends)]
+            default = [
+                (d - 1) * s + k - b - e
+                for d, s, k, b, e in zip(shape[2:], strides, kernel, begins, ends)
+            ]
             if min(default) >= 1:
                 full = shape[:2] + [d + int(rng.integers(0, 3)) for d in default]
-                inputs.append(net.const(full, ("i64", "i32")[int(rng.integers(2))],
-                                        "output_shape"))
+                inputs.append(net.const(full, ("i64", "i32")[int(rng.integers(2))], "output_shape"))
         net.op(op, attrs, inputs, [values])
     return net.xml()
 
@@ -333,8 +456,11 @@ class _LibMutant(_Mutant):
             if k < 0.6 and items:
                 items[int(self.rng.integers(len(items)))] = self.number()
             elif k < 0.8:
-                items = items[:-1] if len(items) > 1 and self.rng.random() < 0.5 \
+                items = (
+                    items[:-1]
+                    if len(items) > 1 and self.rng.random() < 0.5
                     else items + [self.number()]
+                )
             else:
                 items = [self.number()] * len(items)
             value = ", ".join(items)
@@ -351,8 +477,18 @@ class _LibMutant(_Mutant):
         layer = self.pick(self.ovpool_layers())
         data = layer.find("data") if layer is not None else None
         if data is not None:
-            name = self.pick(["storage_order", "kernel", "p", "axis", "auto_pad", "extra",
-                              "kernel_shape", "exclude-pad"])
+            name = self.pick(
+                [
+                    "storage_order",
+                    "kernel",
+                    "p",
+                    "axis",
+                    "auto_pad",
+                    "extra",
+                    "kernel_shape",
+                    "exclude-pad",
+                ]
+            )
             data.set(name, self.number())
             self.notes.append(f"{layer.get('type')} +{name}={data.get(name)}")
 
@@ -368,7 +504,7 @@ class _LibMutant(_Mutant):
         if port is not None and self.rng.random() < 0.8:
             for d in list(port):
                 port.remove(d)
-            for d in (shape.split(",") if shape else []):
+            for d in shape.split(",") if shape else []:
                 dim = port.makeelement("dim", {})
                 dim.text = d if re.fullmatch(r"\d+", d) else "-1"
                 port.append(dim)
@@ -403,13 +539,14 @@ class _LibMutant(_Mutant):
             dtype = {"i64": np.int64, "i32": np.int32}.get(etype)
             if dtype is None or offset + size > len(self.blob):
                 return
-            values = np.frombuffer(self.blob[offset:offset + size], dtype).copy()
+            values = np.frombuffer(self.blob[offset : offset + size], dtype).copy()
             if values.size:
                 k = int(self.rng.integers(values.size))
-                values[k] = np.array(int(self.pick(list(HUGE))) % (1 << 64),
-                                     np.uint64).astype(dtype)
+                values[k] = np.array(int(self.pick(list(HUGE))) % (1 << 64), np.uint64).astype(
+                    dtype
+                )
             blob = bytearray(self.blob)
-            blob[offset:offset + size] = values.tobytes()
+            blob[offset : offset + size] = values.tobytes()
             self.blob = bytes(blob)
             self.notes.append(f"Const {layer.get('name')} = {values.tolist()}")
         elif r < 0.8:
@@ -438,9 +575,19 @@ class _LibMutant(_Mutant):
         e.set(f"{name}-port", self.pick(ports))
         self.notes.append(f"edge {name} {target.get('type')}:{e.get(name + '-port')}")
 
-    TARGETED = ("pool_attr", "pool_attr", "pool_attr", "pool_attr", "unknown_attr",
-                "param_shape", "param_shape", "param_type", "const_values", "const_values",
-                "rewire")
+    TARGETED = (
+        "pool_attr",
+        "pool_attr",
+        "pool_attr",
+        "pool_attr",
+        "unknown_attr",
+        "param_shape",
+        "param_shape",
+        "param_type",
+        "const_values",
+        "const_values",
+        "rewire",
+    )
     GENERIC = ("attr_set", "attr_del", "dim", "delete", "duplicate", "edge", "reorder")
 
 
@@ -479,27 +626,45 @@ def twin_of(xml):
     types = {m.group(1).decode("utf-8", "replace") for m in _OVPOOL_LAYER.finditer(xml)}
     if not types or not types <= set(TWINS):
         return None
-    return _OVPOOL_LAYER.sub(lambda m: b'type="%s" version="%s"' % (
-        m.group(1), TWINS[m.group(1).decode()].encode()), xml)
+    return _OVPOOL_LAYER.sub(
+        lambda m: b'type="%s" version="%s"' % (m.group(1), TWINS[m.group(1).decode()].encode()), xml
+    )
 
 
 # --------------------------------------------------------------------------
 # single-node ONNX pool files
 # --------------------------------------------------------------------------
 
-ONNX_OPS = ("MaxPool", "MaxPool", "AveragePool", "AveragePool", "LpPool", "GlobalLpPool",
-            "GlobalAveragePool", "GlobalMaxPool", "MaxUnpool")
+ONNX_OPS = (
+    "MaxPool",
+    "MaxPool",
+    "AveragePool",
+    "AveragePool",
+    "LpPool",
+    "GlobalLpPool",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "MaxUnpool",
+)
 # opsets each op is written at (LpPool's ceil_mode and dilations: 18;
 # AveragePool's dilations: 19; MaxPool's dilations and storage_order: 10, 8)
 ONNX_OPSETS = (8, 10, 11, 12, 18, 19, 22)
-ONNX_TYPES = ("float",) * 8 + ("float16", "double", "bfloat16", "int8", "uint8", "int32",
-                               "int64", "bool")
+ONNX_TYPES = ("float",) * 8 + (
+    "float16",
+    "double",
+    "bfloat16",
+    "int8",
+    "uint8",
+    "int32",
+    "int64",
+    "bool",
+)
 
 
 @dataclass
 class OnnxCase:
     model: bytes
-    feeds: list | None          # one array per graph input, or None: not run
+    feeds: list | None  # one array per graph input, or None: not run
     notes: list = field(default_factory=list)
     policy: str = "default"
     op: str = ""
@@ -517,9 +682,11 @@ class OnnxCase:
         kernel = self.attrs.get("kernel_shape")
         strides = self.attrs.get("strides", [1] * n)
         dilations = self.attrs.get("dilations", [1] * n)
-        if not all(isinstance(v, list) and len(v) == n and all(isinstance(i, int) for i in v)
-                   for v in (kernel, strides, dilations)):
-            return True       # (refused by ovpool: nothing to compare)
+        if not all(
+            isinstance(v, list) and len(v) == n and all(isinstance(i, int) for i in v)
+            for v in (kernel, strides, dilations)
+        ):
+            return True  # (refused by ovpool: nothing to compare)
         for size, k, s, d in zip(self.feeds[0].shape[2:], kernel, strides, dilations):
             if d != 1 or s < 1 or (-(-size // s) - 1) * s + (k - 1) * d + 1 < size:
                 return False
@@ -529,9 +696,22 @@ class OnnxCase:
 def _onnx_dtype(name):
     import ml_dtypes
 
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(
-        {"float": np.float32, "float16": np.float16, "double": np.float64, "int8": np.int8,
-         "uint8": np.uint8, "int32": np.int32, "int64": np.int64, "bool": np.bool_}[name])
+    return (
+        np.dtype(ml_dtypes.bfloat16)
+        if name == "bfloat16"
+        else np.dtype(
+            {
+                "float": np.float32,
+                "float16": np.float16,
+                "double": np.float64,
+                "int8": np.int8,
+                "uint8": np.uint8,
+                "int32": np.int32,
+                "int64": np.int64,
+                "bool": np.bool_,
+            }[name]
+        )
+    )
 
 
 def make_onnx_case(seed, index):
@@ -544,10 +724,10 @@ def make_onnx_case(seed, index):
     opsets = [v for v in ONNX_OPSETS if not (op == "MaxUnpool" and v < 9)]
     opset = opsets[int(rng.integers(len(opsets)))]
     n = int(rng.integers(1, 4))
-    dims = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + \
-        [int(rng.integers(1, 10 if n > 1 else 20)) for _ in range(n)]
-    type_name = ONNX_TYPES[int(rng.integers(len(ONNX_TYPES)))] if rng.random() < 0.5 \
-        else "float"
+    dims = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + [
+        int(rng.integers(1, 10 if n > 1 else 20)) for _ in range(n)
+    ]
+    type_name = ONNX_TYPES[int(rng.integers(len(ONNX_TYPES)))] if rng.random() < 0.5 else "float"
     if op not in ("MaxPool", "GlobalMaxPool", "MaxUnpool") and type_name in ("int8", "uint8"):
         type_name = "float"
     attrs = {}
@@ -561,8 +741,11 @@ def make_onnx_case(seed, index):
         attrs["auto_pad"] = auto[int(rng.integers(len(auto)))]
         if attrs["auto_pad"] == "NOTSET" and (begins + ends != [0] * 2 * n or rng.random() < 0.3):
             attrs["pads"] = begins + ends
-        if (op == "MaxPool" and opset >= 10) or (op == "AveragePool" and opset >= 19) or \
-                (op == "LpPool" and opset >= 18):
+        if (
+            (op == "MaxPool" and opset >= 10)
+            or (op == "AveragePool" and opset >= 19)
+            or (op == "LpPool" and opset >= 18)
+        ):
             if dilations != [1] * n or rng.random() < 0.3:
                 attrs["dilations"] = dilations
         if opset >= 10 and (op != "LpPool" or opset >= 18) and rng.random() < 0.4:
@@ -605,9 +788,13 @@ def make_onnx_case(seed, index):
             attrs[name] = [int(rng.integers(0, 4)) for _ in range(length)]
         elif r < 0.7:
             name = ("kernel_shape", "p", "storage_order", "ceil_mode", "pads", "auto_pad")[
-                int(rng.integers(6))]
-            attrs[name] = [1.5, 2.5] if rng.random() < 0.4 else (
-                "abc" if rng.random() < 0.5 else float("nan"))
+                int(rng.integers(6))
+            ]
+            attrs[name] = (
+                [1.5, 2.5]
+                if rng.random() < 0.4
+                else ("abc" if rng.random() < 0.5 else float("nan"))
+            )
         elif r < 0.75:
             attrs["auto_pad"] = ("FOO", "", "same_upper", "notset")[int(rng.integers(4))]
         elif r < 0.8:
@@ -616,29 +803,34 @@ def make_onnx_case(seed, index):
             attrs["extra"] = 3
         else:
             k = int(rng.integers(len(dims)))
-            dims[k] = ("N", 0, 2 ** 27, 2 ** 31, 2 ** 40, 2 ** 41, 2 ** 62, -1)[
-                int(rng.integers(8))]
+            dims[k] = ("N", 0, 2**27, 2**31, 2**40, 2**41, 2**62, -1)[int(rng.integers(8))]
         corruptions += 1
-    notes.append(f"{op}-{opset} {type_name} {dims} {attrs}" + (" +Indices" if outputs == 2
-                                                                else "")
-                 + (" +output_shape" if shape_input else "")
-                 + (f" ({corruptions} corrupted)" if corruptions else ""))
+    notes.append(
+        f"{op}-{opset} {type_name} {dims} {attrs}"
+        + (" +Indices" if outputs == 2 else "")
+        + (" +output_shape" if shape_input else "")
+        + (f" ({corruptions} corrupted)" if corruptions else "")
+    )
     elem = getattr(TensorProto, type_name.upper())
     graph_inputs = [helper.make_tensor_value_info("X", elem, dims)]
     if op == "MaxUnpool":
         graph_inputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, dims))
         if shape_input:
             inputs.append("S")
-            graph_inputs.append(helper.make_tensor_value_info("S", TensorProto.INT64,
-                                                              [len(dims)]))
+            graph_inputs.append(helper.make_tensor_value_info("S", TensorProto.INT64, [len(dims)]))
     out_names = ["Y", "Indices"][:outputs]
     node = helper.make_node(op, inputs, out_names)
     for name, value in attrs.items():
         # (an empty list has no type for make_attribute to infer: ints)
-        node.attribute.append(helper.make_attribute(
-            name, value, attr_type=AttributeProto.INTS if value == [] else None))
-    graph_outputs = [helper.make_tensor_value_info(name, elem if k == 0 else TensorProto.INT64,
-                                                   None) for k, name in enumerate(out_names)]
+        node.attribute.append(
+            helper.make_attribute(
+                name, value, attr_type=AttributeProto.INTS if value == [] else None
+            )
+        )
+    graph_outputs = [
+        helper.make_tensor_value_info(name, elem if k == 0 else TensorProto.INT64, None)
+        for k, name in enumerate(out_names)
+    ]
     graph = helper.make_graph([node], "pool", graph_inputs, graph_outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -651,8 +843,7 @@ def _onnx_feeds(rng, op, dims, type_name, attrs, shape_input):
     """Seeded inputs of the declared shapes (a symbolic dim made 1 to 6), or
     None when some dim is not a small positive number."""
     shape = [int(rng.integers(1, 7)) if d == "N" else d for d in dims]
-    if any(not isinstance(d, int) or d < 1 for d in shape) or math.prod(shape) > \
-            MAX_FEED_ELEMENTS:
+    if any(not isinstance(d, int) or d < 1 for d in shape) or math.prod(shape) > MAX_FEED_ELEMENTS:
         return None
     dtype = _onnx_dtype(type_name)
     if dtype.kind == "b":
@@ -663,7 +854,7 @@ def _onnx_feeds(rng, op, dims, type_name, attrs, shape_input):
     else:
         values = rng.standard_normal(shape)
         if rng.random() < 0.3:
-            values = np.round(values * 2)            # ties
+            values = np.round(values * 2)  # ties
         x = values.astype(dtype)
     feeds = [x]
     if op == "MaxUnpool":
@@ -672,8 +863,10 @@ def _onnx_feeds(rng, op, dims, type_name, attrs, shape_input):
         strides = attrs.get("strides", [1] * n)
         pads = attrs.get("pads", [0] * 2 * n)
         try:
-            default = shape[:2] + [(d - 1) * s + k - b - e for d, s, k, b, e in zip(
-                shape[2:], strides, kernel, pads[:n], pads[n:])]
+            default = shape[:2] + [
+                (d - 1) * s + k - b - e
+                for d, s, k, b, e in zip(shape[2:], strides, kernel, pads[:n], pads[n:])
+            ]
         except TypeError:
             return None
         space = math.prod(default) if min(default) >= 1 else 1
@@ -694,6 +887,7 @@ def _onnx_feeds(rng, op, dims, type_name, attrs, shape_input):
 # --------------------------------------------------------------------------
 # running a case
 # --------------------------------------------------------------------------
+
 
 def _reset_peak():
     """Start measuring this process's peak resident memory afresh (Linux: 5
@@ -728,15 +922,21 @@ def classify_message(message):
         return "budget"
     if _OVPOOL_MESSAGE.search(message):
         return "ovpool-error"
-    if "bad_alloc" in message or "Cannot allocate memory" in message or \
-            "std::length_error" in message:
+    if (
+        "bad_alloc" in message
+        or "Cannot allocate memory" in message
+        or "std::length_error" in message
+    ):
         return "memory"
     return "error"
 
 
 def _first_line(message, limit=300):
-    lines = [line.strip() for line in message.splitlines() if line.strip()
-             and not line.startswith("Exception from src/")]
+    lines = [
+        line.strip()
+        for line in message.splitlines()
+        if line.strip() and not line.startswith("Exception from src/")
+    ]
     return (" | ".join(lines) or message.strip())[:limit]
 
 
@@ -765,8 +965,11 @@ def _feeds_for(compiled, rng):
         name = port.get_element_type().get_type_name()
         sizes[len(feeds)] = math.prod(dims)
         if name in ("f32", "f16", "f64"):
-            feeds.append(rng.standard_normal(dims).astype({"f32": np.float32, "f16": np.float16,
-                                                           "f64": np.float64}[name]))
+            feeds.append(
+                rng.standard_normal(dims).astype(
+                    {"f32": np.float32, "f16": np.float16, "f64": np.float64}[name]
+                )
+            )
         elif name in ("i8", "u8", "i32", "i64"):
             dtype = {"i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}[name]
             high = sizes[0] if feeds and name in ("i32", "i64") else 100
@@ -774,7 +977,7 @@ def _feeds_for(compiled, rng):
         elif name == "bf16":
             import openvino as ov
 
-            bits = (rng.standard_normal(dims).astype(np.float32).view(np.uint32) >> 16)
+            bits = rng.standard_normal(dims).astype(np.float32).view(np.uint32) >> 16
             feeds.append(ov.Tensor(bits.astype(np.uint16), dims, ov.Type.bf16))
         else:
             return None
@@ -793,11 +996,13 @@ def run_openvino(path, weights, seed, index, save=None, feeds=None):
     before = _reset_peak()
     try:
         model = core.read_model(path) if weights is None else core.read_model(path, weights)
-        extra["ovpool_ops"] = sum(1 for op in model.get_ordered_ops()
-                                  if op.get_type_info().version_id == "ovpool")
+        extra["ovpool_ops"] = sum(
+            1 for op in model.get_ordered_ops() if op.get_type_info().version_id == "ovpool"
+        )
         # (the CPU plugin compiles no model with an untyped Parameter, a Relu's neither)
-        extra["untyped_parameter"] = any(p.get_element_type().is_dynamic()
-                                         for p in model.get_parameters())
+        extra["untyped_parameter"] = any(
+            p.get_element_type().is_dynamic() for p in model.get_parameters()
+        )
         grown = _growth_mib(before)
         if grown > READ_GROWTH_MIB:
             return "blowup", f"read_model: resident memory grew {grown} MiB", extra
@@ -824,8 +1029,11 @@ def run_openvino(path, weights, seed, index, save=None, feeds=None):
         return "memory", f"{extra['stage']}: MemoryError: {exc}"[:300], extra
     except Exception as exc:  # OpenVINO raises RuntimeError and others
         message = str(exc)
-        return classify_message(message), \
-            f"{extra['stage']}: {type(exc).__name__}: {_first_line(message)}", extra
+        return (
+            classify_message(message),
+            f"{extra['stage']}: {type(exc).__name__}: {_first_line(message)}",
+            extra,
+        )
 
 
 def run_ort(path, feeds, saved, comparable=True):
@@ -843,8 +1051,7 @@ def run_ort(path, feeds, saved, comparable=True):
     except MemoryError as exc:
         return "memory", f"{extra['stage']}: MemoryError: {exc}"[:300], extra
     except Exception as exc:  # ONNX Runtime's refusals
-        return "error", f"{extra['stage']}: {type(exc).__name__}: {_first_line(str(exc))}", \
-            extra
+        return "error", f"{extra['stage']}: {type(exc).__name__}: {_first_line(str(exc))}", extra
     extra["stage"] = "ran"
     if not comparable:
         extra["comparison"] = None
@@ -861,13 +1068,16 @@ _RTOL = {"float32": 1e-5, "float64": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 
 
 def compare(x, reference, ours):
-    """"agree", or "differ: ..." naming the first difference."""
+    """ "agree", or "differ: ..." naming the first difference."""
     if len(ours) < len(reference):
         return f"differ: {len(ours)} outputs, ONNX Runtime {len(reference)}"
     x = np.asarray(x)
     finite = np.isfinite(x.astype(np.float64)) if x.dtype.kind != "b" else None
-    scale = max(1.0, float(np.abs(x.astype(np.float64)[finite]).max())) \
-        if finite is not None and finite.any() else 1.0
+    scale = (
+        max(1.0, float(np.abs(x.astype(np.float64)[finite]).max()))
+        if finite is not None and finite.any()
+        else 1.0
+    )
     for k, (want, got) in enumerate(zip(reference, ours)):
         want, got = np.asarray(want), np.asarray(got)
         if want.shape != got.shape:
@@ -880,8 +1090,10 @@ def compare(x, reference, ours):
                 same |= np.abs(a - b) <= rtol * (scale + np.abs(b))
         if not same.all():
             where = tuple(int(i) for i in np.argwhere(~same)[0])
-            return (f"differ: output {k} at {int((~same).sum())} of {same.size} positions, "
-                    f"first {where}: ovpool {a[where]!r}, ONNX Runtime {b[where]!r}")
+            return (
+                f"differ: output {k} at {int((~same).sum())} of {same.size} positions, "
+                f"first {where}: ovpool {a[where]!r}, ONNX Runtime {b[where]!r}"
+            )
     return "agree"
 
 
@@ -895,8 +1107,11 @@ def run_case(mode, seed, index, tmp):
             xml = twin
         import openvino as ov
 
-        extra_weights = ov.Tensor(np.frombuffer(blob, np.uint8).copy()) if blob else \
-            ov.Tensor(np.empty(0, np.uint8))
+        extra_weights = (
+            ov.Tensor(np.frombuffer(blob, np.uint8).copy())
+            if blob
+            else ov.Tensor(np.empty(0, np.uint8))
+        )
         cls, detail, extra = run_openvino(xml, extra_weights, seed, index)
         extra["twin"] = twin is not None
         return cls, detail, extra

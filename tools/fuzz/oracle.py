@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-MAX_GATHER = 1 << 21      # elements of the gathered windows this oracle builds at most
+MAX_GATHER = 1 << 21  # elements of the gathered windows this oracle builds at most
 
 
 class Unchecked(Exception):
@@ -38,6 +38,7 @@ class Unchecked(Exception):
 # --------------------------------------------------------------------------
 # window geometry, written from the spec text
 # --------------------------------------------------------------------------
+
 
 def axis_geometry(n_in, k, s, d, pb, pe, auto_pad, rounding):
     """(n_out, pad_begin, pad_end) of one axis; n_out < 1 is an error."""
@@ -142,8 +143,22 @@ def _max_and_index(g, inside, flat):
 # the ops
 # --------------------------------------------------------------------------
 
-def fixed_pool(x, kind, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding,
-               *, count_include_pad=False, p=2.0, empty="error"):
+
+def fixed_pool(
+    x,
+    kind,
+    kernel,
+    strides,
+    dilations,
+    pads_begin,
+    pads_end,
+    auto_pad,
+    rounding,
+    *,
+    count_include_pad=False,
+    p=2.0,
+    empty="error",
+):
     """ONNX / OpenVINO fixed-window pools in float64.
 
     ``kind``: "avg", "max" (values, spatial flat indices per plane) or "lp".
@@ -152,24 +167,34 @@ def fixed_pool(x, kind, kernel, strides, dilations, pads_begin, pads_end, auto_p
     Returns the values (and indices for max) or None.
     """
     spatial = x.shape[2:]
-    if max(tuple(kernel) + tuple(strides) + tuple(dilations) + tuple(pads_begin)
-           + tuple(pads_end)) > 1 << 40 or any(
-               (k - 1) * d + 1 > 1 << 40 for k, d in zip(kernel, dilations)):
+    if max(
+        tuple(kernel) + tuple(strides) + tuple(dilations) + tuple(pads_begin) + tuple(pads_end)
+    ) > 1 << 40 or any((k - 1) * d + 1 > 1 << 40 for k, d in zip(kernel, dilations)):
         raise Unchecked("arguments beyond 2**40 (ovpool's documented cap)")
-    outs = output_spatial(spatial, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
-                          rounding)
+    outs = output_spatial(
+        spatial, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding
+    )
     if min(outs) < 1:
         return None
     if math.prod(outs) * math.prod(kernel) * x.shape[0] * x.shape[1] > MAX_GATHER:
         raise Unchecked("too large to gather")
     taps, declared_counts, outs = [], [], []
     for a, n_in in enumerate(spatial):
-        n_out, pb, pe = axis_geometry(n_in, kernel[a], strides[a], dilations[a], pads_begin[a],
-                                      pads_end[a], auto_pad, rounding)
+        n_out, pb, pe = axis_geometry(
+            n_in,
+            kernel[a],
+            strides[a],
+            dilations[a],
+            pads_begin[a],
+            pads_end[a],
+            auto_pad,
+            rounding,
+        )
         if n_out < 1:
             return None
-        pos, inside, declared = _fixed_taps(n_in, n_out, kernel[a], strides[a], dilations[a],
-                                            pb, pe)
+        pos, inside, declared = _fixed_taps(
+            n_in, n_out, kernel[a], strides[a], dilations[a], pb, pe
+        )
         taps.append((pos, inside))
         declared_counts.append(declared.sum(axis=1))
         outs.append(n_out)
@@ -195,10 +220,13 @@ def fixed_pool(x, kind, kernel, strides, dilations, pads_begin, pads_end, auto_p
         return s / divisor
 
 
-def output_spatial(spatial, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
-                   rounding):
-    return tuple(axis_geometry(n, kernel[a], strides[a], dilations[a], pads_begin[a],
-                               pads_end[a], auto_pad, rounding)[0] for a, n in enumerate(spatial))
+def output_spatial(spatial, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding):
+    return tuple(
+        axis_geometry(
+            n, kernel[a], strides[a], dilations[a], pads_begin[a], pads_end[a], auto_pad, rounding
+        )[0]
+        for a, n in enumerate(spatial)
+    )
 
 
 def adaptive_pool(x, kind, output_size):
@@ -245,6 +273,7 @@ def max_unpool(x, indices, default_shape, full_shape, relative_to):
 # torch, where it has the same semantics
 # --------------------------------------------------------------------------
 
+
 def torch_adaptive(x, kind, output_size):
     import torch
     import torch.nn.functional as F
@@ -258,8 +287,18 @@ def torch_adaptive(x, kind, output_size):
         return v.numpy(), i.numpy()
 
 
-def torch_fixed(x, kind, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding,
-                count_include_pad=False):
+def torch_fixed(
+    x,
+    kind,
+    kernel,
+    strides,
+    dilations,
+    pads_begin,
+    pads_end,
+    auto_pad,
+    rounding,
+    count_include_pad=False,
+):
     """torch's avg/max pool where its semantics are the spec's, else raise Unchecked.
     Max returns (values, per-plane indices)."""
     import torch
@@ -280,12 +319,23 @@ def torch_fixed(x, kind, kernel, strides, dilations, pads_begin, pads_end, auto_
     with torch.no_grad():
         try:
             if kind == "avg":
-                return getattr(F, f"avg_pool{n}d")(t, list(kernel), list(strides), pads,
-                                                   ceil_mode=ceil,
-                                                   count_include_pad=count_include_pad).numpy()
-            v, i = getattr(F, f"max_pool{n}d")(t, list(kernel), list(strides), pads,
-                                               list(dilations), ceil_mode=ceil,
-                                               return_indices=True)
+                return getattr(F, f"avg_pool{n}d")(
+                    t,
+                    list(kernel),
+                    list(strides),
+                    pads,
+                    ceil_mode=ceil,
+                    count_include_pad=count_include_pad,
+                ).numpy()
+            v, i = getattr(F, f"max_pool{n}d")(
+                t,
+                list(kernel),
+                list(strides),
+                pads,
+                list(dilations),
+                ceil_mode=ceil,
+                return_indices=True,
+            )
             return v.numpy(), i.numpy()
         except RuntimeError as exc:
             raise Unchecked(f"torch refused: {exc}") from None

@@ -31,7 +31,7 @@ from .cases_ir import ROOT
 
 @dataclass
 class Outcome:
-    kind: str                  # "api", "ir", "openvino" or a mode of tools.fuzz.cases_lib
+    kind: str  # "api", "ir", "openvino" or a mode of tools.fuzz.cases_lib
     seed: int
     index: int
     cls: str
@@ -41,8 +41,12 @@ class Outcome:
 
     @property
     def replay(self):
-        kind = {"openvino": "ir", "native-ir": "lib-ir", "native-onnx": "lib-onnx",
-                "ort": "lib-onnx"}.get(self.kind, self.kind)
+        kind = {
+            "openvino": "ir",
+            "native-ir": "lib-ir",
+            "native-onnx": "lib-onnx",
+            "ort": "lib-onnx",
+        }.get(self.kind, self.kind)
         flag = " --known-open" if self.extra.get("known_open_run") and kind == "api" else ""
         return f"python -m tools.fuzz --replay {kind}:{self.seed}:{self.index}{flag}"
 
@@ -54,9 +58,14 @@ class _Worker:
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tools.fuzz.worker", mode, str(headroom_mib), tmp],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=ROOT, env=env)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=ROOT,
+            env=env,
+        )
         self.buffer = b""
-        self.case = None          # (index, retry, started)
+        self.case = None  # (index, retry, started)
         self.ready = False
         self.info = {}
 
@@ -99,7 +108,7 @@ class _Worker:
 
     def kill(self):
         if self.proc.poll() is None:
-            self.proc.kill()      # this worker only, by its pid
+            self.proc.kill()  # this worker only, by its pid
         self.proc.wait()
         self.close()
 
@@ -112,8 +121,20 @@ class _Worker:
         self.log.close()
 
 
-def run(mode, seed, indices, *, jobs=1, timeout=20.0, headroom_mib=768, budget="256M",
-        known_open=False, tmp, progress=None, library=None):
+def run(
+    mode,
+    seed,
+    indices,
+    *,
+    jobs=1,
+    timeout=20.0,
+    headroom_mib=768,
+    budget="256M",
+    known_open=False,
+    tmp,
+    progress=None,
+    library=None,
+):
     """Run the cases ``indices`` of ``mode`` and return a list of :class:`Outcome`
     (``library``: the extension library the library's modes load)."""
     env = dict(os.environ)
@@ -172,15 +193,16 @@ def run(mode, seed, indices, *, jobs=1, timeout=20.0, headroom_mib=768, budget="
             for key, _ in events:
                 w = key.data
                 lines = w.read_lines()
-                if lines is None:       # the worker died
+                if lines is None:  # the worker died
                     how = w.death()
                     retire(w)
                     info["restarts"] += 1
                     if w.case:
                         index, retry, started = w.case
                         if retry:
-                            record(Outcome(mode, seed, index, "crash", how,
-                                           time.monotonic() - started))
+                            record(
+                                Outcome(mode, seed, index, "crash", how, time.monotonic() - started)
+                            )
                         else:
                             # run it again alone, in a fresh worker, to isolate it
                             pending.appendleft((index, True))
@@ -199,35 +221,54 @@ def run(mode, seed, indices, *, jobs=1, timeout=20.0, headroom_mib=768, budget="
                         dispatch(w)
                         continue
                     index, retry, started = w.case
-                    extra = {k: v for k, v in message.items()
-                             if k not in ("index", "cls", "detail", "seconds")}
+                    extra = {
+                        k: v
+                        for k, v in message.items()
+                        if k not in ("index", "cls", "detail", "seconds")
+                    }
                     cls = message["cls"]
                     if retry:
-                        first = next(o for o in reversed(outcomes)
-                                     if o.index == index and o.cls == "_crashed")
+                        first = next(
+                            o
+                            for o in reversed(outcomes)
+                            if o.index == index and o.cls == "_crashed"
+                        )
                         outcomes.remove(first)
                         extra["alone"] = cls
                         cls, message["detail"] = "crash-flaky", first.detail
-                    record(Outcome(mode, seed, index, cls, message["detail"],
-                                   message["seconds"], extra))
+                    record(
+                        Outcome(
+                            mode, seed, index, cls, message["detail"], message["seconds"], extra
+                        )
+                    )
                     w.case = None
                     dispatch(w)
             now = time.monotonic()
             for w in list(workers):
                 late = (w.case and now > w.case[2] + timeout) or (
-                    not w.ready and now > w.started + ready_timeout)
+                    not w.ready and now > w.started + ready_timeout
+                )
                 if late:
                     retire(w)
                     w.kill()
                     info["restarts"] += 1
                     if w.case:
                         index, retry, started = w.case
-                        record(Outcome(mode, seed, index, "hang",
-                                       f"no result within {timeout:g} s{w.stderr_tail()}",
-                                       now - started))
+                        record(
+                            Outcome(
+                                mode,
+                                seed,
+                                index,
+                                "hang",
+                                f"no result within {timeout:g} s{w.stderr_tail()}",
+                                now - started,
+                            )
+                        )
                     elif not w.ready:
-                        raise RuntimeError(f"a {mode} worker did not start within "
-                                           f"{ready_timeout:g} s{w.stderr_tail()}")
+                        raise RuntimeError(
+                            f"a {mode} worker did not start within "
+                            f"{ready_timeout:g} s{w.stderr_tail()}"
+                        )
                     if pending:
                         start()
             if not workers and pending:

@@ -96,8 +96,9 @@ def main():
     limit = _vm_bytes() + (headroom_mib << 20)
     if headroom_mib > 0:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    protocol.write(json.dumps({"ready": True, "rss_mib": _rss_mib(),
-                               "vm_mib": _vm_bytes() / 2 ** 20}) + "\n")
+    protocol.write(
+        json.dumps({"ready": True, "rss_mib": _rss_mib(), "vm_mib": _vm_bytes() / 2**20}) + "\n"
+    )
     for line in sys.stdin:
         request = json.loads(line)
         seed, index = request["seed"], request["index"]
@@ -110,8 +111,12 @@ def main():
             try:
                 case = cases.make_case(seed, index, request.get("known_open", False))
             except Exception as exc:  # a defect of the fuzzer, not ovpool's
-                protocol.write(json.dumps({"index": index, "cls": "fuzzer",
-                                           "detail": repr(exc)[:300], "seconds": 0}) + "\n")
+                protocol.write(
+                    json.dumps(
+                        {"index": index, "cls": "fuzzer", "detail": repr(exc)[:300], "seconds": 0}
+                    )
+                    + "\n"
+                )
                 continue
             extra["known_open"] = case.known_open
             cls, detail, checked = cases.run_case(case)
@@ -125,8 +130,12 @@ def main():
             try:
                 base, xml, blob, _ = cases.make_case(seed, index)
             except Exception as exc:  # a defect of the fuzzer, not ovpool's
-                protocol.write(json.dumps({"index": index, "cls": "fuzzer",
-                                           "detail": repr(exc)[:300], "seconds": 0}) + "\n")
+                protocol.write(
+                    json.dumps(
+                        {"index": index, "cls": "fuzzer", "detail": repr(exc)[:300], "seconds": 0}
+                    )
+                    + "\n"
+                )
                 continue
             stem = f"{mode}-{seed}-{index}"
             path = cases.write_case(tmp, stem, xml, blob)
@@ -143,9 +152,13 @@ def main():
                         os.remove(path[:-4] + suffix)
                     except OSError:
                         pass
-        result = {"index": index, "cls": cls, "detail": detail,
-                  "seconds": time.perf_counter() - start,
-                  "rss_growth_mib": _rss_mib() - before}
+        result = {
+            "index": index,
+            "cls": cls,
+            "detail": detail,
+            "seconds": time.perf_counter() - start,
+            "rss_growth_mib": _rss_mib() - before,
+        }
         result.update(extra)
         protocol.write(json.dumps(result) + "\n")
 
