@@ -1333,7 +1333,9 @@ def main(argv=None, prog="benchmarks/run.py"):
     if args.small_calls:
         from . import small_calls
 
-        return small_calls.main(args.out, args.name, rounds=args.rounds or 9, seed=args.seed)
+        return small_calls.main(
+            args.out, args.name, rounds=args.rounds or 9, seed=args.seed, machine=describe_machine()
+        )
     if args.processes > 1:
         report = run_fresh_processes(args)
     else:

@@ -230,8 +230,12 @@ def markdown(report):
     return "\n".join(lines)
 
 
-def main(out_dir, name=None, rounds=9, seed=0):
+def main(out_dir, name=None, rounds=9, seed=0, machine=None):
     report = run(rounds=rounds, seed=seed)
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    if machine is not None:  # run.py's description: CPU, caches, the checkout's commit
+        report["machine_info"] = machine
+        report["commit"] = machine.get("ovpool", {}).get("commit")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stem = name or time.strftime("small-calls-%Y%m%d-%H%M%S")
