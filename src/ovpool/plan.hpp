@@ -907,8 +907,7 @@ inline void set_taps(Plan &plan) {
                 if (!prefix && wd[1] > 0 && wh[1] > 0) {
                     const std::array<int64_t, 4> key = {cd, wd[1], ch, wh[1]};
                     auto it = std::find_if(lists.begin(), lists.end(), [&](const auto &l) {
-                        return l[0] == key[0] && l[1] == key[1] && l[2] == key[2] &&
-                               l[3] == key[3];
+                        return l[0] == key[0] && l[1] == key[1] && l[2] == key[2] && l[3] == key[3];
                     });
                     if (it == lists.end()) {
                         const int64_t at = static_cast<int64_t>(plan.tap_offsets.size());
