@@ -575,5 +575,7 @@ cdef class Pool:
 
     def __repr__(self):
         indices = "" if self.index_dtype is None else f" with {self.index_dtype} indices"
+        # the plan as a call of this pool runs it: its threads and units
+        plan = self.plan.explain(self.threads()).rstrip()
         return (f"<ovpool Pool {self.op} {self.dtype} {self.shape} -> {self.out_shape}"
-                f"{indices}, {self.plan!r}>")
+                f"{indices}, <ovpool Plan {plan}>>")

@@ -136,6 +136,11 @@ def test_prepared_threads(x):
     assert pool.num_threads == 1 and pool.threads() == 1
     small = ovpool.prepare(ovpool.max_pool, x.shape, x.dtype, 2)
     assert small.threads() == 1  # a small call stays on the calling thread
+    # repr shows the plan as the pool's calls run it: their thread count
+    two = ovpool.prepare(ovpool.max_pool, (64, 256, 64, 64), np.float32, 2, num_threads=2)
+    for p in (pool, small, two):
+        n = p.threads()
+        assert f" {n} thread{'s' if n > 1 else ''}, " in repr(p), repr(p)
 
 
 def test_keys_that_look_alike_do_not_share_a_pool(x):
