@@ -382,6 +382,34 @@ def test_each_path_is_chosen_for_its_shapes(name, call, path):
     assert plans[0].kernel == path, (name, plans[0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_row_argmax_scans_wide_windows_as_torch_picks(dtype):
+    """1D max with indices on windows wider than 8 (adaptive bins, a wide
+    kernel): each window scanned in vectors (Plan::argmax_spans), the first
+    maximum and the last NaN, ties of +0 and -0 and -inf included, as
+    PyTorch picks them."""
+    torch = pytest.importorskip("torch")
+    x = np.round(RNG.standard_normal((2, 5, 250)) * 2) / 2
+    x[0, 0, 3:40] = -0.0
+    x[0, 1, :] = -np.inf
+    x[1, 2, [7, 60, 61]] = np.nan
+    x[1, 3, 100:140] = np.nan
+    x = x.astype(dtype)
+    _core._cache.clear()
+    got = ovpool.adaptive_max_pool(x, 3)
+    assert "each span scanned in vectors" in _core.cached_plans()[0].explain()
+    want = torch.nn.functional.adaptive_max_pool1d(torch.from_numpy(x), 3, return_indices=True)
+    np.testing.assert_array_equal(got[1], want[1].numpy())
+    np.testing.assert_array_equal(
+        got[0].view(f"u{x.itemsize}"), want[0].numpy().view(f"u{x.itemsize}")
+    )
+    got = ovpool.max_pool(x, (11,), strides=(40,), return_indices=True)
+    want = torch.nn.functional.max_pool1d(torch.from_numpy(x), 11, 40, return_indices=True)
+    planes = np.arange(10).reshape(2, 5, 1) * 250  # ONNX's indices run over the whole tensor
+    np.testing.assert_array_equal(got[1], want[1].numpy() + planes)
+    np.testing.assert_array_equal(got[0], want[0].numpy())
+
+
 def test_empty_calls_take_the_empty_path():
     _core._cache.clear()
     assert ovpool.max_pool(np.zeros((0, 3, 8, 8), np.float32), (2, 2)).shape == (0, 3, 7, 7)

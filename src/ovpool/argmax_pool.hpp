@@ -218,6 +218,29 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
         prefetch_l1(ahead + i + 128);
         prefetch_l1(ahead + i + 192);
     }
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+        if (plan.argmax_spans && n_rows == 1) {
+            // each window's first maximum (last NaN) by a vector scan of its
+            // span: the element itself, as below (Plan::argmax_spans)
+            const T *row = plane + offsets[0];
+            for (ptrdiff_t o = 0; o < plan.out_w; o++) {
+                const int64_t first = plan.win_w[3 * o], n_taps = plan.win_w[3 * o + 1];
+                if (n_taps == 0) {
+                    out_row[o] = lowest<T>();
+                    index_row[o] = static_cast<I>(l.index_base);
+                    continue;
+                }
+                ptrdiff_t c = first;
+                if constexpr (std::is_same<T, float>::value)
+                    c += simd::span_argmax_f32(row + first, n_taps);
+                else
+                    c += simd::span_argmax_f64(row + first, n_taps);
+                out_row[o] = row[c];
+                index_row[o] = static_cast<I>(flat_index(offsets[0] + c, plan, l));
+            }
+            return;
+        }
+    }
     if constexpr (std::is_same<T, float>::value) {
         if (plan.bins_by_window) {
             const bool direct = std::is_same<I, int64_t>::value && plan.row_major;

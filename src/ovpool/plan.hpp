@@ -475,6 +475,7 @@ struct Plan {
     bool slab_prefetch = false;
     int64_t tile_kh = 0, tile_kw = 0, tile_ahead = 0;
     bool bins_by_window = false;   // argmax: adaptive bins window by window
+    bool argmax_spans = false;     // argmax: one input row, every window by a vector scan
     bool narrow_rows = false;      // float32 average bins under 8 taps, rows of 8+:
                                    // eight rows at a time where the build has AVX2
                                    // (adaptive_narrow, depth_slab)
@@ -1313,6 +1314,18 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.bins_by_window = plan.compute == DType::f32 && !is_half(spec.dtype) &&
                               plan.dil_w == 1 && plan.in_d * plan.in_h < limits::kRankKeyRows &&
                               simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
+    // One input row (1D) and windows wider than 8: the table path's compare
+    // chain is bound by its latency there (an adaptive 250 -> 3 max with
+    // indices took about 170 ns an output); a vector scan of each window's
+    // span keeps the rule (first maximum, last NaN).
+    if (plan.path == Path::argmax && !plan.argmax_tiles && !plan.bins_by_window &&
+        plan.dil_w == 1 && plan.in_d == 1 && plan.in_h == 1 &&
+        (plan.compute == DType::f32 || plan.compute == DType::f64)) {
+        bool wide = plan.out_w > 0;
+        for (int64_t o = 0; o < plan.out_w; o++)
+            wide = wide && (plan.win_w[3 * o + 1] == 0 || plan.win_w[3 * o + 1] > 8);
+        plan.argmax_spans = wide;
+    }
     if (spec.family == Family::max && plan.path != Path::global && plan.path != Path::tiles) {
         for (int64_t o = 0; o < plan.out_w; o++)
             if (plan.win_w[3 * o + 1] == 0)
@@ -1515,6 +1528,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                 "inside vectorised, the rest by the table\n",
                 plan.argmax_tiles     ? "tilings by the vector argmax, runs of rows"
                 : plan.bins_by_window ? "adaptive bins folded column by column"
+                : plan.argmax_spans   ? "windows by the tables, each span scanned in vectors"
                                       : "windows by the tables",
                 static_cast<long long>(s.rows_per_block), static_cast<long long>(plan.interior_lo),
                 static_cast<long long>(plan.interior_hi));
