@@ -250,6 +250,39 @@ def test_max_bits_as_the_other_paths(dtype, style):
                 assert same.all(), (rank, kernel, strides, pads, dilations, ceil)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zero_maxima_of_deep_windows_as_the_depth_slab(dtype):
+    """3D windows of 4+ depth and height rows: the row kernel pools along D
+    first (the depth slab: depth rows three at a time, then the slab's rows
+    three at a time, each keeping the earlier group's zero; float64 one by
+    one), and the blocked kernel's tap lists keep the same zero where a +0
+    and a -0 tie; windows cut by padding at the front of D or H included.
+    The values are PyTorch's."""
+    for kernel, strides, pads in [
+        ((4, 5, 2), (1, 1, 2), (0, 0, 0)),
+        ((5, 4, 3), (2, 1, 1), (2, 1, 1)),
+        ((6, 6, 1), (1, 2, 1), (3, 2, 0)),
+        ((4, 4, 4), (3, 3, 3), (1, 2, 0)),
+    ]:
+        shape = (1, 16, kernel[0] + 5, kernel[1] + 6, kernel[2] + 4)
+        x = np.where(RNG.random(shape) < 0.5, 0.0, -0.0).astype(dtype)
+        x[RNG.random(shape) < 0.05] = -1.0
+
+        def call(x=x, kernel=kernel, strides=strides, pads=pads):
+            _core._cache.clear()
+            result = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2)
+            return result, {plan.kernel for plan in _core.cached_plans()}
+
+        new, new_paths = _with({"blocked_everywhere": True}, call)
+        old, old_paths = _with({"blocked_bytes": 0}, call)
+        assert new_paths == {"blocked"} and old_paths == {"rows.depth_slab"}, (new_paths, old_paths)
+        width = np.dtype(dtype).itemsize
+        assert (new.view(f"u{width}") == old.view(f"u{width}")).all(), kernel
+        pad = [p for p in reversed(pads) for _ in range(2)]
+        want = F.max_pool3d(F.pad(_t(x), pad, value=-np.inf), kernel, strides).numpy()
+        np.testing.assert_array_equal(new, want)
+
+
 def test_ov_index_spaces_and_storage_order(blocked):
     """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) and
     ONNX's storage_order=1, against the other paths."""

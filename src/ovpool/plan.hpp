@@ -873,27 +873,40 @@ inline void set_taps(Plan &plan) {
         plan.tap_index.push_back(d * plan.index_stride_d + h * plan.index_stride_h +
                                  w * plan.index_stride_w);
     };
-    if (values && plan.max_order == MaxOrder::columns) {
+    if (values && plan.max_order != MaxOrder::row_major) {
         // The row kernel's vertical pass combines the window's rows that
         // hold input (depth, then height) three at a time and keeps the
         // earlier group's value on a tie (float rows; float64 rows go one by
         // one, keeping the later): the groups in reverse order, each in its
         // own order, make the kernel's one chain (the later value kept) keep
-        // the same +0 or -0 among tied maxima. A row whose windows are cut
-        // other than at the end (padding at the top, or at the bottom of H
-        // in 3D) groups its own rows: it gets its own list.
-        const int64_t group = plan.compute == DType::f64 ? kd * kh : 3;
+        // the same +0 or -0 among tied maxima. Pooling along D first
+        // (columns_depth_inner) groups the depth rows so, then the slab's
+        // rows. A row whose windows are cut other than at the end (padding
+        // at the top, or at the bottom of H in 3D, for the row kernel) groups
+        // its own rows: it gets its own list.
+        const bool depth_inner = plan.max_order == MaxOrder::columns_depth_inner;
+        const bool f64 = plan.compute == DType::f64;
         auto add_list = [&](int64_t d0, int64_t nd, int64_t h0, int64_t nh) {
-            const int64_t n = nd * nh;
-            for (int64_t t = 0; t < kw; t++)
+            // reversed groups of `group` among n items, each group in order
+            auto each = [](int64_t n, int64_t group, auto &&body) {
                 for (int64_t g = (n - 1) / group * group; g >= 0; g -= group)
                     for (int64_t r = g; r < std::min(g + group, n); r++)
-                        add(d0 + r / nh, h0 + r % nh, t);
+                        body(r);
+            };
+            for (int64_t t = 0; t < kw; t++) {
+                if (depth_inner)
+                    each(nh, f64 ? nh : 3, [&](int64_t h) {
+                        each(nd, f64 ? nd : 3, [&](int64_t d) { add(d0 + d, h0 + h, t); });
+                    });
+                else
+                    each(nd * nh, f64 ? nd * nh : 3,
+                         [&](int64_t r) { add(d0 + r / nh, h0 + r % nh, t); });
+            }
         };
         add_list(0, kd, 0, kh);
         plan.n_taps = static_cast<int64_t>(plan.tap_offsets.size());
-        if (group >= kd * kh)
-            return;
+        if (f64 || (depth_inner ? kd <= 3 && kh <= 3 : kd * kh <= 3))
+            return;                                 // one group: cut windows keep the order
         std::vector<std::array<int64_t, 6>> lists;  // clip and count (D, H), start, length
         std::vector<int64_t> row_taps;
         bool own = false;
@@ -903,7 +916,10 @@ inline void set_taps(Plan &plan) {
             for (int64_t oh = 0; oh < plan.out_h; oh++) {
                 const int64_t *wh = plan.win_h.data() + 3 * oh;
                 const int64_t ch = (wh[0] - (oh * plan.stride[1] - plan.pad[1])) / plan.dil_h;
-                const bool prefix = cd == 0 && ch == 0 && (wh[1] == kh || wd[1] <= 1);
+                // cut at the end only: the first list's groups, less the taps
+                // past the end (which read the identity)
+                const bool prefix =
+                    cd == 0 && ch == 0 && (depth_inner || wh[1] == kh || wd[1] <= 1);
                 int64_t start = 0, length = plan.n_taps;
                 if (!prefix && wd[1] > 0 && wh[1] > 0) {
                     const std::array<int64_t, 4> key = {cd, wd[1], ch, wh[1]};
@@ -928,11 +944,6 @@ inline void set_taps(Plan &plan) {
         if (own)
             plan.row_taps = std::move(row_taps);
         return;
-    } else if (values && plan.max_order == MaxOrder::columns_depth_inner) {
-        for (int64_t t = 0; t < kw; t++)
-            for (int64_t th = 0; th < kh; th++)
-                for (int64_t td = 0; td < kd; td++)
-                    add(td, th, t);
     } else {
         for (int64_t td = 0; td < kd; td++)
             for (int64_t th = 0; th < kh; th++)
@@ -965,11 +976,23 @@ inline void set_taps(Plan &plan) {
 // * indices wherever the argmax kernel's vector kernels do not apply (3-tap
 //   windows at stride 1 or 2 and tilings, rows of 16+ outputs; adaptive bins
 //   column by column), given a group's eight lanes to fill: 0.12-0.79x;
-//   tilings 28->7 1.6x and bins 50->7 1.35x slower.
-// Not tilings past 8x8 (2x2 s2 on 14x12: 2.6x slower; Lp norms have no
-// tiling kernel: 2x2 s2 on 38x37 0.61x), depth pooled through
-// the slab (1.17-1.27x), averages of bins of unequal size (each output by the
-// tables: 1.1-1.2x), nor calls of under 4 planes (spare lanes).
+//   tilings 28->7 1.6x and bins 50->7 1.35x slower;
+// * tilings the tile kernel takes by the scalar passes (3-wide tiles, rows
+//   of under 4 outputs) on planes up to 1024 elements: max 3x3 s3 on 12x12
+//   0.46x, 24x24 0.79x, 36x36 0.85x (48x48 1.13x slower), average 3x3 s3 on
+//   15x15 0.46x, max 2x2 s2 on 6x6 0.49x. Not the tile kernel's vector rows
+//   (2- and 4-wide tiles, 4+ outputs a row, float32 and float16), which merge
+//   small planes into one: max 2x2 s2 on 8x8 0.6x, average 0.56x and
+//   adaptive 8->4 0.53x the blocked kernel's time, float16 max 0.6x; nor
+//   float64 tilings (2x2 s2 on 8x8: 0.36x; 3x3 s3 on 12x12: 0.3x);
+// * depth pooled through the slab on planes up to 400 elements: max 2x2x2 s3
+//   on 16x7x7 0.36x, 16x14x14 0.44x, 16x20x20 0.58x, max 3x3x3 s2 p1 on
+//   8x8x8 0.35x and on 16x20x20 0.71x, average 2x2x2 s3 on 16x14x14 0.41x;
+//   at 24x24 even (0.9-1.09x), at 28x28 1.27x slower (and on the named
+//   cases' 56x56 and 30x30 planes 1.17-1.27x).
+// Not Lp tilings past 8x8 (Lp norms have no tiling kernel: 2x2 s2 on 38x37
+// 0.61x), averages of bins of unequal size (each output by the tables:
+// 1.1-1.2x), nor calls of under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
@@ -992,10 +1015,15 @@ inline bool prefer_blocked(const Plan &plan) {
     }
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
-    if (by_table || slab || plan.n_planes < 4)
+    if (by_table || (slab && slice > 400) || plan.n_planes < 4)
         return false;
-    if (plan.tile_kw > 0 && plan.spec.family != Family::lp)
-        return slice <= 64;
+    if (plan.tile_kw > 0 && plan.spec.family != Family::lp) {
+        const bool vector_tiles = (plan.compute == DType::f32 || plan.compute == DType::f16) &&
+                                  simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
+        if (vector_tiles || plan.compute == DType::f64)
+            return false;
+        return slice <= 1024;
+    }
     const bool strided = plan.stride_w >= 2 || plan.kernel_w == 1;
     if (one_row)
         return plan.in_w <= 64 ||

@@ -224,10 +224,16 @@ OVPOOL_NOINLINE void by_table(const Plan &plan, const Lanes<C> &lanes, int64_t o
                 for (int64_t r = g; r < std::min(g + group, rows); r++)
                     step(a, at(r / nh, r % nh, t), position(r / nh, r % nh, t));
     } else {
+        // columns_depth_inner: each column's slab rows in groups, the depth
+        // rows of each in groups (see set_taps)
+        const int64_t gd = std::is_same<C, double>::value ? nd : 3;
+        const int64_t gh = std::is_same<C, double>::value ? nh : 3;
         for (int64_t t = 0; t < nw; t++)
-            for (int64_t th = 0; th < nh; th++)
-                for (int64_t td = (t == 0 && th == 0) ? 1 : 0; td < nd; td++)
-                    step(a, at(td, th, t), position(td, th, t));
+            for (int64_t hg = (nh - 1) / gh * gh; hg >= 0; hg -= gh)
+                for (int64_t th = hg; th < std::min(hg + gh, nh); th++)
+                    for (int64_t dg = (nd - 1) / gd * gd; dg >= 0; dg -= gd)
+                        for (int64_t td = dg; td < std::min(dg + gd, nd); td++)
+                            step(a, at(td, th, t), position(td, th, t));
     }
     finish(a, div, C(0), f, out, pos);
 }
