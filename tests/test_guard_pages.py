@@ -93,6 +93,17 @@ ovpool.adaptive_avg_pool(guarded(rng.standard_normal((1, 2, 4, 9, 13)).astype(np
 x1 = guarded(rng.standard_normal((2, 3, 100)).astype(np.float32), at_end)
 ovpool.adaptive_avg_pool(x1, 10)
 ovpool.max_pool(x1, (3,), strides=(2,), pads=(1, 1), return_indices=True)
+xs = guarded(rng.standard_normal((1, 3, 1001)).astype(np.float32), at_end)
+xs2 = guarded(rng.standard_normal((1, 1, 4, 2003)).astype(np.float32), at_end)
+for s in (3, 4, 5, 7):   # strided W windows: plain loads, the last blocks gathered
+    for k in (2, 3, 5, 7):
+        for p in sorted({0, k // 2}):
+            for ceil in (False, True):
+                ovpool.max_pool(xs, (k,), strides=(s,), pads=(p, p), ceil_mode=ceil)
+                ovpool.avg_pool(xs, (k,), strides=(s,), pads=(p, p), ceil_mode=ceil)
+                ovpool.max_pool(xs2, (1, k), strides=(1, s), pads=(0, p, 0, p), ceil_mode=ceil)
+                ovpool.max_pool(xs2, (2, k), strides=(1, s), pads=(0, p, 0, p), ceil_mode=ceil)
+                calls += 4
 print("ok", calls)
 """
 

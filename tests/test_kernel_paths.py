@@ -1150,6 +1150,52 @@ def test_long_window_rows_against_torch(k):
     )
 
 
+@pytest.mark.parametrize("stride", [3, 4, 5, 6, 7])
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_strided_windows_along_w_against_torch(stride, dilation):
+    """Windows under 8 taps at W strides of 3 and more: eight outputs a
+    register from plain loads (strides 3, 4, 5, 7; a gather at 6 and for the
+    last blocks, whose loads would pass the row's last tap), from the input
+    row in place where the row is padded at its ends (the edge outputs tap by
+    tap) and from column maxima and sums (two window rows). Max values (NaN,
+    -inf) and averages against PyTorch."""
+    for k in range(1, 8):
+        reach = (k - 1) * dilation + 1
+        for pad in sorted({0, k // 2}):  # PyTorch pads at most half the kernel
+            for ceil in (False, True):
+                width = int(RNG.integers(reach + 8 * stride, reach + 40 * stride))
+                x = RNG.standard_normal((2, 3, width)).astype(np.float32)
+                x.reshape(-1)[RNG.choice(x.size, 6, replace=False)] = -np.inf
+                xn = _with_nans(x, 3)
+                kw = dict(strides=(stride,), pads=(pad, pad), dilations=(dilation,), ceil_mode=ceil)
+                args = (k, stride, pad, dilation, ceil)
+                want = F.max_pool1d(_t(xn), k, stride, pad, dilation, ceil_mode=ceil).numpy()
+                np.testing.assert_array_equal(
+                    ovpool.max_pool(xn, (k,), **kw), want, err_msg=str(args)
+                )
+                x2 = np.stack([xn, x], axis=2)  # (2, 3, 2, width): two window rows
+                kw2 = dict(
+                    strides=(1, stride),
+                    pads=(0, pad, 0, pad),
+                    dilations=(1, dilation),
+                    ceil_mode=ceil,
+                )
+                want2 = F.max_pool2d(
+                    _t(x2), (2, k), (1, stride), (0, pad), (1, dilation), ceil_mode=ceil
+                ).numpy()
+                np.testing.assert_array_equal(ovpool.max_pool(x2, (2, k), **kw2), want2)
+                if dilation == 1:
+                    y = np.where(np.isfinite(x), x, 0).astype(np.float32)
+                    want = F.avg_pool1d(_t(y), k, stride, pad, ceil_mode=ceil).numpy()
+                    np.testing.assert_allclose(
+                        ovpool.avg_pool(y, (k,), count_include_pad=True, **kw),
+                        want,
+                        rtol=1e-6,
+                        atol=1e-6,
+                        err_msg=str(args),
+                    )
+
+
 def _span_sums_reference(x, k, stride):
     """Average of windows of k >= 8 taps along the last axis, in float32 in
     the kernels' order (_span_sum): eight lanes, each 0 + x[j] + x[j+8] + ...
