@@ -88,7 +88,7 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
         const ptrdiff_t n_rows = slice_row_offsets(plan, 0, oh, offsets);
         T *out_row = out_d + oh * plan.out_w;
         if constexpr (IsMax)
-            max_row_from(slab, offsets, n_rows, buf, out_row, plan);
+            max_row_from(slab, offsets, n_rows, buf, out_row, plan, true);
         else
             sum_row_from(slab, offsets, n_rows, out_row, buf, div_w_of<T>(plan), plan, od, oh,
                          kSumAverage, 1.0);

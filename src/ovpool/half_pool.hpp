@@ -43,7 +43,7 @@ void half_rows_unit(const Plan &plan, const Call &call, int64_t unit, char *scra
                               local[r] = r * plan.in_w;
                           }
                           if (is_max)
-                              max_row_from(rows, local, n_rows, buf, out_row, plan);
+                              max_row_from(rows, local, n_rows, buf, out_row, plan, true);
                           else
                               sum_row_from(rows, local, n_rows, out_row, buf, plan.div_w_f32.data(),
                                            plan, od, oh, plan.mode, plan.p);

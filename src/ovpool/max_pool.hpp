@@ -21,15 +21,17 @@ OVPOOL_INLINE void max_finish(const T *buf, T *out_row, const Plan &plan, bool n
         hmax_table(buf + plan.pad_w, out_row, plan);
 }
 
-// One output row of max values from its window rows plane + offsets[r].
+// One output row of max values from its window rows plane + offsets[r]
+// (fresh: plane is scratch just written, the depth slab or widened rows,
+// not the input).
 template <class T>
 inline void max_row_from(const T *plane, const int64_t *offsets, ptrdiff_t n_rows, T *buf,
-                         T *out_row, const Plan &plan) {
+                         T *out_row, const Plan &plan, bool fresh = false) {
     if (n_rows == 1 && plan.direct_w) {
         // one window row that needs no padding: read it in place
         const T *src = plane + offsets[0];
         if (plan.uniform_w)
-            hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, false);
+            hmax(src, out_row, plan.out_w, plan.kernel_w, plan.stride_w, plan.dil_w, false, !fresh);
         else
             hmax_table(src, out_row, plan);
         return;
@@ -43,7 +45,7 @@ inline void max_row_from(const T *plane, const int64_t *offsets, ptrdiff_t n_row
         const T *src = plane + offsets[0];
         const int64_t lo = plan.interior_lo, hi = plan.interior_hi;
         const int64_t s = plan.stride_w, k = plan.kernel_w, d = plan.dil_w;
-        hmax(src + lo * s - plan.pad_w, out_row + lo, hi - lo, k, s, d, false);
+        hmax(src + lo * s - plan.pad_w, out_row + lo, hi - lo, k, s, d, false, !fresh);
         auto edge = [&](int64_t o) {
             const int64_t first = o * s - plan.pad_w;
             auto tap = [&](int64_t t) {

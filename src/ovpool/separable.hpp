@@ -400,10 +400,10 @@ OVPOOL_INLINE void hsum_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t strid
 // on 96x71x71: 70% of the call).
 template <class T, ptrdiff_t S>
 OVPOOL_INLINE void hsum_taps(const T *__restrict buf, T *__restrict out, ptrdiff_t n_out,
-                             ptrdiff_t stride, ptrdiff_t k, ptrdiff_t dilation) {
+                             ptrdiff_t stride, ptrdiff_t k, ptrdiff_t dilation, bool plain) {
     const ptrdiff_t s = S ? S : stride;
     if constexpr (std::is_same<T, float>::value)
-        if (simd::htaps8_f32(buf, out, n_out, s, k, dilation, 0) == n_out)
+        if (simd::htaps8_f32(buf, out, n_out, s, k, dilation, 0, plain) == n_out)
             return;
     for (ptrdiff_t o = 0; o < n_out; o++)
         out[o] = buf[o * s];
@@ -420,10 +420,11 @@ OVPOOL_INLINE void hsum_taps(const T *__restrict buf, T *__restrict out, ptrdiff
 // the bits of the per-output loops with their NaN flag.
 template <class T, ptrdiff_t S>
 OVPOOL_INLINE void hmax_taps(const T *__restrict buf, T *__restrict out, ptrdiff_t n_out,
-                             ptrdiff_t stride, ptrdiff_t k, ptrdiff_t dilation, bool nan_free) {
+                             ptrdiff_t stride, ptrdiff_t k, ptrdiff_t dilation, bool nan_free,
+                             bool plain) {
     const ptrdiff_t s = S ? S : stride;
     if constexpr (std::is_same<T, float>::value)
-        if (simd::htaps8_f32(buf, out, n_out, s, k, dilation, nan_free ? 1 : 2) == n_out)
+        if (simd::htaps8_f32(buf, out, n_out, s, k, dilation, nan_free ? 1 : 2, plain) == n_out)
             return;
     for (ptrdiff_t o = 0; o < n_out; o++)
         out[o] = buf[o * s];
@@ -450,10 +451,18 @@ OVPOOL_INLINE void hmax_taps(const T *__restrict buf, T *__restrict out, ptrdiff
     }
 }
 
+// Whether the W pass loads strided taps plainly (simd::htaps8_loads, see
+// there): rows read in place, and rows long enough that their start has left
+// the store buffer when it is read.
+OVPOOL_INLINE bool plain_taps(bool in_place, ptrdiff_t n_out, ptrdiff_t stride) {
+    return in_place || n_out * stride >= 1024;
+}
+
 // from_input: buf is a row of the input (not scratch), streamed in order
 template <class T>
 inline void hsum(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride,
                  ptrdiff_t dilation, const T *div_w, T row_div, bool from_input) {
+    const bool plain = plain_taps(from_input, n_out, stride);
     if (dilation == 1 && k >= 8) {
         ptrdiff_t o = 0;
         if constexpr (std::is_same<T, float>::value)
@@ -493,16 +502,16 @@ inline void hsum(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t s
     }
     switch (stride) {
         case 1:
-            hsum_taps<T, 1>(buf, out, n_out, 1, k, dilation);
+            hsum_taps<T, 1>(buf, out, n_out, 1, k, dilation, plain);
             break;
         case 2:
-            hsum_taps<T, 2>(buf, out, n_out, 2, k, dilation);
+            hsum_taps<T, 2>(buf, out, n_out, 2, k, dilation, plain);
             break;
         case 3:
-            hsum_taps<T, 3>(buf, out, n_out, 3, k, dilation);
+            hsum_taps<T, 3>(buf, out, n_out, 3, k, dilation, plain);
             break;
         default:
-            hsum_taps<T, 0>(buf, out, n_out, stride, k, dilation);
+            hsum_taps<T, 0>(buf, out, n_out, stride, k, dilation, plain);
     }
     divide_row(out, n_out, div_w, row_div);
 }
@@ -538,9 +547,11 @@ OVPOOL_INLINE void hmax_k(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t strid
     }
 }
 
+// in_place: buf is a row read in place (not a buffer just written)
 template <class T>
 inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t stride,
-                 ptrdiff_t dilation, bool nan_free) {
+                 ptrdiff_t dilation, bool nan_free, bool in_place = false) {
+    const bool plain = plain_taps(in_place, n_out, stride);
     // the stem's 3x3 s2 keeps its own 3-tap kernel (half the instructions of
     // the general pass's two loads and a shuffle per tap), the rest under 8
     // taps take the general vector pass
@@ -548,8 +559,8 @@ inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t s
         if (nan_free && dilation == 1 && stride == 2 && k == 3 &&
             simd::hmax_s2k3_f32(buf, out, n_out))
             return;
-        if (k < 8 &&
-            simd::htaps8_f32(buf, out, n_out, stride, k, dilation, nan_free ? 1 : 2) == n_out)
+        if (k < 8 && simd::htaps8_f32(buf, out, n_out, stride, k, dilation, nan_free ? 1 : 2,
+                                      plain) == n_out)
             return;
     }
     if (dilation == 1 && k >= 8) {
@@ -583,13 +594,13 @@ inline void hmax(const T *buf, T *out, ptrdiff_t n_out, ptrdiff_t k, ptrdiff_t s
     }
     switch (stride) {
         case 1:
-            return hmax_taps<T, 1>(buf, out, n_out, 1, k, dilation, nan_free);
+            return hmax_taps<T, 1>(buf, out, n_out, 1, k, dilation, nan_free, plain);
         case 2:
-            return hmax_taps<T, 2>(buf, out, n_out, 2, k, dilation, nan_free);
+            return hmax_taps<T, 2>(buf, out, n_out, 2, k, dilation, nan_free, plain);
         case 3:
-            return hmax_taps<T, 3>(buf, out, n_out, 3, k, dilation, nan_free);
+            return hmax_taps<T, 3>(buf, out, n_out, 3, k, dilation, nan_free, plain);
         default:
-            return hmax_taps<T, 0>(buf, out, n_out, stride, k, dilation, nan_free);
+            return hmax_taps<T, 0>(buf, out, n_out, stride, k, dilation, nan_free, plain);
     }
 }
 

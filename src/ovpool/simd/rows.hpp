@@ -498,14 +498,12 @@ inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *wi
 // mode 0 sums; 1 maxima of a row known to hold no NaN; 2 maxima with the NaN
 // flag of hmax_k (a window with a NaN gives the canonical NaN). The
 // operations of the scalar loops in the same order: the same bits. Each tap
-// of 8 outputs is one load at stride 1; two loads and a shuffle at stride 2
-// and four loads and three shuffles at stride 4 (lanes in another order, put
-// back once at the end); at strides 3, 5 and 7 the stride's loads blended so
-// that each lane holds its element, and one permute (a gather took about
-// three times as long: 1D max 5 s3 on rows of 4000); a gather otherwise.
-// No element past the row's last tap is read (a block whose loads would
-// reach past it gathers). Returns the outputs done: all, or 0 for rows of
-// fewer than 8 outputs and builds without AVX2.
+// of 8 outputs is one load at stride 1, two loads and a shuffle at stride 2
+// (lanes in taps8's kw = 2 order, put back once at the end; no element past
+// the last tap is read), a gather otherwise; with `plain`, taps of under 9 at
+// strides 3, 4, 5 and 7 take plain loads instead (htaps8_loads). Returns the
+// outputs done: all, or 0 for rows of fewer than 8 outputs and builds
+// without AVX2.
 #if defined(__AVX2__)
 OVPOOL_INLINE __m256 strided8(const float *p, ptrdiff_t stride, __m256i at) {
     if (stride == 1)
@@ -515,8 +513,18 @@ OVPOOL_INLINE __m256 strided8(const float *p, ptrdiff_t stride, __m256i at) {
     return _mm256_i32gather_ps(p, at, 4);
 }
 
-// One tap's loads at stride 3, 5 or 7 (odd: the elements r + s * j, j < 8,
-// fall in distinct lanes of the s vectors from the tap's base), or 4.
+// Strided taps by plain loads: at strides 3, 5 and 7 the stride's vectors
+// blended so that each lane holds its element (odd strides put the elements
+// r + s * j, j < 8, in distinct lanes) and one permute; at stride 4, four
+// loads and three shuffles (lanes in another order, put back once at the
+// end). A gather took about three times as long on a row read in place (1D
+// max 5 s3 on 32x160x4000: 13.3 -> 3.0 ms at 2 threads); on a buffer just
+// written by the vertical pass the loads, which span two of its stores, wait
+// for them (max 3x3 s3 p1 on 112x112 planes 1.24x slower), so the callers ask
+// for them only on rows read in place and rows of 1024+ elements, whose start
+// has left the store buffer by the time it is read (rows of 2000: 0.5x the
+// gathers' time). No element past the row's last tap is read: a block whose
+// loads would reach past it is left to the gathers.
 struct StridedTap {
     ptrdiff_t base;  // elements from the window's first to the first vector
     int phase;       // stride 4: the element of each 4 (r)
@@ -575,12 +583,12 @@ OVPOOL_INLINE __m256 strided_load(const float *first, const StridedTap &tap) {
     }
 }
 
-// Blocks of 8 outputs at stride S (3, 4, 5 or 7) by strided_load, from
-// block blk on, while their loads stay within the row's `limit` elements;
+// Blocks of 8 outputs at stride S (3, 4, 5 or 7) by strided_load, from the
+// first on, while their loads stay within the row's `limit` elements;
 // returns the first block not done.
 template <int S>
-OVPOOL_INLINE ptrdiff_t htaps8_loads(const float *buf, float *out, ptrdiff_t n_out, ptrdiff_t k,
-                                     ptrdiff_t d, int mode, ptrdiff_t limit) {
+OVPOOL_NOINLINE ptrdiff_t htaps8_loads(const float *buf, float *out, ptrdiff_t n_out, ptrdiff_t k,
+                                       ptrdiff_t d, int mode, ptrdiff_t limit) {
     StridedTap taps[8];
     for (ptrdiff_t t = 0; t < k; t++)
         strided_tap(taps[t], t * d, S);
@@ -617,14 +625,14 @@ OVPOOL_INLINE ptrdiff_t htaps8_loads(const float *buf, float *out, ptrdiff_t n_o
 #endif
 
 inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdiff_t stride,
-                            ptrdiff_t k, ptrdiff_t d, int mode) {
+                            ptrdiff_t k, ptrdiff_t d, int mode, bool plain = false) {
 #if defined(__AVX2__)
     if (n_out < 8 || stride > (ptrdiff_t(1) << 27))
         return 0;
     const __m256i at = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                           _mm256_set1_epi32(static_cast<int>(stride)));
     ptrdiff_t blk = 0;
-    if (k <= 8) {
+    if (plain && k <= 8 && (stride == 3 || stride == 4 || stride == 5 || stride == 7)) {
         // the elements the row's windows read
         const ptrdiff_t limit = (n_out - 1) * stride + (k - 1) * d + 1;
         if (stride == 3)
@@ -633,7 +641,7 @@ inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdi
             blk = htaps8_loads<4>(buf, out, n_out, k, d, mode, limit);
         else if (stride == 5)
             blk = htaps8_loads<5>(buf, out, n_out, k, d, mode, limit);
-        else if (stride == 7)
+        else
             blk = htaps8_loads<7>(buf, out, n_out, k, d, mode, limit);
     }
     for (; blk * 8 < n_out; blk++) {
@@ -668,6 +676,7 @@ inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdi
     (void)k;
     (void)d;
     (void)mode;
+    (void)plain;
     return 0;
 #endif
 }
