@@ -335,9 +335,34 @@ PATH_CASES = [
         "blocked",
     ),
     (
-        "8x8 tilings: blocked",
+        "8x8 tilings 2x2: the tile kernel's vector rows",
         lambda: ovpool.max_pool(_x((2, 3, 8, 8)), (2, 2), strides=(2, 2)),
+        "tiles",
+    ),
+    (
+        "6x6 tilings 2x2, rows of 3 outputs: blocked",
+        lambda: ovpool.max_pool(_x((2, 3, 6, 6)), (2, 2), strides=(2, 2)),
         "blocked",
+    ),
+    (
+        "24x24 tilings 3x3: blocked",
+        lambda: ovpool.avg_pool(_x((2, 3, 24, 24)), (3, 3), strides=(3, 3)),
+        "blocked",
+    ),
+    (
+        "float64 6x6 tilings: tiles",
+        lambda: ovpool.max_pool(_x((2, 3, 6, 6), np.float64), (2, 2), strides=(2, 2)),
+        "tiles",
+    ),
+    (
+        "3D pooled along D on 14x14 slices: blocked",
+        lambda: ovpool.max_pool(_x((1, 8, 16, 14, 14)), (2, 2, 2), strides=(3, 3, 3)),
+        "blocked",
+    ),
+    (
+        "3D pooled along D on 28x28 slices: the depth slab",
+        lambda: ovpool.max_pool(_x((1, 8, 16, 28, 28)), (2, 2, 2), strides=(3, 3, 3)),
+        "rows.depth_slab",
     ),
     (
         "rows of under 8 outputs: blocked",
