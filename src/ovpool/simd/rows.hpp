@@ -505,6 +505,29 @@ inline int adaptive_narrow_f32(const float *x, ptrdiff_t in_w, const int64_t *wi
 // outputs done: all, or 0 for rows of fewer than 8 outputs and builds
 // without AVX2.
 #if defined(__AVX2__)
+// The k taps of 8 outputs combined in tap order by mode (see htaps8_f32),
+// tap t's eight values from load(t).
+template <class Load>
+OVPOOL_INLINE __m256 combine_taps8(ptrdiff_t k, int mode, Load &&load) {
+    __m256 acc = load(0);
+    if (mode == 0) {
+        for (ptrdiff_t t = 1; t < k; t++)
+            acc = _mm256_add_ps(acc, load(t));
+    } else if (mode == 1) {
+        for (ptrdiff_t t = 1; t < k; t++)
+            acc = _mm256_max_ps(acc, load(t));
+    } else {
+        __m256 nan = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
+        for (ptrdiff_t t = 1; t < k; t++) {
+            const __m256 v = load(t);
+            acc = _mm256_max_ps(acc, v);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        }
+        acc = _mm256_blendv_ps(acc, _mm256_set1_ps(NAN), nan);
+    }
+    return acc;
+}
+
 OVPOOL_INLINE __m256 strided8(const float *p, ptrdiff_t stride, __m256i at) {
     if (stride == 1)
         return _mm256_loadu_ps(p);
@@ -600,22 +623,8 @@ OVPOOL_NOINLINE ptrdiff_t htaps8_loads(const float *buf, float *out, ptrdiff_t n
         if (o * S + reach > limit)
             break;
         const float *first = buf + o * S;
-        __m256 acc = strided_load<S>(first, taps[0]);
-        if (mode == 0) {
-            for (ptrdiff_t t = 1; t < k; t++)
-                acc = _mm256_add_ps(acc, strided_load<S>(first, taps[t]));
-        } else if (mode == 1) {
-            for (ptrdiff_t t = 1; t < k; t++)
-                acc = _mm256_max_ps(acc, strided_load<S>(first, taps[t]));
-        } else {
-            __m256 nan = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
-            for (ptrdiff_t t = 1; t < k; t++) {
-                const __m256 v = strided_load<S>(first, taps[t]);
-                acc = _mm256_max_ps(acc, v);
-                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            }
-            acc = _mm256_blendv_ps(acc, _mm256_set1_ps(NAN), nan);
-        }
+        __m256 acc =
+            combine_taps8(k, mode, [&](ptrdiff_t t) { return strided_load<S>(first, taps[t]); });
         if constexpr (S == 4)
             acc = _mm256_permutevar8x32_ps(acc, order);
         _mm256_storeu_ps(out + o, acc);
@@ -647,22 +656,8 @@ inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdi
     for (; blk * 8 < n_out; blk++) {
         const ptrdiff_t o = block_start(blk, 8, n_out);
         const float *first = buf + o * stride;
-        __m256 acc = strided8(first, stride, at);
-        if (mode == 0) {
-            for (ptrdiff_t t = 1; t < k; t++)
-                acc = _mm256_add_ps(acc, strided8(first + t * d, stride, at));
-        } else if (mode == 1) {
-            for (ptrdiff_t t = 1; t < k; t++)
-                acc = _mm256_max_ps(acc, strided8(first + t * d, stride, at));
-        } else {
-            __m256 nan = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
-            for (ptrdiff_t t = 1; t < k; t++) {
-                const __m256 v = strided8(first + t * d, stride, at);
-                acc = _mm256_max_ps(acc, v);
-                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            }
-            acc = _mm256_blendv_ps(acc, _mm256_set1_ps(NAN), nan);
-        }
+        __m256 acc = combine_taps8(
+            k, mode, [&](ptrdiff_t t) { return strided8(first + t * d, stride, at); });
         if (stride == 2)
             acc = unpermute8(acc, 2);
         _mm256_storeu_ps(out + o, acc);
