@@ -990,9 +990,9 @@ inline void set_taps(Plan &plan) {
 //   8x8x8 0.35x and on 16x20x20 0.71x, average 2x2x2 s3 on 16x14x14 0.41x;
 //   at 24x24 even (0.9-1.09x), at 28x28 1.27x slower (and on the named
 //   cases' 56x56 and 30x30 planes 1.17-1.27x).
-// Not Lp tilings past 8x8 (Lp norms have no tiling kernel: 2x2 s2 on 38x37
-// 0.61x), averages of bins of unequal size (each output by the tables:
-// 1.1-1.2x), nor calls of under 4 planes (spare lanes).
+// Lp tilings follow the rules of other windows (Lp norms have no tiling
+// kernel: 2x2 s2 on 38x37 0.61x). Not averages of bins of unequal size (each
+// output by the tables: 1.1-1.2x), nor calls of under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
