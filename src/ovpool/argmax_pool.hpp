@@ -194,11 +194,14 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
     const ptrdiff_t n_rows = row_offsets(plan, od, oh, offsets);
     const bool vector_bins = std::is_same<T, float>::value && plan.dil_w == 1 && plan.in_w >= 8 &&
                              plan.in_d * plan.in_h < limits::kRankKeyRows;
+    // a window with no element: the lowest value, the plane's first index
+    auto empty = [&](ptrdiff_t o) {
+        out_row[o] = lowest<T>();
+        index_row[o] = static_cast<I>(l.index_base);
+    };
     if (n_rows == 0) {
-        for (ptrdiff_t o = 0; o < plan.out_w; o++) {
-            out_row[o] = lowest<T>();
-            index_row[o] = static_cast<I>(l.index_base);
-        }
+        for (ptrdiff_t o = 0; o < plan.out_w; o++)
+            empty(o);
         return;
     }
     // ask for as many bytes as the window has, from 2 KiB past its last row:
@@ -226,8 +229,7 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
             for (ptrdiff_t o = 0; o < plan.out_w; o++) {
                 const int64_t first = plan.win_w[3 * o], n_taps = plan.win_w[3 * o + 1];
                 if (n_taps == 0) {
-                    out_row[o] = lowest<T>();
-                    index_row[o] = static_cast<I>(l.index_base);
+                    empty(o);
                     continue;
                 }
                 ptrdiff_t c = first;
@@ -276,8 +278,7 @@ inline void table_row(const T *plane, T *out_row, I *index_row, T *col, int32_t 
     for (ptrdiff_t o = 0; o < plan.out_w; o++) {
         const int64_t first = plan.win_w[3 * o], n_taps = plan.win_w[3 * o + 1];
         if (n_taps == 0) {
-            out_row[o] = lowest<T>();
-            index_row[o] = static_cast<I>(l.index_base);
+            empty(o);
             continue;
         }
         if constexpr (std::is_same<T, float>::value) {
