@@ -434,6 +434,8 @@ struct ScratchLayout {
     int64_t lanes_out = -1;  // blocked: the band's outputs in lanes
     int64_t lanes_pos = -1;  // blocked: their positions (argmax)
     int64_t tap_pos = -1;    // blocked: the taps' positions in lanes (argmax)
+    int64_t win_at = -1;     // blocked: each output's first tap in the band's lanes, int64
+    int64_t win_aux = -1;    // blocked: each output's divisor / first position, compute type
 };
 
 // The order in which the blocked kernel combines the taps of a max window
@@ -1193,6 +1195,11 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
             if (indices)
                 s.tap_pos = part(
                     s, std::max<int64_t>(1, static_cast<int64_t>(plan.tap_index.size())) * L * c);
+            if (!plan.lanes_by_table) {
+                s.win_at = part(s, plan.unit_rows * plan.out_w * i64);
+                if (plan.spec.family != Family::max)
+                    s.win_aux = part(s, plan.unit_rows * plan.out_w * c);
+            }
             break;
         }
         case Path::argmax: {

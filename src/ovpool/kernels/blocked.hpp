@@ -14,7 +14,10 @@
 // layout carries the padding, filled with the identity (-inf for maxima, 0
 // for sums), as ONNX Runtime's MLAS pads its row buffer: every window is
 // then the same list of taps (Plan::tap_offsets) from its first element,
-// and outputs go eight at a time, across rows, with no bounds to test. An
+// and outputs go eight at a time, across rows, with no bounds to test. The
+// padding and each output's first element (band_table) are the same for
+// every group of a unit: they are set once a unit, and the transpose writes
+// each input row straight to its place between the padding. An
 // output whose maximum comes out -inf (a window of padding only, or of -inf
 // values, which the padding could not be told from) is redone by its window
 // tables. Adaptive bins of unequal size take every output by the tables, in
@@ -242,12 +245,48 @@ OVPOOL_NOINLINE void by_table(const Plan &plan, const Lanes<C> &lanes, int64_t o
 // A band of outputs
 // ---------------------------------------------------------------------------
 
-// Outputs [r0, r1) x [0, out_w) of one group. Uniform windows: eight (four
-// with indices) at a time by the tap list; a maximum of -inf is redone by
+// Where each output of a unit's band reads: the element of its window's
+// first tap in the band's lanes, and its divisor (sums) or the index-space
+// position of that element (argmax). The same for every group of the unit,
+// so worked out once a unit (uniform windows only).
+template <class C, Family F>
+inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, int64_t *first,
+                       C *aux) {
+    const int64_t out_w = plan.out_w, out_h = plan.out_h;
+    const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
+    const int64_t step_w = plan.stride[2] * L;
+    const C *div_w = div_w_of<C>(plan);
+    const C index_step = static_cast<C>(plan.stride[2] * plan.index_stride_w);
+    for (int64_t row = r0, k = 0; row < r1; row++) {
+        const int64_t od = row / out_h, oh = row - od * out_h;
+        const int64_t id0 = od * plan.stride[0] - plan.pad[0];
+        const int64_t ih0 = oh * plan.stride[1] - plan.pad[1];
+        const int64_t base = (id0 - b.d_lo) * slice_len + (ih0 - b.h_lo) * row_len;
+        C row_div = 0, row_first = 0;
+        if constexpr (F != Family::max && F != Family::argmax)
+            row_div = static_cast<C>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2]);
+        if constexpr (F == Family::argmax)
+            row_first = static_cast<C>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h -
+                                       plan.pad[2] * plan.index_stride_w);
+        for (int64_t ow = 0; ow < out_w; ow++, k++) {
+            first[k] = base + ow * step_w;
+            if constexpr (F != Family::max && F != Family::argmax)
+                aux[k] = static_cast<C>(row_div * div_w[ow]);
+            if constexpr (F == Family::argmax)
+                aux[k] = row_first + static_cast<C>(ow) * index_step;
+        }
+    }
+}
+
+// Outputs [r0, r1) x [0, out_w) of one group. Uniform windows: N at a time
+// (across rows) from the unit's band table, by the tap list (a row's own
+// list, Plan::row_taps, where it has one); a maximum of -inf is redone by
 // the tables. Otherwise each by the tables.
 template <class C, Op O>
 inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64_t r1,
-                      const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos) {
+                      const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos,
+                      const int64_t *first, const C *aux) {
+    constexpr int N = has_positions(O) ? 4 : 8;
     const int64_t out_w = plan.out_w, out_h = plan.out_h;
     if (plan.lanes_by_table) {
         for (int64_t row = r0; row < r1; row++) {
@@ -259,115 +298,64 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
         }
         return;
     }
-    constexpr int N = has_positions(O) ? 4 : 8;
-    const Band &b = lanes.band;
-    const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
-    const int64_t sw = plan.stride[2], step_w = sw * L;
-    // the batch's tap list: a row's own (Plan::row_taps) or the first
-    const int64_t *offsets = plan.tap_offsets.data();
-    int64_t n_taps = plan.n_taps;
-    const C *div_w = nullptr;
-    if constexpr (std::is_same<C, double>::value)
-        div_w = plan.div_w_f64.data();
-    else
-        div_w = plan.div_w_f32.data();
-    // a batch: the windows' first elements, where their outputs go, their
-    // divisors (averages) or first elements' positions (argmax), and their
-    // rows and columns (for a redo by the tables)
-    const C *p[N];
-    int64_t o_at[N], o_row[N], o_col[N];
-    C o_div[N], o_first[N];
-    auto flush = [&](int count) {
-        Acc<C, O> a[N];
-        if (count == N) {
-            gather<C, O, N>(p, offsets, n_taps, tap_pos, a);
-        } else {
-            for (int j = 0; j < count; j++)
-                gather<C, O, 1>(p + j, offsets, n_taps, tap_pos, a + j);
-        }
-        for (int j = 0; j < count; j++) {
-            if constexpr (is_max(O)) {
-                // -inf: padding only, or -inf values; the tables tell them apart
-                if (simd::any(simd::eq(a[j].v, simd::set1(-std::numeric_limits<C>::infinity())))) {
-                    const int64_t od = o_row[j] / out_h, oh = o_row[j] - od * out_h;
-                    by_table<C, O>(plan, lanes, od, oh, o_col[j], f, out + o_at[j], pos + o_at[j]);
-                    continue;
-                }
+    // captures by value: the vector stores may alias anything, so values
+    // read through references would be read again after each store
+    const C *in = lanes.in;
+    const Finish<C> fin = f;
+    auto output = [=, &plan, &lanes](int64_t k, const Acc<C, O> &a) {
+        if constexpr (is_max(O)) {
+            // -inf: padding only, or -inf values; the tables tell them apart
+            if (simd::any(simd::eq(a.v, simd::set1(-std::numeric_limits<C>::infinity())))) {
+                const int64_t row = r0 + k / out_w, od = row / out_h;
+                by_table<C, O>(plan, lanes, od, row - od * out_h, k % out_w, fin, out + k * L,
+                               pos + k * L);
+                return;
             }
-            finish(a[j], o_div[j], o_first[j], f, out + o_at[j], pos + o_at[j]);
         }
-    };
-    int n = 0;
-    auto add = [&](const C *first, int64_t at, int64_t row, int64_t ow, C div, C index) {
-        p[n] = first;
-        o_at[n] = at;
-        o_row[n] = row;
-        o_col[n] = ow;
-        o_div[n] = div;
-        o_first[n] = index;
-        if (++n == N) {
-            flush(N);
-            n = 0;
-        }
-    };
-    const C index_step = static_cast<C>(sw * plan.index_stride_w);
-    for (int64_t row = r0; row < r1; row++) {
-        if (!plan.row_taps.empty()) {
-            const int64_t *own = plan.tap_offsets.data() + plan.row_taps[2 * row];
-            if (own != offsets && n > 0) {
-                flush(n);
-                n = 0;
-            }
-            offsets = own;
-            n_taps = plan.row_taps[2 * row + 1];
-        }
-        const int64_t od = row / out_h, oh = row - od * out_h;
-        const int64_t id0 = od * plan.stride[0] - plan.pad[0];
-        const int64_t ih0 = oh * plan.stride[1] - plan.pad[1];
-        const C *base = lanes.in + (id0 - b.d_lo) * slice_len + (ih0 - b.h_lo) * row_len;
-        const int64_t out_row = (row - r0) * out_w * L;
-        C row_div = 0, row_first = 0;
+        C div = 0, at = 0;
         if constexpr (O == Op::sum)
-            row_div = static_cast<C>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2]);
+            div = aux[k];
         if constexpr (has_positions(O))
-            row_first = static_cast<C>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h -
-                                       plan.pad[2] * plan.index_stride_w);
-        int64_t ow = 0;
-        // whole batches of this row at once; the rest joins a batch across rows
-        for (; ow + N <= out_w; ow += N) {
-            const C *q[N];
+            at = aux[k];
+        finish(a, div, at, fin, out + k * L, pos + k * L);
+    };
+    // outputs [k0, k1), all with one tap list
+    auto run = [=, &output](int64_t k0, int64_t k1, const int64_t *offsets, int64_t n_taps) {
+        int64_t k = k0;
+        for (; k + N <= k1; k += N) {
+            const C *p[N];
             for (int j = 0; j < N; j++)
-                q[j] = base + (ow + j) * step_w;
+                p[j] = in + first[k + j];
             Acc<C, O> a[N];
-            gather<C, O, N>(q, offsets, n_taps, tap_pos, a);
-            for (int j = 0; j < N; j++) {
-                const int64_t at = out_row + (ow + j) * L;
-                if constexpr (is_max(O)) {
-                    if (simd::any(
-                            simd::eq(a[j].v, simd::set1(-std::numeric_limits<C>::infinity())))) {
-                        by_table<C, O>(plan, lanes, od, oh, ow + j, f, out + at, pos + at);
-                        continue;
-                    }
-                }
-                C div = 0, first = 0;
-                if constexpr (O == Op::sum)
-                    div = static_cast<C>(row_div * div_w[ow + j]);
-                if constexpr (has_positions(O))
-                    first = row_first + static_cast<C>(ow + j) * index_step;
-                finish(a[j], div, first, f, out + at, pos + at);
-            }
+            gather<C, O, N>(p, offsets, n_taps, tap_pos, a);
+            for (int j = 0; j < N; j++)
+                output(k + j, a[j]);
         }
-        for (; ow < out_w; ow++) {
-            C div = 0, first = 0;
-            if constexpr (O == Op::sum)
-                div = static_cast<C>(row_div * div_w[ow]);
-            if constexpr (has_positions(O))
-                first = row_first + static_cast<C>(ow) * index_step;
-            add(base + ow * step_w, out_row + ow * L, row, ow, div, first);
+        for (; k < k1; k++) {
+            const C *p[1] = {in + first[k]};
+            Acc<C, O> a[1];
+            gather<C, O, 1>(p, offsets, n_taps, tap_pos, a);
+            output(k, a[0]);
         }
+    };
+    const int64_t n_out = (r1 - r0) * out_w;
+    if (plan.row_taps.empty()) {
+        run(0, n_out, plan.tap_offsets.data(), plan.n_taps);
+        return;
     }
-    if (n > 0)
-        flush(n);
+    // runs of rows with the same list
+    const int64_t *list = nullptr;
+    int64_t length = 0, k0 = 0;
+    for (int64_t row = r0; row < r1; row++) {
+        const int64_t *own = plan.tap_offsets.data() + plan.row_taps[2 * row];
+        if (own != list && row > r0) {
+            run(k0, (row - r0) * out_w, list, length);
+            k0 = (row - r0) * out_w;
+        }
+        list = own;
+        length = plan.row_taps[2 * row + 1];
+    }
+    run(k0, n_out, list, length);
 }
 
 // ---------------------------------------------------------------------------
@@ -375,14 +363,17 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
 // ---------------------------------------------------------------------------
 
 template <class C, simd::Elem E>
-OVPOOL_INLINE bool to_lanes(const void *const src[8], ptrdiff_t n, C *dst, bool check,
-                            const char *next, ptrdiff_t next_bytes) {
+OVPOOL_INLINE bool to_lanes(const void *const src[8], ptrdiff_t n, C *dst, ptrdiff_t row_w,
+                            ptrdiff_t row_stride, bool check, const char *next,
+                            ptrdiff_t next_bytes) {
     if constexpr (std::is_same<C, double>::value)
-        return check ? simd::planes_to_lanes_f64<true>(src, n, dst)
-                     : simd::planes_to_lanes_f64<false>(src, n, dst);
+        return check ? simd::planes_to_lanes_f64<true>(src, n, dst, row_w, row_stride)
+                     : simd::planes_to_lanes_f64<false>(src, n, dst, row_w, row_stride);
     else
-        return check ? simd::planes_to_lanes<E, true>(src, n, dst, next, next_bytes)
-                     : simd::planes_to_lanes<E, false>(src, n, dst, next, next_bytes);
+        return check ? simd::planes_to_lanes<E, true>(src, n, dst, row_w, row_stride, next,
+                                                      next_bytes)
+                     : simd::planes_to_lanes<E, false>(src, n, dst, row_w, row_stride, next,
+                                                       next_bytes);
 }
 
 template <class C, simd::Elem E>
@@ -414,47 +405,57 @@ inline void lp_transform(C *v, int64_t n, int mode, double p) {
     }
 }
 
-// The band of group q0's planes (count of them) in lanes: the input the
-// band reads transposed in, the padding around it the identity; prefetched
-// meanwhile: next_bytes from next. Returns true when a NaN was met (with
-// check).
-template <class C, simd::Elem E>
-inline bool band_to_lanes(const Plan &plan, const Band &b, const char *x, int64_t q0, int count,
-                          C *in, simd::Pack<C> identity, bool check, const char *next,
-                          ptrdiff_t next_bytes) {
-    const size_t esize = simd::elem_size(E);
+// The positions of a band in lanes that hold no input: the padding around
+// it, and slices and rows outside the input, set to the identity. They are
+// the same for every group of a unit and band_to_lanes never writes them,
+// so they are set once a unit.
+template <class C>
+inline void band_padding(const Plan &plan, const Band &b, C *in, simd::Pack<C> identity) {
     const int64_t in_w = plan.in_w, width = plan.lane_width, pw = plan.lane_pad[2];
     const int64_t row_len = width * L, slice_len = plan.lane_rows * row_len;
     const int64_t rows = b.h_hi - b.h_lo;
     const int64_t h0 = std::max<int64_t>(b.h_lo, 0), h1 = std::min(b.h_hi, plan.in_h);
-    bool nan = false;
-    const void *src[8];
     for (int64_t id = b.d_lo; id < b.d_hi; id++) {
         C *slice = in + (id - b.d_lo) * slice_len;
         if (id < 0 || id >= plan.in_d || h0 >= h1) {
             fill(slice, rows * width, identity);
             continue;
         }
-        // the slice's rows [h0, h1) are contiguous in each plane: one span,
-        // transposed where its first row goes, then spread to the padded rows
+        fill(slice, (h0 - b.h_lo) * width, identity);
+        if (width != in_w)
+            for (int64_t r = h0; r < h1; r++) {
+                C *row = slice + (r - b.h_lo) * row_len;
+                fill(row, pw, identity);
+                fill(row + (pw + in_w) * L, width - pw - in_w, identity);
+            }
+        fill(slice + (h1 - b.h_lo) * row_len, (b.h_hi - h1) * width, identity);
+    }
+}
+
+// The input of group q0's planes (count of them) a band reads, transposed
+// into its place in lanes (see band_padding for the rest); prefetched
+// meanwhile: next_bytes from next. Returns true when a NaN was met (with
+// check).
+template <class C, simd::Elem E>
+inline bool band_to_lanes(const Plan &plan, const Band &b, const char *planes,
+                          const int64_t lane_at[8], C *in, bool check, const char *next,
+                          ptrdiff_t next_bytes) {
+    const int64_t esize = static_cast<int64_t>(simd::elem_size(E));
+    const int64_t in_w = plan.in_w, width = plan.lane_width, pw = plan.lane_pad[2];
+    const int64_t row_len = width * L, slice_len = plan.lane_rows * row_len;
+    const int64_t h0 = std::max<int64_t>(b.h_lo, 0), h1 = std::min(b.h_hi, plan.in_h);
+    if (h0 >= h1)
+        return false;
+    bool nan = false;
+    const void *src[8];
+    for (int64_t id = std::max<int64_t>(b.d_lo, 0); id < std::min(b.d_hi, plan.in_d); id++) {
+        // the slice's rows [h0, h1) are contiguous in each plane: one span
         const int64_t offset = (id * plan.in_h + h0) * in_w;
         for (int l = 0; l < 8; l++)
-            src[l] = x + ((q0 + (l < count ? l : 0)) * plan.in_plane() + offset) *
-                             static_cast<int64_t>(esize);
-        C *first = slice + (h0 - b.h_lo) * row_len;
-        nan |= to_lanes<C, E>(src, (h1 - h0) * in_w, first, check, next, next_bytes);
+            src[l] = planes + lane_at[l] + offset * esize;
+        C *first = in + (id - b.d_lo) * slice_len + (h0 - b.h_lo) * row_len + pw * L;
+        nan |= to_lanes<C, E>(src, (h1 - h0) * in_w, first, in_w, width, check, next, next_bytes);
         next_bytes = 0;
-        if (width != in_w) {
-            for (int64_t r = h1 - h0 - 1; r >= 0; r--) {
-                C *dst = first + r * row_len;
-                std::memmove(dst + pw * L, first + r * in_w * L,
-                             static_cast<size_t>(in_w * L) * sizeof(C));
-                fill(dst, pw, identity);
-                fill(dst + (pw + in_w) * L, width - pw - in_w, identity);
-            }
-        }
-        fill(slice, (h0 - b.h_lo) * width, identity);
-        fill(slice + (h1 - b.h_lo) * row_len, (b.h_hi - h1) * width, identity);
     }
     return nan;
 }
@@ -488,7 +489,7 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
     const int64_t r0 = band * plan.unit_rows, r1 = std::min(rows, r0 + plan.unit_rows);
     const int64_t g0 = run * call.schedule.group;
     const int64_t g1 = std::min(plan.n_groups, g0 + call.schedule.group);
-    const size_t esize = simd::elem_size(E);
+    const int64_t esize = static_cast<int64_t>(simd::elem_size(E));
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
     Lanes<C> lanes{scratch_part<C>(scratch, plan.scratch.lanes_in), band_of(plan, r0, r1)};
     C *in = scratch_part<C>(scratch, plan.scratch.lanes_in);
@@ -519,38 +520,53 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
     char *y = static_cast<char *>(call.out);
     I *index = static_cast<I *>(call.indices);
     const int64_t n_out = (r1 - r0) * plan.out_w;
+    int64_t *first = scratch_part<int64_t>(scratch, plan.scratch.win_at);
+    C *aux = scratch_part<C>(scratch, plan.scratch.win_aux);
+    if (!plan.lanes_by_table)
+        band_table<C, F>(plan, lanes.band, r0, r1, first, aux);
+    band_padding(plan, lanes.band, in, identity);
+    // bytes from a group's first input and output plane to each lane's (a
+    // group of fewer planes repeats its first in the spare lanes)
+    int64_t lane_in[8] = {}, lane_out[8] = {};
+    int lanes_set = -1;
     for (int64_t g = g0; g < g1; g++) {
         const int64_t q0 = g * L;
         const int count = static_cast<int>(std::min<int64_t>(L, plan.n_planes - q0));
+        if (count != lanes_set) {
+            for (int l = 0; l < 8; l++) {
+                lane_in[l] = (l < count ? l : 0) * in_plane * esize;
+                lane_out[l] = (l < count ? l : 0) * out_plane * esize;
+            }
+            lanes_set = count;
+        }
         // whole planes: the next group's input is one span, prefetched while
         // this group's is transposed (not past the unit's last group)
         const bool whole = plan.bands == 1 && g + 1 < g1;
-        const char *next = x + (q0 + L) * in_plane * static_cast<int64_t>(esize);
-        const ptrdiff_t next_bytes = whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) *
-                                                 in_plane * static_cast<int64_t>(esize)
-                                           : 0;
-        const bool nan = band_to_lanes<C, E>(plan, lanes.band, x, q0, count, in, identity, check,
-                                             next, next_bytes);
+        const char *next = x + (q0 + L) * in_plane * esize;
+        const ptrdiff_t next_bytes =
+            whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) * in_plane * esize : 0;
+        const bool nan = band_to_lanes<C, E>(plan, lanes.band, x + q0 * in_plane * esize, lane_in,
+                                             in, check, next, next_bytes);
         if constexpr (F == Family::lp)
             lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
                          plan.p);
         if constexpr (F == Family::max) {
             if (nan)
-                pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+                pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
             else
-                pool_band<C, Op::max>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+                pool_band<C, Op::max>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
         } else if constexpr (F == Family::argmax) {
             if (nan)
-                pool_band<C, Op::argmax_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+                pool_band<C, Op::argmax_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
             else
-                pool_band<C, Op::argmax>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+                pool_band<C, Op::argmax>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
         } else {
-            pool_band<C, Op::sum>(plan, lanes, r0, r1, f, out, pos, tap_pos);
+            pool_band<C, Op::sum>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
         }
         void *dst[8];
+        char *y0 = y + (q0 * out_plane + r0 * plan.out_w) * esize;
         for (int l = 0; l < 8; l++)
-            dst[l] = y + ((q0 + (l < count ? l : 0)) * out_plane + r0 * plan.out_w) *
-                             static_cast<int64_t>(esize);
+            dst[l] = y0 + lane_out[l];
         to_planes<C, E>(out, n_out, dst, count);
         if constexpr (F == Family::argmax) {
             I *idst[8];

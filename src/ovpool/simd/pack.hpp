@@ -489,39 +489,107 @@ constexpr bool vector_elem() {
 #endif
 }
 
-// dst[i * 8 + l] = float(src[l][i]) for i < n, l < 8 (every src[l] a valid
-// row: a group of fewer planes repeats one). Returns true when a NaN was
-// met (float inputs; only looked for with Check). With next set, also
-// prefetch next_bytes from next in address order, spread over the blocks:
-// the eight rows are eight short streams, which the hardware prefetcher
-// does not get ahead of (a group's input read this way came from DRAM at a
-// third of a sequential read's rate); the next group's input is one.
+// Where element i of a span of rows goes in lanes: rows of row_w elements
+// laid out row_stride positions apart (the padding between them is not
+// written), eight floats a position.
+template <class C>
+struct LaneCursor {
+    C *d;
+    ptrdiff_t col = 0, row_w, skip;
+    // rows laid out back to back are one row
+    LaneCursor(C *dst, ptrdiff_t n, ptrdiff_t w, ptrdiff_t stride)
+        : d(dst), row_w(stride == w ? n : w), skip((stride - w) * 8) {}
+    OVPOOL_INLINE void next() {
+        d += 8;
+        if (++col == row_w) {
+            col = 0;
+            d += skip;
+        }
+    }
+    // where the next 8 positions go: 8 in a row, or each by next()
+    OVPOOL_INLINE bool block_in_row() const { return col + 8 <= row_w; }
+    OVPOOL_INLINE void next8() {
+        d += 64;
+        col += 8;
+        if (col == row_w) {
+            col = 0;
+            d += skip;
+        }
+    }
+};
+
+// Element i of src[l] (every src[l] a valid row: a group of fewer planes
+// repeats one) to lane l of position i of dst, as float, for i < n, the
+// positions laid out as rows of row_w (see LaneCursor). Returns true when
+// a NaN was met (float inputs; only looked for with Check). With next set,
+// also prefetch next_bytes from next in address order, spread over the
+// blocks: the eight rows are eight short streams, which the hardware
+// prefetcher does not get ahead of (a group's input read this way came from
+// DRAM at a third of a sequential read's rate); the next group's input is
+// one.
 template <Elem E, bool Check>
-inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst,
-                            const char *next = nullptr, ptrdiff_t next_bytes = 0) {
+inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, ptrdiff_t row_w,
+                            ptrdiff_t row_stride, const char *next = nullptr,
+                            ptrdiff_t next_bytes = 0) {
     ptrdiff_t i = 0;
     bool nan = false;
+    LaneCursor<float> at(dst, n, row_w, row_stride);
     // lines to prefetch per block of columns
     const ptrdiff_t per_block =
         next_bytes > 0 ? (next_bytes / 64) / std::max<ptrdiff_t>(1, n / 8) + 1 : 0;
-    const char *pf = next, *pf_end = next + next_bytes;
+    const char *pf = next;
+    ptrdiff_t lines = next_bytes > 0 ? (next_bytes + 63) / 64 : 0;
     auto prefetch_some = [&]() {
-        for (ptrdiff_t k = 0; k < per_block && pf < pf_end; k++, pf += 64)
-            prefetch_l2(pf);
+        if (lines <= 0)
+            return;
+        const ptrdiff_t m = std::min(per_block, lines);
+        for (ptrdiff_t k = 0; k < m; k++)
+            prefetch_l2(pf + k * 64);
+        pf += m * 64;
+        lines -= m;
     };
     if constexpr (vector_elem<E>()) {
 #if defined(__AVX__)
         __m256 u = _mm256_setzero_ps();
-        for (; i + 8 <= n; i += 8) {
+        auto block = [&](ptrdiff_t at_i, __m256 r[8]) {
             prefetch_some();
-            __m256 r[8];
             for (int l = 0; l < 8; l++)
-                r[l] = load8_of<E>(src[l], i);
+                r[l] = load8_of<E>(src[l], at_i);
             transpose8(r);
-            for (int j = 0; j < 8; j++) {
-                if (Check)
+            if (Check)
+                for (int j = 0; j < 8; j++)
                     u = _mm256_or_ps(u, _mm256_cmp_ps(r[j], r[j], _CMP_UNORD_Q));
-                _mm256_store_ps(dst + (i + j) * 8, r[j]);
+        };
+        if (row_stride == row_w) {
+            for (; i + 8 <= n; i += 8) {
+                __m256 r[8];
+                block(i, r);
+                for (int j = 0; j < 8; j++)
+                    _mm256_store_ps(dst + (i + j) * 8, r[j]);
+            }
+            // the last few elements: one more block ending at n, over
+            // elements already written (the same values again)
+            if (i < n && n >= 8) {
+                __m256 r[8];
+                block(n - 8, r);
+                for (int j = 0; j < 8; j++)
+                    _mm256_store_ps(dst + (n - 8 + j) * 8, r[j]);
+                i = n;
+            }
+        } else {
+            for (; i + 8 <= n; i += 8) {
+                __m256 r[8];
+                block(i, r);
+                if (at.block_in_row()) {
+                    for (int j = 0; j < 8; j++)
+                        _mm256_store_ps(at.d + 8 * j, r[j]);
+                    at.next8();
+                } else {
+                    for (int j = 0; j < 8; j++) {
+                        _mm256_store_ps(at.d, r[j]);
+                        at.next();
+                    }
+                }
             }
         }
         if (Check)
@@ -531,6 +599,11 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst,
         for (; i + 4 <= n; i += 4) {
             if (i % 8 == 0)
                 prefetch_some();
+            float *d[4];
+            for (int j = 0; j < 4; j++) {
+                d[j] = at.d;
+                at.next();
+            }
             for (int h = 0; h < 2; h++) {
                 __m128 r0 = load4_of<E>(src[4 * h], i), r1 = load4_of<E>(src[4 * h + 1], i);
                 __m128 r2 = load4_of<E>(src[4 * h + 2], i), r3 = load4_of<E>(src[4 * h + 3], i);
@@ -539,38 +612,40 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst,
                     u = _mm_or_ps(
                         u, _mm_or_ps(_mm_or_ps(_mm_cmpunord_ps(r0, r0), _mm_cmpunord_ps(r1, r1)),
                                      _mm_or_ps(_mm_cmpunord_ps(r2, r2), _mm_cmpunord_ps(r3, r3))));
-                _mm_store_ps(dst + i * 8 + 4 * h, r0);
-                _mm_store_ps(dst + (i + 1) * 8 + 4 * h, r1);
-                _mm_store_ps(dst + (i + 2) * 8 + 4 * h, r2);
-                _mm_store_ps(dst + (i + 3) * 8 + 4 * h, r3);
+                _mm_store_ps(d[0] + 4 * h, r0);
+                _mm_store_ps(d[1] + 4 * h, r1);
+                _mm_store_ps(d[2] + 4 * h, r2);
+                _mm_store_ps(d[3] + 4 * h, r3);
             }
         }
         if (Check)
             nan = _mm_movemask_ps(u) != 0;
 #endif
     }
-    while (pf < pf_end) {
+    for (; lines > 0; lines--, pf += 64)
         prefetch_l2(pf);
-        pf += 64;
-    }
-    for (; i < n; i++)
+    if (row_stride == row_w)
+        at.d = dst + i * 8;
+    for (; i < n; i++, at.next())
         for (int l = 0; l < 8; l++) {
             const float v = widen1<float>(src[l], i, E);
             nan |= Check && v != v;
-            dst[i * 8 + l] = v;
+            at.d[l] = v;
         }
     return nan;
 }
 
 // The same for float64 planes.
 template <bool Check>
-inline bool planes_to_lanes_f64(const void *const src[8], ptrdiff_t n, double *dst) {
+inline bool planes_to_lanes_f64(const void *const src[8], ptrdiff_t n, double *dst, ptrdiff_t row_w,
+                                ptrdiff_t row_stride) {
     bool nan = false;
-    for (ptrdiff_t i = 0; i < n; i++)
+    LaneCursor<double> at(dst, n, row_w, row_stride);
+    for (ptrdiff_t i = 0; i < n; i++, at.next())
         for (int l = 0; l < 8; l++) {
             const double v = static_cast<const double *>(src[l])[i];
             nan |= Check && v != v;
-            dst[i * 8 + l] = v;
+            at.d[l] = v;
         }
     return nan;
 }
