@@ -529,9 +529,10 @@ the vector span scan of such windows; seed {SWEEP_RUNS[-3][1]} was drawn after
 that and run once, before the kernel choice, the strided W loads and the
 in-place padded rows changed; seed {SWEEP_RUNS[-2][1]} was drawn after those
 and run once, before the blocked kernel's per-unit tables; seed
-{SWEEP_RUNS[-1][1]} was drawn after those and run once. Each run names its commit. The targets: no configuration slower than
-the fastest peer, a geometric mean of at most 0.5x, ovpool / roofline at most
-1.5x at the median and 3x at the 90th percentile.
+{SWEEP_RUNS[-1][1]} was drawn after those and run once. Each run names its
+commit. The targets: no configuration slower than the fastest peer, a
+geometric mean of at most 0.5x, ovpool / roofline at most 1.5x at the median
+and 3x at the 90th percentile.
 
 {sweep_section()}
 

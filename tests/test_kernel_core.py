@@ -391,8 +391,13 @@ PATH_CASES = [
     ),
     ("1D rows of 100: rows_run", lambda: ovpool.avg_pool(_x((2, 3, 100)), (3,)), "rows.runs"),
     (
-        "float16 rows",
+        "float16 stride-1 windows on mid planes: blocked",
         lambda: ovpool.avg_pool(_x((2, 3, 17, 17), np.float16), (3, 3)),
+        "blocked",
+    ),
+    (
+        "float16 rows",
+        lambda: ovpool.avg_pool(_x((2, 3, 70, 70), np.float16), (3, 3)),
         "rows.separable",
     ),
 ]

@@ -970,7 +970,10 @@ inline void set_taps(Plan &plan) {
 //   save taps, only on planes up to 256 elements (max 3x3 s1 on 14x14 0.61x,
 //   2x2 s1 on 13x13 0.40x, average 7x7 s1 on 7x6 0.40x), or rows of under 8
 //   outputs on planes up to 1024; average 3x3 s1 on 35x35 1.4x and 7x7 s1 on
-//   112x112 2.5x slower;
+//   112x112 2.5x slower; float16 on planes up to 4096, whose rows the row
+//   kernel widens first (average 5x5 s1 ceil on 28x28 0.33x, 3x3 s1 p1 on
+//   35x35 0.35x and on 56x56 0.62-0.69x, max 3x3 s1 p1 on 35x35 0.6x, 5x5
+//   s1 p2 on 56x56 0.87-0.95x; 3x3 on 112x112 and 7x7 on 75x75 even);
 // * 1D rows up to 64, or up to 512 at strides of 2+ with windows under 8
 //   (average 6x6 s3 on 500: 0.32x), 256 for 3-wide windows (average 3x3 s2
 //   on 128: 0.84x; max 3x3 s2 on 2048 1.1x slower); adaptive 1000->100
@@ -1032,7 +1035,8 @@ inline bool prefer_blocked(const Plan &plan) {
                (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
     if (strided)
         return slice <= (three_wide ? 1024 : 8192);
-    return slice <= 256 || (plan.out_w < 8 && slice <= 1024);
+    return slice <= 256 || (plan.out_w < 8 && slice <= 1024) ||
+           (is_half(plan.compute) && slice <= 4096);
 }
 
 // The kernel of a plan whose geometry is set: one decision, in order; sets
