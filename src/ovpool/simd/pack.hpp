@@ -506,13 +506,12 @@ struct LaneCursor {
             d += skip;
         }
     }
-    // where the next 8 positions go: 8 in a row, or each by next()
-    OVPOOL_INLINE bool block_in_row() const { return col + 8 <= row_w; }
-    OVPOOL_INLINE void next8() {
-        d += 64;
-        col += 8;
-        if (col == row_w) {
-            col = 0;
+    // k <= row_w positions on: past at most one row's end
+    OVPOOL_INLINE void advance(ptrdiff_t k) {
+        d += 8 * k;
+        col += k;
+        if (col >= row_w) {
+            col -= row_w;
             d += skip;
         }
     }
@@ -580,10 +579,13 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
             for (; i + 8 <= n; i += 8) {
                 __m256 r[8];
                 block(i, r);
-                if (at.block_in_row()) {
+                if (row_w >= 8) {
+                    // the block's positions from the row's end on are one
+                    // row further
+                    const ptrdiff_t left = at.row_w - at.col;
                     for (int j = 0; j < 8; j++)
-                        _mm256_store_ps(at.d + 8 * j, r[j]);
-                    at.next8();
+                        _mm256_store_ps(at.d + 8 * j + (j >= left ? at.skip : 0), r[j]);
+                    at.advance(8);
                 } else {
                     for (int j = 0; j < 8; j++) {
                         _mm256_store_ps(at.d, r[j]);
