@@ -257,20 +257,21 @@ inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, 
     const int64_t step_w = plan.stride[2] * L;
     const C *div_w = div_w_of<C>(plan);
     const C index_step = static_cast<C>(plan.stride[2] * plan.index_stride_w);
+    constexpr bool sums = F != Family::max && F != Family::argmax;
     for (int64_t row = r0, k = 0; row < r1; row++) {
         const int64_t od = row / out_h, oh = row - od * out_h;
         const int64_t id0 = od * plan.stride[0] - plan.pad[0];
         const int64_t ih0 = oh * plan.stride[1] - plan.pad[1];
         const int64_t base = (id0 - b.d_lo) * slice_len + (ih0 - b.h_lo) * row_len;
         C row_div = 0, row_first = 0;
-        if constexpr (F != Family::max && F != Family::argmax)
+        if constexpr (sums)
             row_div = static_cast<C>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2]);
         if constexpr (F == Family::argmax)
             row_first = static_cast<C>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h -
                                        plan.pad[2] * plan.index_stride_w);
         for (int64_t ow = 0; ow < out_w; ow++, k++) {
             first[k] = base + ow * step_w;
-            if constexpr (F != Family::max && F != Family::argmax)
+            if constexpr (sums)
                 aux[k] = static_cast<C>(row_div * div_w[ow]);
             if constexpr (F == Family::argmax)
                 aux[k] = row_first + static_cast<C>(ow) * index_step;

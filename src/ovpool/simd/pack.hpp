@@ -626,6 +626,7 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
     }
     for (; lines > 0; lines--, pf += 64)
         prefetch_l2(pf);
+    // the back-to-back loop above addresses dst itself: the cursor follows
     if (row_stride == row_w)
         at.d = dst + i * 8;
     for (; i < n; i++, at.next())
