@@ -290,6 +290,16 @@ PATH_CASES = [
         "rows.wide_bins",
     ),
     (
+        "adaptive 7->6 float16: bins of one size at a step of 1",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 7, 7), np.float16), (6, 7)),
+        "blocked",
+    ),
+    (
+        "adaptive max 50->7 with indices: bins of 8 at a step of 7",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 50, 50)), 7),
+        "blocked",
+    ),
+    (
         "3D max 3x3x3 s2: slab",
         lambda: ovpool.max_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), strides=(2, 2, 2)),
         "rows.depth_slab",

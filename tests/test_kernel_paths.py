@@ -533,6 +533,41 @@ def test_tiling_adaptive_divisible_matches_torch():
     np.testing.assert_array_equal(indices, ti.numpy())
 
 
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ((2, 9, 7, 7), (6, 7)),  # bins of 2 at a step of 1
+        ((2, 9, 50, 50), 7),  # bins of 8 at a step of 7
+        ((2, 9, 15, 29), 7),  # 3 at 2 by 5 at 4
+        ((2, 9, 57), 8),  # 1D: 8 at 7
+        ((1, 9, 7, 22, 22), (6, 7, 7)),
+        ((2, 9, 1, 6), (3, 4)),  # one row spread over three: a step of 0, not one window
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("blocked", [False, True])
+def test_adaptive_bins_of_one_size_at_one_step_match_torch(shape, size, dtype, blocked):
+    """Bins of one size at a step that does not divide the axis are taken as
+    the fixed window they are (kernel = size, stride = step), on every path."""
+    if blocked:
+        _core.TUNING.pop("blocked_bytes", None)
+        _core._cache.clear()
+    x = np.round(RNG.standard_normal(shape) * 4).astype(dtype)  # ties
+    x.reshape(-1)[5::97] = np.nan
+    rank = len(shape) - 2
+    avg = getattr(F, f"adaptive_avg_pool{rank}d")
+    amax = getattr(F, f"adaptive_max_pool{rank}d")
+    t = torch.from_numpy(x.astype(np.float64))
+    tol = {np.float16: 1e-3, np.float32: 1e-6, np.float64: 1e-13}[dtype]
+    np.testing.assert_allclose(
+        ovpool.adaptive_avg_pool(x, size).astype(np.float64), avg(t, size).numpy(), rtol=tol
+    )
+    values, indices = ovpool.adaptive_max_pool(x, size)
+    tv, ti = amax(t, size, return_indices=True)
+    np.testing.assert_array_equal(values.astype(np.float64), tv.numpy())
+    np.testing.assert_array_equal(indices, ti.numpy())
+
+
 # -- pooling along D: one depth slice at a time ----------------------------------
 # The kernels pool along D slice by slice for groups of output rows sized to
 # 32 KiB of scratch: in_w = 700 makes groups of 11 rows, so an od's rows are

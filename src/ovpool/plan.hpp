@@ -185,7 +185,7 @@ inline bool axis_has_empty_window(int64_t n_in, int64_t n_out, int64_t kernel, i
 // also reads the padded positions o * stride + t * dilation (t < kernel) of
 // the input with pad_begin elements of padding in front: the separable
 // passes then run a fixed-size window over a padded buffer instead of the
-// table. Adaptive bins are uniform when n_in % n_out == 0.
+// table. Adaptive bins are uniform when they all have one size at one step.
 struct Windows {
     int64_t n_in = 1, n_out = 1;
     int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0;
@@ -257,11 +257,18 @@ inline Windows adaptive_windows(int64_t n_in, int64_t n_out) {
         w.table[3 * o + 1] = size;
         w.table[3 * o + 2] = size;
     }
-    if (n_in % n_out == 0) {
-        w.kernel = w.stride = n_in / n_out;
-        w.uniform = true;
-    } else {
-        w.uniform = false;
+    // Bins of one size at one step are a fixed window (kernel = size, stride =
+    // step, no padding) even where the step does not divide the axis: 7 -> 6
+    // is kernel 2 stride 1, 50 -> 7 kernel 8 stride 7. (Bins that repeat an
+    // element, n_out > n_in, step by 0 at places: never uniform.)
+    if (n_out > 0) {
+        w.kernel = w.table[1];
+        w.stride = n_out > 1 ? w.table[3] : w.kernel;
+        w.uniform = w.stride >= 1;
+        for (int64_t o = 0; o < n_out && w.uniform; o++)
+            w.uniform = w.table[3 * o] == o * w.stride && w.table[3 * o + 1] == w.kernel;
+        if (!w.uniform)
+            w.kernel = w.stride = 1;
     }
     return w;
 }
@@ -955,6 +962,21 @@ inline void set_taps(Plan &plan) {
     plan.n_taps = static_cast<int64_t>(plan.tap_offsets.size());
 }
 
+// float32 adaptive averages of bins of 8+ taps over 2+ rows, where the bins
+// do not tile W: the wide_bins row kernel sums eight bins in lanes over all
+// their rows (50->7 0.49 -> 0.35 ms, 100->7 0.64 -> 0.37 ms at 2 threads);
+// narrower bins and one-row bins were slower that way (30->7 0.35 -> 0.49, 1D
+// 1000->7 1.35 -> 4.45 ms). Bins of one size at one step (50->7: 8 taps at a
+// step of 7) are uniform windows, but the blocked kernel takes them 1.5x
+// slower (8x256x50x50, paired, 1 and 2 threads).
+inline bool wide_bins_ok(const Plan &plan) {
+    const bool bins_w = plan.spec.axes[plan.spec.n_spatial - 1].adaptive &&
+                        !(plan.uniform_w && plan.stride_w == plan.kernel_w);
+    return plan.compute == DType::f32 && plan.spec.family == Family::average && bins_w &&
+           plan.dil_w == 1 && plan.dil_h == 1 && detail::min_taps(plan.win_w) >= 8 &&
+           detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h) >= 2;
+}
+
 // Whether the blocked kernel takes a plan it can take. Measured at 2
 // threads against the row kernel, paired (float32 unless said; sweep seed 2
 // and the named cases):
@@ -997,7 +1019,8 @@ inline void set_taps(Plan &plan) {
 //   cases' 56x56 and 30x30 planes 1.17-1.27x).
 // Lp tilings follow the rules of other windows (Lp norms have no tiling
 // kernel: 2x2 s2 on 38x37 0.61x). Not averages of bins of unequal size (each
-// output by the tables: 1.1-1.2x), nor calls of under 4 planes (spare lanes).
+// output by the tables: 1.1-1.2x), nor those wide_bins takes, nor calls of
+// under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
@@ -1020,7 +1043,7 @@ inline bool prefer_blocked(const Plan &plan) {
     }
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
-    if (by_table || (slab && slice > 400) || plan.n_planes < 4)
+    if (by_table || (slab && slice > 400) || plan.n_planes < 4 || wide_bins_ok(plan))
         return false;
     if (plan.tile_kw > 0 && plan.spec.family != Family::lp) {
         const bool vector_tiles = (plan.compute == DType::f32 || plan.compute == DType::f16) &&
@@ -1094,6 +1117,10 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     // 2.8 ms against window row by window row)
     if (plan.slice_rows > 0 && (average || family == Family::max))
         return rows(RowKernel::depth_slices);
+    // adaptive bins of 8+ taps (wide_bins_ok); before the runs, which would
+    // take bins of one size at one step
+    if (wide_bins_ok(plan))
+        return rows(RowKernel::wide_bins);
     // float32 windows uniform along W over one depth slice: runs of rows per
     // call (the per-row calls cost more than a small plane's arithmetic: max
     // 2x2 s1 on 16x32x38x38, 250 instructions a row of 37 outputs besides
@@ -1118,13 +1145,6 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     // (2x64x224x224 -> 100 went 1.60 -> 2.32 ms)
     if (kAvx2 && plan.narrow_rows && plan.prefetch == 0)
         return rows(RowKernel::narrow_bins);
-    // adaptive averages of bins of 8+ taps over 2+ rows: eight bins summed in
-    // lanes over all their rows (50->7 0.49 -> 0.35 ms, 100->7 0.64 -> 0.37 ms
-    // at 2 threads); narrower bins and one-row bins were slower that way (30->7
-    // 0.35 -> 0.49, 1D 1000->7 1.35 -> 4.45 ms)
-    if (f32 && average && !plan.uniform_w && plan.dil_w == 1 && plan.dil_h == 1 &&
-        detail::min_taps(plan.win_w) >= 8 && max_d * max_h >= 2)
-        return rows(RowKernel::wide_bins);
 }
 
 namespace detail {
