@@ -422,12 +422,13 @@ def test_each_path_is_chosen_for_its_shapes(name, call, path):
     assert plans[0].kernel == path, (name, plans[0])
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_one_row_argmax_scans_wide_windows_as_torch_picks(dtype):
     """1D max with indices on windows wider than 8 (adaptive bins, a wide
-    kernel): each window scanned in vectors (Plan::argmax_spans), the first
-    maximum and the last NaN, ties of +0 and -0 and -inf included, as
-    PyTorch picks them."""
+    kernel): each window scanned in vectors (Plan::argmax_spans; float16 its
+    widened plane), the first maximum and the last NaN, ties of +0 and -0
+    and -inf included, as PyTorch picks them (float16 through float32, which
+    holds its values exactly)."""
     torch = pytest.importorskip("torch")
     x = np.round(RNG.standard_normal((2, 5, 250)) * 2) / 2
     x[0, 0, 3:40] = -0.0
