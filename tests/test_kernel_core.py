@@ -300,6 +300,16 @@ PATH_CASES = [
         "blocked",
     ),
     (
+        "adaptive 30->7 float16: unequal bins in lanes",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 30, 30), np.float16), 7),
+        "blocked",
+    ),
+    (
+        "adaptive 100->7 float16: unequal bins on a large plane",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 100, 100), np.float16), 7),
+        "rows.separable",
+    ),
+    (
         "3D max 3x3x3 s2: slab",
         lambda: ovpool.max_pool(_x((1, 2, 9, 24, 24)), (3, 3, 3), strides=(2, 2, 2)),
         "rows.depth_slab",
