@@ -241,7 +241,17 @@ PATH_CASES = [
     ),
     (
         "3x3 s1 average",
-        lambda: ovpool.avg_pool(_x((2, 3, 17, 17)), (3, 3), pads=(1,) * 4),
+        lambda: ovpool.avg_pool(_x((2, 3, 26, 26)), (3, 3), pads=(1,) * 4),
+        "rows.runs",
+    ),
+    (
+        "3x3 s1 average on 24x24: blocked",
+        lambda: ovpool.avg_pool(_x((2, 3, 24, 24)), (3, 3), pads=(1,) * 4),
+        "blocked",
+    ),
+    (
+        "5x5 s1 max on 20x20: rows",
+        lambda: ovpool.max_pool(_x((2, 3, 20, 20)), (5, 5)),
         "rows.runs",
     ),
     (
@@ -256,7 +266,7 @@ PATH_CASES = [
     ),
     (
         "2x2 s1 max, dilated",
-        lambda: ovpool.max_pool(_x((2, 3, 17, 17)), (2, 2), dilations=(2, 2)),
+        lambda: ovpool.max_pool(_x((2, 3, 26, 26)), (2, 2), dilations=(2, 2)),
         "rows.runs",
     ),
     (

@@ -989,8 +989,12 @@ inline bool wide_bins_ok(const Plan &plan) {
 //   elements: average 3x3 s2 p1 on 28x19 0.81x and on 17x17 0.59x; 1.5-1.7x
 //   slower on 56x56 (the named cases' 3x3 s2 average and L2 norm);
 // * overlapping windows at stride 1, where the row kernel's separable passes
-//   save taps, only on planes up to 256 elements (max 3x3 s1 on 14x14 0.61x,
-//   2x2 s1 on 13x13 0.40x, average 7x7 s1 on 7x6 0.40x), or rows of under 8
+//   save taps, only on planes up to 324 elements, 576 for windows of up to 9
+//   taps (max 3x3 s1 on 14x14 0.61x, on 17x17 0.64-0.70x, on 24x24 0.87-0.90x,
+//   average 3x3 s1 on 22x22 0.76-0.95x, 2x2 s1 on 13x13 0.40x, average 7x7
+//   s1 on 7x6 0.40x, 5x5 s1 on 17x17 0.60x; 5x5 on 20x20 and 24x24 and 3x3
+//   on 28x28 even, 0.8-1.12x), 256 in float64 (four lanes: 3x3 on 17x17
+//   1.1-1.36x slower), or rows of under 8
 //   outputs on planes up to 1024; average 3x3 s1 on 35x35 1.4x and 7x7 s1 on
 //   112x112 2.5x slower; float16 on planes up to 4096, whose rows the row
 //   kernel widens first (average 5x5 s1 ceil on 28x28 0.33x, 3x3 s1 p1 on
@@ -1068,7 +1072,8 @@ inline bool prefer_blocked(const Plan &plan) {
                (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
     if (strided)
         return slice <= (three_wide ? 1024 : 8192);
-    return slice <= 256 || (plan.out_w < 8 && slice <= 1024) ||
+    const int64_t limit = plan.compute == DType::f64 ? 256 : plan.n_taps <= 9 ? 576 : 324;
+    return slice <= limit || (plan.out_w < 8 && slice <= 1024) ||
            (is_half(plan.compute) && slice <= 4096);
 }
 

@@ -41,6 +41,9 @@
 //   is transposed, then the root.
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+
 #include "../call.hpp"
 #include "../simd/pack.hpp"
 
@@ -279,6 +282,51 @@ inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, 
     }
 }
 
+// Outputs k .. k + M of a band (up to k1) from the unit's band table, their
+// windows M at a time; with Spare, the windows past k1 repeat the last
+// output's and are not stored.
+template <class C, Op O, int M, bool Spare, class Output>
+OVPOOL_INLINE void batch(const C *in, const int64_t *first, int64_t k, int64_t k1,
+                         const int64_t *offsets, int64_t n_taps, const simd::Pack<C> *tap_pos,
+                         const Output &output) {
+    const C *p[M];
+    for (int j = 0; j < M; j++)
+        p[j] = in + first[Spare ? std::min<int64_t>(k + j, k1 - 1) : k + j];
+    Acc<C, O> a[M];
+    gather<C, O, M>(p, offsets, n_taps, tap_pos, a);
+    for (int j = 0; j < M && (!Spare || k + j < k1); j++)
+        output(k + j, a[j]);
+}
+
+// Outputs [k0, k1) of a band, all with one tap list, N at a time. One
+// output alone is a chain of dependent operations, a tap's latency each,
+// that out-of-order execution cannot overlap with the next output's once the
+// window is long (an average 7x7 s1 p1 on 7x6 planes, 6 outputs a plane,
+// spent 85% of its time in that chain): sums of 16+ taps take their last m
+// outputs as a batch too, the smallest of 2, 4 or 8 that holds them, with
+// spare windows (a batch of 8 for one output was 1.07x slower on 5x5
+// windows). Short windows' chains overlap, and a maximum's take a cycle a
+// tap (max 4x4 s2 on 7x7 planes 1.05x slower batched).
+template <class C, Op O, int N, class Output>
+OVPOOL_INLINE void by_list(const C *in, const int64_t *first, int64_t k0, int64_t k1,
+                           const int64_t *offsets, int64_t n_taps, const simd::Pack<C> *tap_pos,
+                           const Output &output) {
+    int64_t k = k0;
+    for (; k + N <= k1; k += N)
+        batch<C, O, N, false>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+    if constexpr (O == Op::sum && N == 8) {
+        const int64_t m = k1 - k;
+        if (n_taps >= 16 && m > 4)
+            return batch<C, O, 8, true>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+        if (n_taps >= 16 && m > 2)
+            return batch<C, O, 4, true>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+        if (n_taps >= 16 && m == 2)
+            return batch<C, O, 2, true>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+    }
+    for (; k < k1; k++)
+        batch<C, O, 1, false>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+}
+
 // Outputs [r0, r1) x [0, out_w) of one group. Uniform windows: N at a time
 // (across rows) from the unit's band table, by the tap list (a row's own
 // list, Plan::row_taps, where it has one); a maximum of -inf is redone by
@@ -303,16 +351,7 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     // read through references would be read again after each store
     const C *in = lanes.in;
     const Finish<C> fin = f;
-    auto output = [=, &plan, &lanes](int64_t k, const Acc<C, O> &a) {
-        if constexpr (is_max(O)) {
-            // -inf: padding only, or -inf values; the tables tell them apart
-            if (simd::any(simd::eq(a.v, simd::set1(-std::numeric_limits<C>::infinity())))) {
-                const int64_t row = r0 + k / out_w, od = row / out_h;
-                by_table<C, O>(plan, lanes, od, row - od * out_h, k % out_w, fin, out + k * L,
-                               pos + k * L);
-                return;
-            }
-        }
+    auto output = [=](int64_t k, const Acc<C, O> &a) {
         C div = 0, at = 0;
         if constexpr (O == Op::sum)
             div = aux[k];
@@ -320,43 +359,39 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
             at = aux[k];
         finish(a, div, at, fin, out + k * L, pos + k * L);
     };
-    // outputs [k0, k1), all with one tap list
-    auto run = [=, &output](int64_t k0, int64_t k1, const int64_t *offsets, int64_t n_taps) {
-        int64_t k = k0;
-        for (; k + N <= k1; k += N) {
-            const C *p[N];
-            for (int j = 0; j < N; j++)
-                p[j] = in + first[k + j];
-            Acc<C, O> a[N];
-            gather<C, O, N>(p, offsets, n_taps, tap_pos, a);
-            for (int j = 0; j < N; j++)
-                output(k + j, a[j]);
-        }
-        for (; k < k1; k++) {
-            const C *p[1] = {in + first[k]};
-            Acc<C, O> a[1];
-            gather<C, O, 1>(p, offsets, n_taps, tap_pos, a);
-            output(k, a[0]);
-        }
-    };
     const int64_t n_out = (r1 - r0) * out_w;
     if (plan.row_taps.empty()) {
-        run(0, n_out, plan.tap_offsets.data(), plan.n_taps);
-        return;
-    }
-    // runs of rows with the same list
-    const int64_t *list = nullptr;
-    int64_t length = 0, k0 = 0;
-    for (int64_t row = r0; row < r1; row++) {
-        const int64_t *own = plan.tap_offsets.data() + plan.row_taps[2 * row];
-        if (own != list && row > r0) {
-            run(k0, (row - r0) * out_w, list, length);
-            k0 = (row - r0) * out_w;
+        by_list<C, O, N>(in, first, 0, n_out, plan.tap_offsets.data(), plan.n_taps, tap_pos,
+                         output);
+    } else {
+        // runs of rows with the same list
+        const int64_t *list = nullptr;
+        int64_t length = 0, k0 = 0;
+        for (int64_t row = r0; row < r1; row++) {
+            const int64_t *own = plan.tap_offsets.data() + plan.row_taps[2 * row];
+            if (own != list && row > r0) {
+                by_list<C, O, N>(in, first, k0, (row - r0) * out_w, list, length, tap_pos, output);
+                k0 = (row - r0) * out_w;
+            }
+            list = own;
+            length = plan.row_taps[2 * row + 1];
         }
-        list = own;
-        length = plan.row_taps[2 * row + 1];
+        by_list<C, O, N>(in, first, k0, n_out, list, length, tap_pos, output);
     }
-    run(k0, n_out, list, length);
+    if constexpr (is_max(O)) {
+        // a maximum of -inf: padding only, or -inf values; the tables tell
+        // them apart. Redone after the taps' loops, not in them: a call
+        // there clobbers every vector register, and gcc then kept two of
+        // the eight windows on the stack through the taps (max 5x5 s1 on
+        // 17x17 planes 1.5x the time of the same sums)
+        const simd::Pack<C> minus_inf = simd::set1(-std::numeric_limits<C>::infinity());
+        for (int64_t k = 0; k < n_out; k++)
+            if (simd::any(simd::eq(simd::load(out + k * L), minus_inf))) {
+                const int64_t row = r0 + k / out_w, od = row / out_h;
+                by_table<C, O>(plan, lanes, od, row - od * out_h, k % out_w, f, out + k * L,
+                               pos + k * L);
+            }
+    }
 }
 
 // ---------------------------------------------------------------------------
