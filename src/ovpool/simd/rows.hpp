@@ -633,8 +633,12 @@ OVPOOL_NOINLINE ptrdiff_t htaps8_loads(const float *buf, float *out, ptrdiff_t n
 }
 #endif
 
-inline ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out, ptrdiff_t stride,
-                            ptrdiff_t k, ptrdiff_t d, int mode, bool plain = false) {
+// Out of line: where gcc inlined it into hsum or not moved with unrelated
+// code in the same build, and the row kernel's 7x7 s1 average with it
+// (1.03-1.1x).
+OVPOOL_NOINLINE ptrdiff_t htaps8_f32(const float *buf, float *out, ptrdiff_t n_out,
+                                     ptrdiff_t stride, ptrdiff_t k, ptrdiff_t d, int mode,
+                                     bool plain = false) {
 #if defined(__AVX2__)
     if (n_out < 8 || stride > (ptrdiff_t(1) << 27))
         return 0;
