@@ -1053,7 +1053,7 @@ inline bool prefer_blocked(const Plan &plan) {
     // 16-bit bins of unequal size: the row kernel widens each window row
     // first, which costs more than the tables' outputs in lanes
     const bool half_bins =
-        is_half(plan.compute) && (one_row ? plan.in_w <= 512 : plan.in_d * slice <= 4096);
+        is_half(plan.compute) && (one_row ? plan.in_w <= 512 : plan.in_plane() <= 4096);
     if ((by_table && !half_bins) || (slab && slice > 400) || plan.n_planes < 4 ||
         wide_bins_ok(plan))
         return false;
