@@ -335,6 +335,56 @@ PATH_CASES = [
         "rows.separable",
     ),
     (
+        "adaptive 1D 128->30: unequal bins in lanes",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 128)), 30),
+        "blocked",
+    ),
+    (
+        "adaptive 1D 256->30: rows over 128",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 256)), 30),
+        "rows.separable",
+    ),
+    (
+        "adaptive 17x17->1x7: few outputs in lanes",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 17, 17)), (1, 7)),
+        "blocked",
+    ),
+    (
+        "adaptive 8x8->6x6: 36 outputs of a small plane",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 8, 8)), 6),
+        "rows.narrow_bins" if V3 else "rows.separable",
+    ),
+    (
+        "adaptive 36->5: bins of 8 at a step of 7 on a plane under 1600",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 36, 36)), 5),
+        "blocked",
+    ),
+    (
+        "adaptive max 1D 512->30 with indices: bins in lanes",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 512)), 30),
+        "blocked",
+    ),
+    (
+        "adaptive max 1D 1000->7 with indices: 143 taps, spans",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 1000)), 7),
+        "argmax.tables",
+    ),
+    (
+        "adaptive max 1D float64 512->3 with indices: 171 taps, spans",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 512), np.float64), 3),
+        "argmax.tables",
+    ),
+    (
+        "adaptive max 38->7 with indices: bins in lanes",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 38, 38)), 7),
+        "blocked",
+    ),
+    (
+        "adaptive max 38->3 with indices: 13x13 taps, by columns",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 38, 38)), 3),
+        "argmax.tables",
+    ),
+    (
         "adaptive max 60->20 with indices",
         lambda: ovpool.adaptive_max_pool(_x((2, 3, 60, 60)), 20),
         "argmax.tables",
@@ -450,7 +500,7 @@ def test_one_row_argmax_scans_wide_windows_as_torch_picks(dtype):
     and -inf included, as PyTorch picks them (float16 through float32, which
     holds its values exactly)."""
     torch = pytest.importorskip("torch")
-    x = np.round(RNG.standard_normal((2, 5, 250)) * 2) / 2
+    x = np.round(RNG.standard_normal((2, 5, 1000)) * 2) / 2
     x[0, 0, 3:40] = -0.0
     x[0, 1, :] = -np.inf
     x[1, 2, [7, 60, 61]] = np.nan
@@ -466,7 +516,7 @@ def test_one_row_argmax_scans_wide_windows_as_torch_picks(dtype):
     )
     got = ovpool.max_pool(x, (11,), strides=(40,), return_indices=True)
     want = torch.nn.functional.max_pool1d(torch.from_numpy(x), 11, 40, return_indices=True)
-    planes = np.arange(10).reshape(2, 5, 1) * 250  # ONNX's indices run over the whole tensor
+    planes = np.arange(10).reshape(2, 5, 1) * 1000  # ONNX's indices run over the whole tensor
     np.testing.assert_array_equal(got[1], want[1].numpy() + planes)
     np.testing.assert_array_equal(got[0], want[0].numpy())
 

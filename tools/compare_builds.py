@@ -186,6 +186,14 @@ def _cases():
         ((2, 9, 7, 22, 22), (6, 7, 7)),
         ((3, 5, 10), 3),
         ((2, 3, 1, 6), (3, 4)),
+        # unequal bins the blocked kernel takes: 1D rows, few outputs, bins
+        # of 8+ taps on small planes (bins_prefer_blocked)
+        ((2, 8, 128), 7),
+        ((2, 8, 512), 30),
+        ((4, 16, 17, 17), (1, 7)),
+        ((2, 8, 38, 38), 7),
+        ((2, 8, 19, 19), (7, 6)),
+        ((2, 8, 36, 36), 5),
     ]
     big = [
         ((8, 256, 30, 30), 7),

@@ -968,13 +968,63 @@ inline void set_taps(Plan &plan) {
 // narrower bins and one-row bins were slower that way (30->7 0.35 -> 0.49, 1D
 // 1000->7 1.35 -> 4.45 ms). Bins of one size at one step (50->7: 8 taps at a
 // step of 7) are uniform windows, but the blocked kernel takes them 1.5x
-// slower (8x256x50x50, paired, 1 and 2 threads).
+// slower (8x256x50x50, paired, 1 and 2 threads); on planes up to 1600
+// elements it is faster (prefer_blocked, bins_prefer_blocked).
 inline bool wide_bins_ok(const Plan &plan) {
     const bool bins_w = plan.spec.axes[plan.spec.n_spatial - 1].adaptive &&
                         !(plan.uniform_w && plan.stride_w == plan.kernel_w);
     return plan.compute == DType::f32 && plan.spec.family == Family::average && bins_w &&
            plan.dil_w == 1 && plan.dil_h == 1 && detail::min_taps(plan.win_w) >= 8 &&
            detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h) >= 2;
+}
+
+// Whether the blocked kernel takes bins of unequal size (adaptive bins that
+// are not one window), each output by its window tables, rather than the
+// row kernel (narrow_bins, wide_bins, the runs) or the argmax kernel (spans
+// scanned in vectors, bins column by column). Measured paired against those,
+// 1 and 2 threads, on 1,122 adaptive shapes (the 115 whose kernel this
+// changed: 0.19-1.06x, geometric mean 0.50):
+// * with indices: rows up to 512 elements (1D 128 -> 7 0.25x, 512 -> 30
+//   0.26x), or 1024 with windows up to 80 taps (1000 -> 30 0.39x; 1000 -> 7,
+//   143 taps, even); float64 rows with windows up to 40 taps (256 -> 7
+//   0.91x; 512 -> 3 1.7x slower); planes up to 1600 with windows up to 64
+//   taps (38x38 -> 7x7 0.81x, 33x33 -> 8x5 0.75x; 38x38 -> 3x3 1.22x
+//   slower); other planes of 16-bit or float64 inputs were the blocked
+//   kernel's already (prefer_blocked);
+// * 16-bit averages on planes up to 4096 elements or rows up to 512, where
+//   the row kernel widens each window row first (30x30 -> 7x7 0.28-0.30x,
+//   14x14 -> 5x5 0.18x, 3D 6x20x20 -> 4x7x7 0.28x, 64x64 -> 10x10
+//   0.67-0.83x, 1D 500 -> 7 0.90-0.97x; 1D 2000 -> 30 1.3x and 100x100 ->
+//   7x7 1.02-1.08x slower);
+// * float32 averages on rows up to 128 (32 -> 7 0.20x, 128 -> 30 0.21x; 256
+//   -> 30 1.23x slower), on planes up to 400 elements with up to 28 outputs
+//   (7x7 -> 4x7 0.47x, 17x17 -> 5x5 0.80x; 8x8 -> 6x6 1.35x slower) or 48
+//   where the bins along W are one window (19x19 -> 7x6 0.42x, where the
+//   runs took them), and on planes up to 1600 with up to 9 outputs or bins
+//   of 8+ taps along W (17x17 -> 1x7 0.32x, 28x28 -> 3x3 0.39x, 38x38 -> 8x5
+//   0.68x; 50x50 -> 7x7 1.44x slower). float64 averages keep the rows (four
+//   lanes: slower on most shapes, up to 3.5x).
+inline bool bins_prefer_blocked(const Plan &plan) {
+    const bool one_row = plan.in_h == 1 && plan.in_d == 1;
+    const int64_t taps =
+        detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h) * detail::max_taps(plan.win_w);
+    const int64_t in = plan.in_plane(), out = plan.out_plane();
+    const DType t = plan.compute;
+    if (plan.spec.family == Family::argmax) {
+        if (!one_row)
+            return in <= 1600 && taps <= 64;
+        if (t == DType::f64)
+            return plan.in_w <= 1024 && taps <= 40;
+        return plan.in_w <= 512 || (plan.in_w <= 1024 && taps <= 80);
+    }
+    if (is_half(t))
+        return one_row ? plan.in_w <= 512 : in <= 4096;
+    if (t != DType::f32 || plan.spec.family != Family::average)
+        return false;
+    if (one_row)
+        return plan.in_w <= 128;
+    return (in <= 400 && (out <= 28 || (plan.uniform_w && out <= 48))) ||
+           (in <= 1600 && (out <= 9 || wide_bins_ok(plan)));
 }
 
 // Whether the blocked kernel takes a plan it can take. Measured at 2
@@ -1022,12 +1072,10 @@ inline bool wide_bins_ok(const Plan &plan) {
 //   at 24x24 even (0.9-1.09x), at 28x28 1.27x slower (and on the named
 //   cases' 56x56 and 30x30 planes 1.17-1.27x).
 // Lp tilings follow the rules of other windows (Lp norms have no tiling
-// kernel: 2x2 s2 on 38x37 0.61x). Not float32 or float64 averages of bins of
-// unequal size (each output by the tables: 1.1-1.4x), but float16 and
-// bfloat16 ones on planes up to 4096 elements or rows up to 512 (30->7
-// 0.28-0.30x, 14->5 0.18x, 3D 6x20x20->4x7x7 0.28x, 64x64->10 0.67-0.83x,
-// 1D 500->7 0.90-0.97x; 1D 2000->30 1.3x and 100x100->7 1.02-1.08x slower).
-// Nor those wide_bins takes, nor calls of under 4 planes (spare lanes).
+// kernel: 2x2 s2 on 38x37 0.61x). Bins of unequal size as
+// bins_prefer_blocked says; bins of 8+ taps along W of one size at one step
+// on planes up to 1600 elements (29x29 -> 4x4 0.79x; on 50x50 -> 7x7 1.5x
+// slower: wide_bins), and not calls of under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
@@ -1037,6 +1085,8 @@ inline bool prefer_blocked(const Plan &plan) {
     const bool three_wide = plan.uniform_w && plan.dil_w == 1 && plan.kernel_w == 3 &&
                             (plan.stride_w == 1 || plan.stride_w == 2);
     if (plan.spec.family == Family::argmax) {
+        if (by_table && plan.n_planes >= simd::kLanes && bins_prefer_blocked(plan))
+            return true;
         // the argmax kernel's vector kernels: 3-tap windows at stride 1 or 2,
         // tilings, adaptive bins column by column (float32)
         const bool f32 = plan.compute == DType::f32;
@@ -1050,12 +1100,8 @@ inline bool prefer_blocked(const Plan &plan) {
     }
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
-    // 16-bit bins of unequal size: the row kernel widens each window row
-    // first, which costs more than the tables' outputs in lanes
-    const bool half_bins =
-        is_half(plan.compute) && (one_row ? plan.in_w <= 512 : plan.in_plane() <= 4096);
-    if ((by_table && !half_bins) || (slab && slice > 400) || plan.n_planes < 4 ||
-        wide_bins_ok(plan))
+    if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > 400) || plan.n_planes < 4 ||
+        (wide_bins_ok(plan) && plan.in_plane() > 1600))
         return false;
     if (by_table)
         return true;
