@@ -193,6 +193,72 @@ def test_adaptive_bins_against_torch(blocked, shape, size):
     assert _paths() == {"blocked"}
 
 
+def _row_major_means(x, size):
+    """Adaptive means summed tap by tap in row-major order (float16 in
+    float32), divided by the bin's size and rounded to x's dtype."""
+    compute = np.float32 if x.dtype == np.float16 else x.dtype.type
+    spatial = x.shape[2:]
+    bins = [[(o * n // m, -(-(o + 1) * n // m)) for o in range(m)] for n, m in zip(spatial, size)]
+    planes = x.reshape((-1,) + spatial).astype(compute)
+    out = np.empty((planes.shape[0],) + tuple(size), compute)
+    for o in np.ndindex(*size):
+        window = tuple(slice(*bins[a][i]) for a, i in enumerate(o))
+        taps = planes[(slice(None),) + window].reshape(planes.shape[0], -1)
+        out[(slice(None),) + o] = np.cumsum(taps, axis=1, dtype=compute)[:, -1] / compute(
+            taps.shape[1]
+        )
+    return out.astype(x.dtype).reshape(x.shape[:2] + tuple(size))
+
+
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ((2, 5, 7, 7), (4, 7)),  # H 7 -> 4 (bins of 2 and 3), W whole columns
+        ((1, 9, 19, 19), (7, 6)),  # W bins of 4 at a step of 3
+        ((1, 11, 35, 14), (3, 7)),  # W tiles of 2, H bins of 12 and 13
+        ((1, 4, 10, 7, 7), (6, 5, 7)),  # D and H unequal
+        ((2, 4, 12, 12), (5, 12)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("style", ["normal", "ties", "specials"])
+def test_adaptive_bins_along_d_or_h_take_a_tap_list_a_row(blocked, shape, size, dtype, style):
+    """Bins of unequal size along D or H only, W bins one window: each output
+    row its own tap list, outputs in batches as for fixed windows. Values and
+    indices against torch (first maximum, last NaN, ties of +0 and -0), sums
+    the same bits as a row-major sum of each bin, 1 and 2 threads alike."""
+    x = _data(shape, dtype, style)
+    rank = len(shape) - 2
+    _core._cache.clear()
+    values, indices = ovpool.adaptive_max_pool(x, size)
+    mean = ovpool.adaptive_avg_pool(x, size)
+    text = " ".join(plan.explain(1) for plan in _core.cached_plans())
+    assert text.count("a tap list a row") == 2 and _paths() == {"blocked"}, text
+    want, want_idx = getattr(F, f"adaptive_max_pool{rank}d")(
+        _t(x.astype(np.float32) if dtype == np.float16 else x), size, return_indices=True
+    )
+    np.testing.assert_array_equal(indices, want_idx.numpy())
+    np.testing.assert_array_equal(
+        values.view(f"u{values.itemsize}"), want.numpy().astype(dtype).view(f"u{values.itemsize}")
+    )
+    want = _row_major_means(x, size)
+    np.testing.assert_array_equal(mean, want)  # NaN where numpy's is NaN
+    same = ~np.isnan(want)
+    np.testing.assert_array_equal(
+        mean[same].view(f"u{mean.itemsize}"), want[same].view(f"u{mean.itemsize}")
+    )
+    if style == "normal":
+        ref = getattr(F, f"adaptive_avg_pool{rank}d")(_t(x.astype(np.float64)), size).numpy()
+        tol = 2e-3 if dtype == np.float16 else 1e-6
+        np.testing.assert_allclose(mean.astype(np.float64), ref, rtol=tol, atol=tol)
+    for n in (1, 2):
+        np.testing.assert_array_equal(ovpool.adaptive_max_pool(x, size, num_threads=n)[1], indices)
+        np.testing.assert_array_equal(
+            ovpool.adaptive_avg_pool(x, size, num_threads=n).view(f"u{mean.itemsize}"),
+            mean.view(f"u{mean.itemsize}"),
+        )
+
+
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float64, np.float16, "bfloat16", np.int8, np.uint8]
 )

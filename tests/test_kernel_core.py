@@ -360,6 +360,16 @@ PATH_CASES = [
         "blocked",
     ),
     (
+        "adaptive 7x7->4x7: bins along H only, a tap list a row",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 7, 7)), (4, 7)),
+        "blocked",
+    ),
+    (
+        "adaptive 32x32->9x16: bins along H only, 144 outputs",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 32, 32)), (9, 16)),
+        "rows.runs",
+    ),
+    (
         "adaptive max 1D 512->30 with indices: bins in lanes",
         lambda: ovpool.adaptive_max_pool(_x((2, 8, 512)), 30),
         "blocked",

@@ -502,8 +502,9 @@ struct Plan {
     // blocked: groups of kLanes planes, bands of unit_rows output rows, each
     // group's band of input in lanes laid out [slice][row][column][lane]
     int64_t n_groups = 0, unit_rows = 1, bands = 1;
-    bool lanes_by_table = false;       // some axis has bins of unequal size: every output
-                                       // by the window tables, the layout unpadded
+    bool lanes_by_table = false;       // every output by the window tables, the layout
+                                       // unpadded (bins of unequal size along W, or max
+                                       // values with such bins anywhere; see rows_by_table)
     int64_t lane_pad[3] = {0, 0, 0};   // the layout's front padding (D, H, W)
     int64_t lane_width = 0;            // positions per layout row
     int64_t lane_rows = 0;             // rows per layout slice
@@ -511,10 +512,12 @@ struct Plan {
     std::vector<int64_t> tap_offsets;  // elements from a window's first to each tap, in the
                                        // order the kernel combines them
     std::vector<int64_t> tap_index;    // argmax: index-space offsets of the same taps
-    int64_t n_taps = 0;                // taps of a window (the list at tap_offsets' start)
-    std::vector<int64_t> row_taps;     // max values: per output row (D x H), where its own tap
-                                       // list starts in tap_offsets and its length (empty:
-                                       // every row takes the first list; see set_taps)
+    int64_t n_taps = 0;                // taps of a window (the list at tap_offsets' start;
+                                       // with bins of unequal size, the longest list)
+    std::vector<int64_t> row_taps;     // per output row (D x H), where its own tap list
+                                       // starts in tap_offsets (and tap_index) and its
+                                       // length (empty: every row takes the first list;
+                                       // see set_taps)
     MaxOrder max_order = MaxOrder::columns;
 
     ScratchLayout scratch;
@@ -711,24 +714,27 @@ inline void widen_range(const int64_t *table, int64_t o_lo, int64_t o_hi, int64_
 }  // namespace detail
 
 // The input in lanes of output rows [r0, r1) (rows counted over depth and
-// height): depth slices [d_lo, d_hi) and rows [h_lo, h_hi) of each, in the
-// padded coordinates of the uniform windows (negative or past the input:
-// padding), or clipped to the input by the tables (lanes_by_table).
+// height): depth slices [d_lo, d_hi) and rows [h_lo, h_hi) of each, along an
+// axis of uniform windows in their padded coordinates (negative or past the
+// input: padding), else clipped to the input by the axis's tables.
 inline Band band_of(const Plan &plan, int64_t r0, int64_t r1) {
     Band b;
     const int64_t od0 = r0 / plan.out_h, od1 = (r1 - 1) / plan.out_h;
     const int64_t oh0 = od0 == od1 ? r0 - od0 * plan.out_h : 0;
     const int64_t oh1 = od0 == od1 ? r1 - 1 - od0 * plan.out_h : plan.out_h - 1;
-    if (!plan.lanes_by_table) {
-        b.d_lo = od0 * plan.stride[0] - plan.pad[0];
-        b.d_hi = od1 * plan.stride[0] - plan.pad[0] + (plan.kernel[0] - 1) * plan.dil_d + 1;
-        b.h_lo = oh0 * plan.stride[1] - plan.pad[1];
-        b.h_hi = oh1 * plan.stride[1] - plan.pad[1] + (plan.kernel[1] - 1) * plan.dil_h + 1;
-        return b;
-    }
     int64_t d_lo = plan.in_d, d_hi = 0, h_lo = plan.in_h, h_hi = 0;
-    detail::widen_range(plan.win_d.data(), od0, od1 + 1, plan.dil_d, &d_lo, &d_hi);
-    detail::widen_range(plan.win_h.data(), oh0, oh1 + 1, plan.dil_h, &h_lo, &h_hi);
+    if (!plan.lanes_by_table && plan.uniform[0]) {
+        d_lo = od0 * plan.stride[0] - plan.pad[0];
+        d_hi = od1 * plan.stride[0] - plan.pad[0] + (plan.kernel[0] - 1) * plan.dil_d + 1;
+    } else {
+        detail::widen_range(plan.win_d.data(), od0, od1 + 1, plan.dil_d, &d_lo, &d_hi);
+    }
+    if (!plan.lanes_by_table && plan.uniform[1]) {
+        h_lo = oh0 * plan.stride[1] - plan.pad[1];
+        h_hi = oh1 * plan.stride[1] - plan.pad[1] + (plan.kernel[1] - 1) * plan.dil_h + 1;
+    } else {
+        detail::widen_range(plan.win_h.data(), oh0, oh1 + 1, plan.dil_h, &h_lo, &h_hi);
+    }
     if (d_lo < d_hi && h_lo < h_hi) {
         b.d_lo = d_lo;
         b.d_hi = d_hi;
@@ -842,9 +848,13 @@ inline int64_t blocked_rows(Plan &plan) {
     if (plan.spec.family == Family::argmax &&
         plan.in_plane() >= (f64 ? int64_t(1) << 53 : int64_t(1) << 24))
         return 0;
-    plan.lanes_by_table = !(plan.uniform[0] && plan.uniform[1] && plan.uniform[2]);
+    // bins of unequal size along D or H only: the uniform windows' layout and
+    // band table, each output row with its own tap list (rows_by_table); max
+    // values keep the tables (their taps' order is the row kernel's)
+    plan.lanes_by_table = !plan.uniform[2] || (!(plan.uniform[0] && plan.uniform[1]) &&
+                                               plan.spec.family == Family::max);
     for (int a = 0; a < 3; a++)
-        plan.lane_pad[a] = plan.lanes_by_table ? 0 : plan.pad[a];
+        plan.lane_pad[a] = plan.lanes_by_table || !plan.uniform[a] ? 0 : plan.pad[a];
     plan.lane_width =
         plan.lanes_by_table
             ? plan.in_w
@@ -863,9 +873,9 @@ inline int64_t blocked_rows(Plan &plan) {
     return rows;
 }
 
-// The blocked kernel's tap list: for uniform windows, the offsets (elements
-// of the layout) and index-space offsets of every tap from the window's
-// first, in the order the kernel combines them (see MaxOrder).
+// The blocked kernel's tap list: for uniform windows along W, the offsets
+// (elements of the layout) and index-space offsets of every tap from the
+// window's first, in the order the kernel combines them (see MaxOrder).
 inline void set_taps(Plan &plan) {
     plan.tap_offsets.clear();
     plan.tap_index.clear();
@@ -882,6 +892,34 @@ inline void set_taps(Plan &plan) {
         plan.tap_index.push_back(d * plan.index_stride_d + h * plan.index_stride_h +
                                  w * plan.index_stride_w);
     };
+    if (!(plan.uniform[0] && plan.uniform[1])) {
+        // bins of unequal size along D or H: each output row its own list,
+        // row-major, of its bins' slices and rows (one list a distinct pair
+        // of counts), as the tables would combine them
+        std::vector<std::array<int64_t, 4>> lists;  // counts (D, H), start, length
+        for (int64_t od = 0; od < plan.out_d; od++) {
+            const int64_t nd = plan.uniform[0] ? kd : plan.win_d[3 * od + 1];
+            for (int64_t oh = 0; oh < plan.out_h; oh++) {
+                const int64_t nh = plan.uniform[1] ? kh : plan.win_h[3 * oh + 1];
+                auto it = std::find_if(lists.begin(), lists.end(),
+                                       [&](const auto &l) { return l[0] == nd && l[1] == nh; });
+                if (it == lists.end()) {
+                    const int64_t at = static_cast<int64_t>(plan.tap_offsets.size());
+                    for (int64_t td = 0; td < nd; td++)
+                        for (int64_t th = 0; th < nh; th++)
+                            for (int64_t t = 0; t < kw; t++)
+                                add(td, th, t);
+                    lists.push_back(
+                        {nd, nh, at, static_cast<int64_t>(plan.tap_offsets.size()) - at});
+                    it = lists.end() - 1;
+                }
+                plan.row_taps.push_back((*it)[2]);
+                plan.row_taps.push_back((*it)[3]);
+                plan.n_taps = std::max(plan.n_taps, (*it)[3]);
+            }
+        }
+        return;
+    }
     if (values && plan.max_order != MaxOrder::row_major) {
         // The row kernel's vertical pass combines the window's rows that
         // hold input (depth, then height) three at a time and keeps the
@@ -979,7 +1017,8 @@ inline bool wide_bins_ok(const Plan &plan) {
 }
 
 // Whether the blocked kernel takes bins of unequal size (adaptive bins that
-// are not one window), each output by its window tables, rather than the
+// are not one window; each output by its window tables, or a tap list a row
+// where only D or H has such bins), rather than the
 // row kernel (narrow_bins, wide_bins, the runs) or the argmax kernel (spans
 // scanned in vectors, bins column by column). Measured paired against those,
 // 1 and 2 threads, on 1,122 adaptive shapes (the 115 whose kernel this
@@ -998,12 +1037,15 @@ inline bool wide_bins_ok(const Plan &plan) {
 //   7x7 1.02-1.08x slower);
 // * float32 averages on rows up to 128 (32 -> 7 0.20x, 128 -> 30 0.21x; 256
 //   -> 30 1.23x slower), on planes up to 400 elements with up to 28 outputs
-//   (7x7 -> 4x7 0.47x, 17x17 -> 5x5 0.80x; 8x8 -> 6x6 1.35x slower) or 48
-//   where the bins along W are one window (19x19 -> 7x6 0.42x, where the
-//   runs took them), and on planes up to 1600 with up to 9 outputs or bins
-//   of 8+ taps along W (17x17 -> 1x7 0.32x, 28x28 -> 3x3 0.39x, 38x38 -> 8x5
-//   0.68x; 50x50 -> 7x7 1.44x slower). float64 averages keep the rows (four
-//   lanes: slower on most shapes, up to 3.5x).
+//   (17x17 -> 5x5 0.80x; 8x8 -> 6x6 1.35x slower) and on planes up to 1600
+//   with up to 9 outputs or bins of 8+ taps along W (17x17 -> 1x7 0.32x,
+//   28x28 -> 3x3 0.39x, 38x38 -> 8x5 0.68x; 50x50 -> 7x7 1.44x slower).
+//   Bins of unequal size along D or H only take a tap list a row (set_taps),
+//   eight outputs at a time: then planes up to 400, or 1600 with up to 128
+//   outputs (against the runs: 7x7 -> 4x7 0.16x, 19x19 -> 7x6 0.21x, 17x17
+//   -> 7x17 0.46-0.52x, 35x35 -> 9x7 0.46-0.58x; 32x32 -> 9x16 1.18x and
+//   40x40 -> 6x40 1.66x slower at 1 thread). float64 averages keep the rows
+//   (four lanes: slower on most shapes, up to 3.5x).
 inline bool bins_prefer_blocked(const Plan &plan) {
     const bool one_row = plan.in_h == 1 && plan.in_d == 1;
     const int64_t taps =
@@ -1023,8 +1065,9 @@ inline bool bins_prefer_blocked(const Plan &plan) {
         return false;
     if (one_row)
         return plan.in_w <= 128;
-    return (in <= 400 && (out <= 28 || (plan.uniform_w && out <= 48))) ||
-           (in <= 1600 && (out <= 9 || wide_bins_ok(plan)));
+    if (plan.uniform_w)  // bins of unequal size along D or H only: a tap list a row
+        return in <= 400 || (in <= 1600 && out <= 128);
+    return (in <= 400 && out <= 28) || (in <= 1600 && (out <= 9 || wide_bins_ok(plan)));
 }
 
 // Whether the blocked kernel takes a plan it can take. Measured at 2
@@ -1620,14 +1663,18 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     static_cast<long long>(plan.lane_width));
             else
                 text += format(
-                    "  layout %lldx%lldx%lld padded by %lld,%lld,%lld (the identity); every "
-                    "window %zu taps, %s; outputs %d at a time; a -inf maximum redone by the "
+                    "  layout %lldx%lldx%lld padded by %lld,%lld,%lld (the identity); %s "
+                    "%zu taps, %s; outputs %d at a time; a -inf maximum redone by the "
                     "tables\n",
                     static_cast<long long>(plan.lane_slices),
                     static_cast<long long>(plan.lane_rows), static_cast<long long>(plan.lane_width),
                     static_cast<long long>(plan.lane_pad[0]),
                     static_cast<long long>(plan.lane_pad[1]),
-                    static_cast<long long>(plan.lane_pad[2]), static_cast<size_t>(plan.n_taps),
+                    static_cast<long long>(plan.lane_pad[2]),
+                    plan.uniform[0] && plan.uniform[1]
+                        ? "every window"
+                        : "bins of unequal size along D or H, a tap list a row, windows of up to",
+                    static_cast<size_t>(plan.n_taps),
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
                                                     : "row-major",
                     plan.spec.family == Family::argmax ? 4 : 8);

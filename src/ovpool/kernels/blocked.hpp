@@ -263,8 +263,10 @@ inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, 
     constexpr bool sums = F != Family::max && F != Family::argmax;
     for (int64_t row = r0, k = 0; row < r1; row++) {
         const int64_t od = row / out_h, oh = row - od * out_h;
-        const int64_t id0 = od * plan.stride[0] - plan.pad[0];
-        const int64_t ih0 = oh * plan.stride[1] - plan.pad[1];
+        const int64_t id0 =
+            plan.uniform[0] ? od * plan.stride[0] - plan.pad[0] : plan.win_d[3 * od];
+        const int64_t ih0 =
+            plan.uniform[1] ? oh * plan.stride[1] - plan.pad[1] : plan.win_h[3 * oh];
         const int64_t base = (id0 - b.d_lo) * slice_len + (ih0 - b.h_lo) * row_len;
         C row_div = 0, row_first = 0;
         if constexpr (sums)
@@ -365,18 +367,19 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
                          output);
     } else {
         // runs of rows with the same list
-        const int64_t *list = nullptr;
-        int64_t length = 0, k0 = 0;
+        int64_t list = -1, length = 0, k0 = 0;
+        const int64_t *offsets = plan.tap_offsets.data();
         for (int64_t row = r0; row < r1; row++) {
-            const int64_t *own = plan.tap_offsets.data() + plan.row_taps[2 * row];
+            const int64_t own = plan.row_taps[2 * row];
             if (own != list && row > r0) {
-                by_list<C, O, N>(in, first, k0, (row - r0) * out_w, list, length, tap_pos, output);
+                by_list<C, O, N>(in, first, k0, (row - r0) * out_w, offsets + list, length,
+                                 tap_pos + list, output);
                 k0 = (row - r0) * out_w;
             }
             list = own;
             length = plan.row_taps[2 * row + 1];
         }
-        by_list<C, O, N>(in, first, k0, n_out, list, length, tap_pos, output);
+        by_list<C, O, N>(in, first, k0, n_out, offsets + list, length, tap_pos + list, output);
     }
     if constexpr (is_max(O)) {
         // a maximum of -inf: padding only, or -inf values; the tables tell
