@@ -218,22 +218,29 @@ def _row_major_means(x, size):
         ((1, 11, 35, 14), (3, 7)),  # W tiles of 2, H bins of 12 and 13
         ((1, 4, 10, 7, 7), (6, 5, 7)),  # D and H unequal
         ((2, 4, 12, 12), (5, 12)),
+        ((1, 9, 14, 17), (9, 12)),  # W bins of 2 and 3: outputs grouped by list
+        ((1, 6, 17, 17), (1, 7)),
+        ((2, 4, 8, 8), (7, 6)),  # W bins all of 2, at steps of 1 and 2
+        ((3, 4, 30), 7),
+        ((1, 3, 6, 10, 13), (4, 3, 5)),
     ],
 )
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("style", ["normal", "ties", "specials"])
-def test_adaptive_bins_along_d_or_h_take_a_tap_list_a_row(blocked, shape, size, dtype, style):
-    """Bins of unequal size along D or H only, W bins one window: each output
-    row its own tap list, outputs in batches as for fixed windows. Values and
+def test_adaptive_bins_take_tap_lists(blocked, shape, size, dtype, style):
+    """Bins of unequal size: a tap list a row (W bins of one size) or a group
+    of outputs (W bins of two sizes), outputs in batches as for fixed
+    windows, each output's first tap from the tables. Values and
     indices against torch (first maximum, last NaN, ties of +0 and -0), sums
     the same bits as a row-major sum of each bin, 1 and 2 threads alike."""
     x = _data(shape, dtype, style)
     rank = len(shape) - 2
+    size = (size,) if isinstance(size, int) else size
     _core._cache.clear()
     values, indices = ovpool.adaptive_max_pool(x, size)
     mean = ovpool.adaptive_avg_pool(x, size)
     text = " ".join(plan.explain(1) for plan in _core.cached_plans())
-    assert text.count("a tap list a row") == 2 and _paths() == {"blocked"}, text
+    assert text.count("a tap list a") == 2 and _paths() == {"blocked"}, text
     want, want_idx = getattr(F, f"adaptive_max_pool{rank}d")(
         _t(x.astype(np.float32) if dtype == np.float16 else x), size, return_indices=True
     )

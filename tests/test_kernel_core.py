@@ -340,24 +340,29 @@ PATH_CASES = [
         "blocked",
     ),
     (
-        "adaptive 1D 256->30: rows over 128",
-        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 256)), 30),
+        "adaptive 1D 512->30: rows over 256",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 512)), 30),
         "rows.separable",
     ),
     (
-        "adaptive 17x17->1x7: few outputs in lanes",
-        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 17, 17)), (1, 7)),
+        "adaptive 14x17->9x12: W bins of two sizes, outputs grouped by list",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 14, 17)), (9, 12)),
         "blocked",
     ),
     (
-        "adaptive 8x8->6x6: 36 outputs of a small plane",
-        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 8, 8)), 6),
+        "adaptive 38x38->7x7: planes over 1024, W bins under 8 taps",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 38, 38)), 7),
         "rows.narrow_bins" if V3 else "rows.separable",
     ),
     (
-        "adaptive 36->5: bins of 8 at a step of 7 on a plane under 1600",
-        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 36, 36)), 5),
+        "adaptive 29->4: bins of 8 at a step of 7 on a plane under 1024",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 29, 29)), 4),
         "blocked",
+    ),
+    (
+        "adaptive 36->5: bins of 8 at a step of 7 on a plane over 1024",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 36, 36)), 5),
+        "rows.wide_bins",
     ),
     (
         "adaptive 7x7->4x7: bins along H only, a tap list a row",
@@ -365,18 +370,18 @@ PATH_CASES = [
         "blocked",
     ),
     (
-        "adaptive 32x32->9x16: bins along H only, 144 outputs",
-        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 32, 32)), (9, 16)),
+        "adaptive 40x40->9x20: bins along H only on a plane over 1024",
+        lambda: ovpool.adaptive_avg_pool(_x((2, 8, 40, 40)), (9, 20)),
         "rows.runs",
     ),
     (
-        "adaptive max 1D 512->30 with indices: bins in lanes",
-        lambda: ovpool.adaptive_max_pool(_x((2, 8, 512)), 30),
+        "adaptive max 1D 1000->7 with indices: bins in lanes",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 1000)), 7),
         "blocked",
     ),
     (
-        "adaptive max 1D 1000->7 with indices: 143 taps, spans",
-        lambda: ovpool.adaptive_max_pool(_x((2, 8, 1000)), 7),
+        "adaptive max 1D 1000->3 with indices: 334 taps, spans",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 1000)), 3),
         "argmax.tables",
     ),
     (
@@ -385,13 +390,13 @@ PATH_CASES = [
         "argmax.tables",
     ),
     (
-        "adaptive max 38->7 with indices: bins in lanes",
-        lambda: ovpool.adaptive_max_pool(_x((2, 8, 38, 38)), 7),
+        "adaptive max 38->3 with indices: bins in lanes",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 38, 38)), 3),
         "blocked",
     ),
     (
-        "adaptive max 38->3 with indices: 13x13 taps, by columns",
-        lambda: ovpool.adaptive_max_pool(_x((2, 8, 38, 38)), 3),
+        "adaptive max 100->7 with indices: planes over 4096, by columns",
+        lambda: ovpool.adaptive_max_pool(_x((2, 8, 100, 100)), 7),
         "argmax.tables",
     ),
     (

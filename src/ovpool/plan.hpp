@@ -443,6 +443,8 @@ struct ScratchLayout {
     int64_t tap_pos = -1;    // blocked: the taps' positions in lanes (argmax)
     int64_t win_at = -1;     // blocked: each output's first tap in the band's lanes, int64
     int64_t win_aux = -1;    // blocked: each output's divisor / first position, compute type
+    int64_t win_order = -1;  // blocked: the outputs grouped by tap list, int64
+    int64_t win_runs = -1;   // blocked: where each list's group starts, and a cursor, int64
 };
 
 // The order in which the blocked kernel combines the taps of a max window
@@ -512,12 +514,14 @@ struct Plan {
     std::vector<int64_t> tap_offsets;  // elements from a window's first to each tap, in the
                                        // order the kernel combines them
     std::vector<int64_t> tap_index;    // argmax: index-space offsets of the same taps
-    int64_t n_taps = 0;                // taps of a window (the list at tap_offsets' start;
-                                       // with bins of unequal size, the longest list)
-    std::vector<int64_t> row_taps;     // per output row (D x H), where its own tap list
-                                       // starts in tap_offsets (and tap_index) and its
-                                       // length (empty: every row takes the first list;
-                                       // see set_taps)
+    int64_t n_taps = 0;                // taps of list 0 (with bins of unequal size, of the
+                                       // longest list)
+    std::vector<int64_t> tap_lists;    // (start, length) in tap_offsets of each tap list
+                                       // (list 0: tap_offsets' start, n_taps long)
+    std::vector<int64_t> row_lists;    // per output row (D x H) and column kind, its list
+                                       // (empty: every output takes list 0; see set_taps)
+    std::vector<int64_t> col_kind;     // per output column, its kind (empty: one kind)
+    int64_t n_col_kinds = 1;
     MaxOrder max_order = MaxOrder::columns;
 
     ScratchLayout scratch;
@@ -848,15 +852,16 @@ inline int64_t blocked_rows(Plan &plan) {
     if (plan.spec.family == Family::argmax &&
         plan.in_plane() >= (f64 ? int64_t(1) << 53 : int64_t(1) << 24))
         return 0;
-    // bins of unequal size along D or H only: the uniform windows' layout and
-    // band table, each output row with its own tap list (rows_by_table); max
-    // values keep the tables (their taps' order is the row kernel's)
-    plan.lanes_by_table = !plan.uniform[2] || (!(plan.uniform[0] && plan.uniform[1]) &&
-                                               plan.spec.family == Family::max);
+    // bins of unequal size: the uniform windows' band table, each output's
+    // first element and divisor from the tables, a tap list a kind of output
+    // (set_taps); max values keep the tables (their taps' order is the row
+    // kernel's)
+    plan.lanes_by_table =
+        !(plan.uniform[0] && plan.uniform[1] && plan.uniform[2]) && plan.spec.family == Family::max;
     for (int a = 0; a < 3; a++)
         plan.lane_pad[a] = plan.lanes_by_table || !plan.uniform[a] ? 0 : plan.pad[a];
     plan.lane_width =
-        plan.lanes_by_table
+        plan.lanes_by_table || !plan.uniform[2]
             ? plan.in_w
             : std::max(plan.pad[2] + plan.in_w,
                        (plan.out_w - 1) * plan.stride[2] + (plan.kernel[2] - 1) * plan.dil_w + 1);
@@ -873,13 +878,21 @@ inline int64_t blocked_rows(Plan &plan) {
     return rows;
 }
 
-// The blocked kernel's tap list: for uniform windows along W, the offsets
-// (elements of the layout) and index-space offsets of every tap from the
-// window's first, in the order the kernel combines them (see MaxOrder).
+// The blocked kernel's tap lists: the offsets (elements of the layout) and
+// index-space offsets of every tap from the window's first, in the order the
+// kernel combines them (see MaxOrder). Uniform windows take one list (max
+// values one a row whose windows are cut other than at the end); bins of
+// unequal size one a distinct triple of bin sizes (D, H, W), each row-major,
+// as the tables would combine them: the outputs of a row take one list a
+// kind of column (columns of one bin size), and the band table groups them
+// by list.
 inline void set_taps(Plan &plan) {
     plan.tap_offsets.clear();
     plan.tap_index.clear();
-    plan.row_taps.clear();
+    plan.tap_lists.clear();
+    plan.row_lists.clear();
+    plan.col_kind.clear();
+    plan.n_col_kinds = 1;
     plan.n_taps = 0;
     if (plan.lanes_by_table)
         return;
@@ -892,30 +905,44 @@ inline void set_taps(Plan &plan) {
         plan.tap_index.push_back(d * plan.index_stride_d + h * plan.index_stride_h +
                                  w * plan.index_stride_w);
     };
-    if (!(plan.uniform[0] && plan.uniform[1])) {
-        // bins of unequal size along D or H: each output row its own list,
-        // row-major, of its bins' slices and rows (one list a distinct pair
-        // of counts), as the tables would combine them
-        std::vector<std::array<int64_t, 4>> lists;  // counts (D, H), start, length
+    // the list of a key, added the first time
+    std::vector<std::array<int64_t, 4>> keys;
+    auto list_of = [&](const std::array<int64_t, 4> &key, auto &&add_taps) {
+        const auto it = std::find(keys.begin(), keys.end(), key);
+        if (it != keys.end())
+            return static_cast<int64_t>(it - keys.begin());
+        const int64_t at = static_cast<int64_t>(plan.tap_offsets.size());
+        add_taps();
+        const int64_t length = static_cast<int64_t>(plan.tap_offsets.size()) - at;
+        keys.push_back(key);
+        plan.tap_lists.push_back(at);
+        plan.tap_lists.push_back(length);
+        plan.n_taps = std::max(plan.n_taps, length);
+        return static_cast<int64_t>(keys.size()) - 1;
+    };
+    if (!(plan.uniform[0] && plan.uniform[1] && plan.uniform[2])) {
+        std::vector<int64_t> sizes;  // the W bin size of each column kind
+        for (int64_t ow = 0; ow < plan.out_w; ow++) {
+            const int64_t nw = plan.uniform[2] ? kw : plan.win_w[3 * ow + 1];
+            const auto it = std::find(sizes.begin(), sizes.end(), nw);
+            plan.col_kind.push_back(it - sizes.begin());
+            if (it == sizes.end())
+                sizes.push_back(nw);
+        }
+        plan.n_col_kinds = static_cast<int64_t>(sizes.size());
+        if (plan.n_col_kinds == 1)
+            plan.col_kind.clear();
         for (int64_t od = 0; od < plan.out_d; od++) {
             const int64_t nd = plan.uniform[0] ? kd : plan.win_d[3 * od + 1];
             for (int64_t oh = 0; oh < plan.out_h; oh++) {
                 const int64_t nh = plan.uniform[1] ? kh : plan.win_h[3 * oh + 1];
-                auto it = std::find_if(lists.begin(), lists.end(),
-                                       [&](const auto &l) { return l[0] == nd && l[1] == nh; });
-                if (it == lists.end()) {
-                    const int64_t at = static_cast<int64_t>(plan.tap_offsets.size());
-                    for (int64_t td = 0; td < nd; td++)
-                        for (int64_t th = 0; th < nh; th++)
-                            for (int64_t t = 0; t < kw; t++)
-                                add(td, th, t);
-                    lists.push_back(
-                        {nd, nh, at, static_cast<int64_t>(plan.tap_offsets.size()) - at});
-                    it = lists.end() - 1;
-                }
-                plan.row_taps.push_back((*it)[2]);
-                plan.row_taps.push_back((*it)[3]);
-                plan.n_taps = std::max(plan.n_taps, (*it)[3]);
+                for (const int64_t nw : sizes)
+                    plan.row_lists.push_back(list_of({nd, nh, nw, 0}, [&] {
+                        for (int64_t td = 0; td < nd; td++)
+                            for (int64_t th = 0; th < nh; th++)
+                                for (int64_t t = 0; t < nw; t++)
+                                    add(td, th, t);
+                    }));
             }
         }
         return;
@@ -950,12 +977,10 @@ inline void set_taps(Plan &plan) {
                          [&](int64_t r) { add(d0 + r / nh, h0 + r % nh, t); });
             }
         };
-        add_list(0, kd, 0, kh);
-        plan.n_taps = static_cast<int64_t>(plan.tap_offsets.size());
+        list_of({0, kd, 0, kh}, [&] { add_list(0, kd, 0, kh); });
         if (f64 || (depth_inner ? kd <= 3 && kh <= 3 : kd * kh <= 3))
-            return;                                 // one group: cut windows keep the order
-        std::vector<std::array<int64_t, 6>> lists;  // clip and count (D, H), start, length
-        std::vector<int64_t> row_taps;
+            return;  // one group: cut windows keep the order
+        std::vector<int64_t> row_lists;
         bool own = false;
         for (int64_t od = 0; od < plan.out_d; od++) {
             const int64_t *wd = plan.win_d.data() + 3 * od;
@@ -967,37 +992,24 @@ inline void set_taps(Plan &plan) {
                 // past the end (which read the identity)
                 const bool prefix =
                     cd == 0 && ch == 0 && (depth_inner || wh[1] == kh || wd[1] <= 1);
-                int64_t start = 0, length = plan.n_taps;
+                int64_t list = 0;
                 if (!prefix && wd[1] > 0 && wh[1] > 0) {
-                    const std::array<int64_t, 4> key = {cd, wd[1], ch, wh[1]};
-                    auto it = std::find_if(lists.begin(), lists.end(), [&](const auto &l) {
-                        return l[0] == key[0] && l[1] == key[1] && l[2] == key[2] && l[3] == key[3];
-                    });
-                    if (it == lists.end()) {
-                        const int64_t at = static_cast<int64_t>(plan.tap_offsets.size());
-                        add_list(cd, wd[1], ch, wh[1]);
-                        lists.push_back({cd, wd[1], ch, wh[1], at,
-                                         static_cast<int64_t>(plan.tap_offsets.size()) - at});
-                        it = lists.end() - 1;
-                    }
-                    start = (*it)[4];
-                    length = (*it)[5];
+                    list = list_of({cd, wd[1], ch, wh[1]}, [&] { add_list(cd, wd[1], ch, wh[1]); });
                     own = true;
                 }
-                row_taps.push_back(start);
-                row_taps.push_back(length);
+                row_lists.push_back(list);
             }
         }
         if (own)
-            plan.row_taps = std::move(row_taps);
+            plan.row_lists = std::move(row_lists);
         return;
-    } else {
+    }
+    list_of({0, kd, 0, kh}, [&] {
         for (int64_t td = 0; td < kd; td++)
             for (int64_t th = 0; th < kh; th++)
                 for (int64_t t = 0; t < kw; t++)
                     add(td, th, t);
-    }
-    plan.n_taps = static_cast<int64_t>(plan.tap_offsets.size());
+    });
 }
 
 // float32 adaptive averages of bins of 8+ taps over 2+ rows, where the bins
@@ -1006,8 +1018,8 @@ inline void set_taps(Plan &plan) {
 // narrower bins and one-row bins were slower that way (30->7 0.35 -> 0.49, 1D
 // 1000->7 1.35 -> 4.45 ms). Bins of one size at one step (50->7: 8 taps at a
 // step of 7) are uniform windows, but the blocked kernel takes them 1.5x
-// slower (8x256x50x50, paired, 1 and 2 threads); on planes up to 1600
-// elements it is faster (prefer_blocked, bins_prefer_blocked).
+// slower (8x256x50x50, paired, 1 and 2 threads); on smaller planes it is
+// faster (prefer_blocked, bins_prefer_blocked).
 inline bool wide_bins_ok(const Plan &plan) {
     const bool bins_w = plan.spec.axes[plan.spec.n_spatial - 1].adaptive &&
                         !(plan.uniform_w && plan.stride_w == plan.kernel_w);
@@ -1017,57 +1029,47 @@ inline bool wide_bins_ok(const Plan &plan) {
 }
 
 // Whether the blocked kernel takes bins of unequal size (adaptive bins that
-// are not one window; each output by its window tables, or a tap list a row
-// where only D or H has such bins), rather than the
-// row kernel (narrow_bins, wide_bins, the runs) or the argmax kernel (spans
-// scanned in vectors, bins column by column). Measured paired against those,
-// 1 and 2 threads, on 1,122 adaptive shapes (the 115 whose kernel this
-// changed: 0.19-1.06x, geometric mean 0.50):
-// * with indices: rows up to 512 elements (1D 128 -> 7 0.25x, 512 -> 30
-//   0.26x), or 1024 with windows up to 80 taps (1000 -> 30 0.39x; 1000 -> 7,
-//   143 taps, even); float64 rows with windows up to 40 taps (256 -> 7
-//   0.91x; 512 -> 3 1.7x slower); planes up to 1600 with windows up to 64
-//   taps (38x38 -> 7x7 0.81x, 33x33 -> 8x5 0.75x; 38x38 -> 3x3 1.22x
-//   slower); other planes of 16-bit or float64 inputs were the blocked
-//   kernel's already (prefer_blocked);
+// are not one window), whose outputs it takes in batches by tap lists (one a
+// distinct triple of bin sizes, set_taps), rather than the row kernel
+// (narrow_bins, wide_bins, the runs) or the argmax kernel (spans scanned in
+// vectors, bins column by column). Measured at 1 thread against those on
+// 1,122 adaptive shapes, then paired (1 and 2 threads) on the shapes whose
+// kernel this changes:
+// * with indices: planes up to 4096 elements (38x38 -> 5x5 0.59x, 64x64 ->
+//   8x5 0.48x; 100x100 -> 4x7 1.15x slower), rows up to 512 or 1024 with
+//   windows up to 160 taps (1D 128 -> 7 0.21x, 1000 -> 7 0.71x; 1000 -> 3,
+//   334 taps, 1.24x slower); float64 rows with windows up to 40 taps (256 ->
+//   7 0.55x; 128 -> 3, 43 taps, 1.06x and 512 -> 3 1.54x slower);
 // * 16-bit averages on planes up to 4096 elements or rows up to 512, where
 //   the row kernel widens each window row first (30x30 -> 7x7 0.28-0.30x,
 //   14x14 -> 5x5 0.18x, 3D 6x20x20 -> 4x7x7 0.28x, 64x64 -> 10x10
-//   0.67-0.83x, 1D 500 -> 7 0.90-0.97x; 1D 2000 -> 30 1.3x and 100x100 ->
-//   7x7 1.02-1.08x slower);
-// * float32 averages on rows up to 128 (32 -> 7 0.20x, 128 -> 30 0.21x; 256
-//   -> 30 1.23x slower), on planes up to 400 elements with up to 28 outputs
-//   (17x17 -> 5x5 0.80x; 8x8 -> 6x6 1.35x slower) and on planes up to 1600
-//   with up to 9 outputs or bins of 8+ taps along W (17x17 -> 1x7 0.32x,
-//   28x28 -> 3x3 0.39x, 38x38 -> 8x5 0.68x; 50x50 -> 7x7 1.44x slower).
-//   Bins of unequal size along D or H only take a tap list a row (set_taps),
-//   eight outputs at a time: then planes up to 400, or 1600 with up to 128
-//   outputs (against the runs: 7x7 -> 4x7 0.16x, 19x19 -> 7x6 0.21x, 17x17
-//   -> 7x17 0.46-0.52x, 35x35 -> 9x7 0.46-0.58x; 32x32 -> 9x16 1.18x and
-//   40x40 -> 6x40 1.66x slower at 1 thread). float64 averages keep the rows
-//   (four lanes: slower on most shapes, up to 3.5x).
+//   0.67-0.83x, 1D 500 -> 7 0.90-0.97x, all before the tap lists, which
+//   took 0.3-0.8x off again);
+// * float32 averages on planes up to 1024 elements (7x7 -> 7x4 0.16x, 17x17
+//   -> 1x7 0.22x, 19x19 -> 9x12 0.37x, 28x28 -> 9x12 0.54x), or 1600 with W
+//   bins of 8+ taps (38x38 -> 8x5 0.47x; against narrow_bins at 38x38, 7x7
+//   1.05-1.14x and 7x6 1.06-1.37x slower; 50x50 -> 7x7 1.40x and 4x7 1.50x
+//   slower), and rows up to 256 (64 -> 30 0.12x, 256 -> 7 0.81x; 512 -> 14
+//   1.06x, 512 -> 3 1.57x slower). float64 averages keep the rows (four
+//   lanes: slower on most shapes, up to 3.5x).
 inline bool bins_prefer_blocked(const Plan &plan) {
     const bool one_row = plan.in_h == 1 && plan.in_d == 1;
     const int64_t taps =
         detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h) * detail::max_taps(plan.win_w);
-    const int64_t in = plan.in_plane(), out = plan.out_plane();
+    const int64_t in = plan.in_plane();
     const DType t = plan.compute;
     if (plan.spec.family == Family::argmax) {
         if (!one_row)
-            return in <= 1600 && taps <= 64;
+            return in <= 4096;
         if (t == DType::f64)
             return plan.in_w <= 1024 && taps <= 40;
-        return plan.in_w <= 512 || (plan.in_w <= 1024 && taps <= 80);
+        return plan.in_w <= 512 || (plan.in_w <= 1024 && taps <= 160);
     }
     if (is_half(t))
         return one_row ? plan.in_w <= 512 : in <= 4096;
     if (t != DType::f32 || plan.spec.family != Family::average)
         return false;
-    if (one_row)
-        return plan.in_w <= 128;
-    if (plan.uniform_w)  // bins of unequal size along D or H only: a tap list a row
-        return in <= 400 || (in <= 1600 && out <= 128);
-    return (in <= 400 && out <= 28) || (in <= 1600 && (out <= 9 || wide_bins_ok(plan)));
+    return one_row ? plan.in_w <= 256 : in <= 1024 || (in <= 1600 && wide_bins_ok(plan));
 }
 
 // Whether the blocked kernel takes a plan it can take. Measured at 2
@@ -1117,8 +1119,9 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 // Lp tilings follow the rules of other windows (Lp norms have no tiling
 // kernel: 2x2 s2 on 38x37 0.61x). Bins of unequal size as
 // bins_prefer_blocked says; bins of 8+ taps along W of one size at one step
-// on planes up to 1600 elements (29x29 -> 4x4 0.79x; on 50x50 -> 7x7 1.5x
-// slower: wide_bins), and not calls of under 4 planes (spare lanes).
+// on planes up to 1024 elements (22x22 -> 3x3 0.54-0.65x, 29x29 -> 4x4
+// 0.80-0.90x; 36x36 -> 5x5 1.11-1.17x and 50x50 -> 7x7 1.5x slower:
+// wide_bins), and not calls of under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
@@ -1144,7 +1147,7 @@ inline bool prefer_blocked(const Plan &plan) {
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
     if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > 400) || plan.n_planes < 4 ||
-        (wide_bins_ok(plan) && plan.in_plane() > 1600))
+        (wide_bins_ok(plan) && plan.in_plane() > (by_table ? 1600 : 1024)))
         return false;
     if (by_table)
         return true;
@@ -1327,6 +1330,10 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
                 s.win_at = part(s, plan.unit_rows * plan.out_w * i64);
                 if (plan.spec.family != Family::max)
                     s.win_aux = part(s, plan.unit_rows * plan.out_w * c);
+            }
+            if (plan.n_col_kinds > 1) {
+                s.win_order = part(s, plan.unit_rows * plan.out_w * i64);
+                s.win_runs = part(s, static_cast<int64_t>(plan.tap_lists.size() + 2) * i64);
             }
             break;
         }
@@ -1657,7 +1664,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
             if (plan.lanes_by_table)
                 text += format(
                     "  layout %lldx%lldx%lld unpadded; every output by its window "
-                    "tables (bins of unequal size)\n",
+                    "tables (max values of bins of unequal size)\n",
                     static_cast<long long>(plan.lane_slices),
                     static_cast<long long>(plan.lane_rows),
                     static_cast<long long>(plan.lane_width));
@@ -1671,9 +1678,10 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     static_cast<long long>(plan.lane_pad[0]),
                     static_cast<long long>(plan.lane_pad[1]),
                     static_cast<long long>(plan.lane_pad[2]),
-                    plan.uniform[0] && plan.uniform[1]
-                        ? "every window"
-                        : "bins of unequal size along D or H, a tap list a row, windows of up to",
+                    plan.uniform[0] && plan.uniform[1] && plan.uniform[2] ? "every window"
+                    : plan.n_col_kinds > 1
+                        ? "bins of unequal size, a tap list a group of outputs, windows of up to"
+                        : "bins of unequal size, a tap list a row, windows of up to",
                     static_cast<size_t>(plan.n_taps),
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
                                                     : "row-major",

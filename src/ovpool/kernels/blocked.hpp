@@ -26,7 +26,7 @@
 // Each output combines its taps in one order, lane by lane, with the same
 // operations in every build:
 // * max values: maxps (the running value is kept only when greater), over
-//   the taps in Plan::max_order (and a row's own list, Plan::row_taps), so
+//   the taps in Plan::max_order (and a row's own list, Plan::row_lists), so
 //   among equal maxima (a +0 and a -0) the one the separable passes and
 //   tilings keep is kept; a NaN
 //   anywhere in the window gives the canonical NaN (a group whose input holds
@@ -251,16 +251,29 @@ OVPOOL_NOINLINE void by_table(const Plan &plan, const Lanes<C> &lanes, int64_t o
 // Where each output of a unit's band reads: the element of its window's
 // first tap in the band's lanes, and its divisor (sums) or the index-space
 // position of that element (argmax). The same for every group of the unit,
-// so worked out once a unit (uniform windows only).
+// so worked out once a unit (not for plans by the tables). With kinds of
+// column (bins of unequal size along W) the outputs are grouped by tap
+// list, so that a list's outputs go in batches: slot j holds output
+// order[j], list l's outputs slots [runs[l], runs[l + 1]).
 template <class C, Family F>
 inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, int64_t *first,
-                       C *aux) {
-    const int64_t out_w = plan.out_w, out_h = plan.out_h;
+                       C *aux, int64_t *order, int64_t *runs) {
+    const int64_t out_w = plan.out_w, out_h = plan.out_h, kinds = plan.n_col_kinds;
     const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
-    const int64_t step_w = plan.stride[2] * L;
     const C *div_w = div_w_of<C>(plan);
-    const C index_step = static_cast<C>(plan.stride[2] * plan.index_stride_w);
     constexpr bool sums = F != Family::max && F != Family::argmax;
+    const bool grouped = kinds > 1;
+    const int64_t n_lists = static_cast<int64_t>(plan.tap_lists.size()) / 2;
+    int64_t *next = runs + n_lists + 1;
+    if (grouped) {
+        std::fill(runs, runs + n_lists + 1, int64_t(0));
+        for (int64_t row = r0; row < r1; row++)
+            for (int64_t ow = 0; ow < out_w; ow++)
+                runs[plan.row_lists[row * kinds + plan.col_kind[ow]] + 1]++;
+        for (int64_t l = 0; l < n_lists; l++)
+            runs[l + 1] += runs[l];
+        std::copy(runs, runs + n_lists, next);
+    }
     for (int64_t row = r0, k = 0; row < r1; row++) {
         const int64_t od = row / out_h, oh = row - od * out_h;
         const int64_t id0 =
@@ -272,14 +285,20 @@ inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, 
         if constexpr (sums)
             row_div = static_cast<C>(plan.win_d[3 * od + 2] * plan.win_h[3 * oh + 2]);
         if constexpr (F == Family::argmax)
-            row_first = static_cast<C>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h -
-                                       plan.pad[2] * plan.index_stride_w);
+            row_first = static_cast<C>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h);
         for (int64_t ow = 0; ow < out_w; ow++, k++) {
-            first[k] = base + ow * step_w;
+            const int64_t iw0 =
+                plan.uniform[2] ? ow * plan.stride[2] - plan.pad[2] : plan.win_w[3 * ow];
+            int64_t j = k;
+            if (grouped) {
+                j = next[plan.row_lists[row * kinds + plan.col_kind[ow]]]++;
+                order[j] = k;
+            }
+            first[j] = base + (iw0 + plan.lane_pad[2]) * L;
             if constexpr (sums)
-                aux[k] = static_cast<C>(row_div * div_w[ow]);
+                aux[j] = static_cast<C>(row_div * div_w[ow]);
             if constexpr (F == Family::argmax)
-                aux[k] = row_first + static_cast<C>(ow) * index_step;
+                aux[j] = row_first + static_cast<C>(iw0 * plan.index_stride_w);
         }
     }
 }
@@ -329,14 +348,15 @@ OVPOOL_INLINE void by_list(const C *in, const int64_t *first, int64_t k0, int64_
         batch<C, O, 1, false>(in, first, k, k1, offsets, n_taps, tap_pos, output);
 }
 
-// Outputs [r0, r1) x [0, out_w) of one group. Uniform windows: N at a time
-// (across rows) from the unit's band table, by the tap list (a row's own
-// list, Plan::row_taps, where it has one); a maximum of -inf is redone by
-// the tables. Otherwise each by the tables.
+// Outputs [r0, r1) x [0, out_w) of one group. N at a time (across rows)
+// from the unit's band table, by the tap lists (one for the band, one a run
+// of rows, or one a group of outputs: Plan::row_lists); a maximum of -inf is
+// redone by the tables. Plans by the tables: each output by the tables.
 template <class C, Op O>
 inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64_t r1,
                       const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos,
-                      const int64_t *first, const C *aux) {
+                      const int64_t *first, const C *aux, const int64_t *order,
+                      const int64_t *runs) {
     constexpr int N = has_positions(O) ? 4 : 8;
     const int64_t out_w = plan.out_w, out_h = plan.out_h;
     if (plan.lanes_by_table) {
@@ -362,24 +382,40 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
         finish(a, div, at, fin, out + k * L, pos + k * L);
     };
     const int64_t n_out = (r1 - r0) * out_w;
-    if (plan.row_taps.empty()) {
-        by_list<C, O, N>(in, first, 0, n_out, plan.tap_offsets.data(), plan.n_taps, tap_pos,
-                         output);
-    } else {
+    const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
+    if (plan.row_lists.empty()) {
+        by_list<C, O, N>(in, first, 0, n_out, offsets, plan.n_taps, tap_pos, output);
+    } else if (plan.n_col_kinds == 1) {
         // runs of rows with the same list
-        int64_t list = -1, length = 0, k0 = 0;
-        const int64_t *offsets = plan.tap_offsets.data();
-        for (int64_t row = r0; row < r1; row++) {
-            const int64_t own = plan.row_taps[2 * row];
-            if (own != list && row > r0) {
-                by_list<C, O, N>(in, first, k0, (row - r0) * out_w, offsets + list, length,
-                                 tap_pos + list, output);
-                k0 = (row - r0) * out_w;
-            }
+        int64_t list = plan.row_lists[r0], k0 = 0;
+        for (int64_t row = r0 + 1; row <= r1; row++) {
+            const int64_t own = row < r1 ? plan.row_lists[row] : -1;
+            if (own == list)
+                continue;
+            const int64_t at = lists[2 * list], k1 = (row - r0) * out_w;
+            by_list<C, O, N>(in, first, k0, k1, offsets + at, lists[2 * list + 1], tap_pos + at,
+                             output);
             list = own;
-            length = plan.row_taps[2 * row + 1];
+            k0 = k1;
         }
-        by_list<C, O, N>(in, first, k0, n_out, offsets + list, length, tap_pos + list, output);
+    } else {
+        // the band table's groups: slot j is output order[j]
+        auto output_at = [=](int64_t j, const Acc<C, O> &a) {
+            C div = 0, at = 0;
+            if constexpr (O == Op::sum)
+                div = aux[j];
+            if constexpr (has_positions(O))
+                at = aux[j];
+            const int64_t k = order[j];
+            finish(a, div, at, fin, out + k * L, pos + k * L);
+        };
+        const int64_t n_lists = static_cast<int64_t>(plan.tap_lists.size()) / 2;
+        for (int64_t l = 0; l < n_lists; l++) {
+            const int64_t at = lists[2 * l];
+            if (runs[l] < runs[l + 1])
+                by_list<C, O, N>(in, first, runs[l], runs[l + 1], offsets + at, lists[2 * l + 1],
+                                 tap_pos + at, output_at);
+        }
     }
     if constexpr (is_max(O)) {
         // a maximum of -inf: padding only, or -inf values; the tables tell
@@ -561,8 +597,10 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
     const int64_t n_out = (r1 - r0) * plan.out_w;
     int64_t *first = scratch_part<int64_t>(scratch, plan.scratch.win_at);
     C *aux = scratch_part<C>(scratch, plan.scratch.win_aux);
+    int64_t *order = scratch_part<int64_t>(scratch, plan.scratch.win_order);
+    int64_t *runs = scratch_part<int64_t>(scratch, plan.scratch.win_runs);
     if (!plan.lanes_by_table)
-        band_table<C, F>(plan, lanes.band, r0, r1, first, aux);
+        band_table<C, F>(plan, lanes.band, r0, r1, first, aux, order, runs);
     band_padding(plan, lanes.band, in, identity);
     // bytes from a group's first input and output plane to each lane's (a
     // group of fewer planes repeats its first in the spare lanes)
@@ -591,16 +629,21 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
                          plan.p);
         if constexpr (F == Family::max) {
             if (nan)
-                pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
+                pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
+                                          order, runs);
             else
-                pool_band<C, Op::max>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
+                pool_band<C, Op::max>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux, order,
+                                      runs);
         } else if constexpr (F == Family::argmax) {
             if (nan)
-                pool_band<C, Op::argmax_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
+                pool_band<C, Op::argmax_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
+                                             order, runs);
             else
-                pool_band<C, Op::argmax>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
+                pool_band<C, Op::argmax>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
+                                         order, runs);
         } else {
-            pool_band<C, Op::sum>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux);
+            pool_band<C, Op::sum>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux, order,
+                                  runs);
         }
         void *dst[8];
         char *y0 = y + (q0 * out_plane + r0 * plan.out_w) * esize;
