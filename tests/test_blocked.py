@@ -414,6 +414,23 @@ def test_plans_explain_what_runs():
     assert repr(plan).startswith("<ovpool Plan path blocked")
 
 
+def test_bands_of_part_of_a_depth_divide_its_rows():
+    """A band across two output depths reads every input row of both, so a
+    3D plan whose bands hold part of a depth takes a divisor of its rows
+    (27 rows a depth here: 9, not one row a band), with the same values as
+    one band a depth (ONNX's reference)."""
+    from references import onnx_pool_attrs, onnx_reference
+
+    x = _data((1, 8, 32, 56, 56))
+    _core._cache.clear()
+    got = ovpool.lp_pool(x, (4, 4, 4), strides=(2, 2, 2), p=2)
+    (plan,) = _core.cached_plans()
+    assert "x 9 output rows (45 bands a plane)" in plan.explain(1), plan.explain(1)
+    attrs = onnx_pool_attrs([4, 4, 4], strides=[2, 2, 2], p=2)
+    (want,) = onnx_reference("LpPool", [x], attrs, opset=18)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
 def test_small_calls_run_on_the_calling_thread():
     """The core's cost model: a small call gets one thread whatever the
     caller allows; a large one gets more."""
