@@ -373,14 +373,16 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     // read through references would be read again after each store
     const C *in = lanes.in;
     const Finish<C> fin = f;
-    auto output = [=](int64_t k, const Acc<C, O> &a) {
+    // band table slot j into output k
+    auto store = [=](int64_t j, int64_t k, const Acc<C, O> &a) {
         C div = 0, at = 0;
         if constexpr (O == Op::sum)
-            div = aux[k];
+            div = aux[j];
         if constexpr (has_positions(O))
-            at = aux[k];
+            at = aux[j];
         finish(a, div, at, fin, out + k * L, pos + k * L);
     };
+    auto output = [=](int64_t k, const Acc<C, O> &a) { store(k, k, a); };
     const int64_t n_out = (r1 - r0) * out_w;
     const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
     if (plan.row_lists.empty()) {
@@ -400,15 +402,7 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
         }
     } else {
         // the band table's groups: slot j is output order[j]
-        auto output_at = [=](int64_t j, const Acc<C, O> &a) {
-            C div = 0, at = 0;
-            if constexpr (O == Op::sum)
-                div = aux[j];
-            if constexpr (has_positions(O))
-                at = aux[j];
-            const int64_t k = order[j];
-            finish(a, div, at, fin, out + k * L, pos + k * L);
-        };
+        auto output_at = [=](int64_t j, const Acc<C, O> &a) { store(j, order[j], a); };
         const int64_t n_lists = static_cast<int64_t>(plan.tap_lists.size()) / 2;
         for (int64_t l = 0; l < n_lists; l++) {
             const int64_t at = lists[2 * l];
