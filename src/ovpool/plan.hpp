@@ -505,8 +505,8 @@ struct Plan {
     // group's band of input in lanes laid out [slice][row][column][lane]
     int64_t n_groups = 0, unit_rows = 1, bands = 1;
     bool lanes_by_table = false;       // every output by the window tables, the layout
-                                       // unpadded (bins of unequal size along W, or max
-                                       // values with such bins anywhere; see rows_by_table)
+                                       // unpadded (max values of bins of unequal size;
+                                       // other bins take tap lists, see set_taps)
     int64_t lane_pad[3] = {0, 0, 0};   // the layout's front padding (D, H, W)
     int64_t lane_width = 0;            // positions per layout row
     int64_t lane_rows = 0;             // rows per layout slice
@@ -1068,13 +1068,12 @@ inline bool wide_bins_ok(const Plan &plan) {
 //   lanes: slower on most shapes, up to 3.5x).
 inline bool bins_prefer_blocked(const Plan &plan) {
     const bool one_row = plan.in_h == 1 && plan.in_d == 1;
-    const int64_t taps =
-        detail::max_taps(plan.win_d) * detail::max_taps(plan.win_h) * detail::max_taps(plan.win_w);
     const int64_t in = plan.in_plane();
     const DType t = plan.compute;
     if (plan.spec.family == Family::argmax) {
         if (!one_row)
             return in <= 4096;
+        const int64_t taps = detail::max_taps(plan.win_w);
         if (t == DType::f64)
             return plan.in_w <= 1024 && taps <= 40;
         return plan.in_w <= 512 || (plan.in_w <= 1024 && taps <= 160);
@@ -1161,7 +1160,7 @@ inline bool prefer_blocked(const Plan &plan) {
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
     if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > 400) || plan.n_planes < 4 ||
-        (wide_bins_ok(plan) && plan.in_plane() > (by_table ? 1600 : 1024)))
+        (!by_table && wide_bins_ok(plan) && plan.in_plane() > 1024))
         return false;
     if (by_table)
         return true;
