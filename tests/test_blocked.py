@@ -356,6 +356,47 @@ def test_zero_maxima_of_deep_windows_as_the_depth_slab(dtype):
         np.testing.assert_array_equal(new, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("style", ["zeros", "specials"])
+def test_max_columns_pooled_once_as_whole_windows(dtype, style):
+    """Max values of windows of many rows and columns: the blocked kernel
+    pools each column a row's windows read once, then the windows over their
+    columns (``Plan.column_span``). The bits are those of the rows path
+    (the same zero where a +0 and a -0 tie, windows cut by padding at the
+    front included; a NaN or -inf alike), the values PyTorch's."""
+    for kernel, strides, pads, dilations in [
+        ((7, 7), (1, 1), (3, 3), (1, 1)),
+        ((5, 4), (2, 1), (2, 1), (1, 1)),
+        ((3, 5), (2, 1), (1, 2), (1, 1)),
+        ((5, 5), (1, 1), (4, 4), (2, 2)),
+        ((4, 4, 4), (1, 1, 1), (1, 2, 0), (1, 1, 1)),
+        ((3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)),
+    ]:
+        shape = (1, 13, *[k + 6 for k in kernel])
+        if style == "zeros":
+            x = np.where(RNG.random(shape) < 0.5, 0.0, -0.0).astype(dtype)
+            x[RNG.random(shape) < 0.1] = -1.0
+        else:
+            x = _data(shape, dtype, "specials")
+
+        def call(x=x, kernel=kernel, strides=strides, pads=pads, dilations=dilations):
+            _core._cache.clear()
+            result = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2, dilations=dilations)
+            return result, [str(plan) for plan in _core.cached_plans()]
+
+        new, new_plans = _with({"blocked_everywhere": True}, call)
+        old, old_plans = _with({"blocked_bytes": 0}, call)
+        assert len(new_plans) == 1 and "columns pooled once" in new_plans[0], new_plans
+        assert "path blocked" not in old_plans[0], old_plans
+        width = np.dtype(dtype).itemsize
+        assert (new.view(f"u{width}") == old.view(f"u{width}")).all(), (kernel, strides)
+        pad = [p for p in reversed(pads) for _ in range(2)]
+        pool = F.max_pool3d if len(kernel) == 3 else F.max_pool2d
+        wide = _t(x.astype(np.float64 if dtype == np.float64 else np.float32))
+        want = pool(F.pad(wide, pad, value=-np.inf), kernel, strides, dilation=dilations)
+        np.testing.assert_array_equal(new, want.numpy().astype(dtype))
+
+
 def test_ov_index_spaces_and_storage_order(blocked):
     """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) and
     ONNX's storage_order=1, against the other paths."""

@@ -250,9 +250,34 @@ PATH_CASES = [
         "blocked",
     ),
     (
-        "5x5 s1 max on 20x20: rows",
-        lambda: ovpool.max_pool(_x((2, 3, 20, 20)), (5, 5)),
+        "5x5 s1 max on 112x112: blocked, its columns pooled once",
+        lambda: ovpool.max_pool(_x((2, 3, 112, 112)), (5, 5)),
+        "blocked",
+    ),
+    (
+        "5x5 s1 max on 113x113: rows",
+        lambda: ovpool.max_pool(_x((2, 3, 113, 113)), (5, 5)),
         "rows.runs",
+    ),
+    (
+        "3x3 s1 max on 25x25 (few taps to share a column's): rows",
+        lambda: ovpool.max_pool(_x((2, 3, 25, 25)), (3, 3), pads=(1,) * 4),
+        "rows.runs",
+    ),
+    (
+        "float64 5x5 s1 max on 20x20: rows",
+        lambda: ovpool.max_pool(_x((2, 3, 20, 20), np.float64), (5, 5)),
+        "rows.separable",
+    ),
+    (
+        "3D max 3x3x3 s1 on 28x28 slices: blocked, its columns pooled once",
+        lambda: ovpool.max_pool(_x((1, 8, 8, 28, 28)), (3, 3, 3), pads=(1,) * 6),
+        "blocked",
+    ),
+    (
+        "3D max 3x3x3 s1 on 29x29 slices: the depth slab",
+        lambda: ovpool.max_pool(_x((1, 8, 8, 29, 29)), (3, 3, 3), pads=(1,) * 6),
+        "rows.depth_slab",
     ),
     (
         "3x3 s2 L2 norm",

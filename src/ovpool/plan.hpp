@@ -425,26 +425,27 @@ struct Tuning {
 // (each part 64-byte aligned), and its size. -1: the part is not used.
 struct ScratchLayout {
     int64_t bytes = 0;
-    int64_t buf = -1;        // padded column buffer(s), compute type
-    int64_t offsets = -1;    // row offsets, int64
-    int64_t run = -1;        // rows_run: a block of rows' column sums or maxima, then
-                             // the horizontal pass's outputs over it, float
-    int64_t lanes = -1;      // adaptive_narrow's column sums, float
-    int64_t slab = -1;       // depth_slab's slab, compute type
-    int64_t rows = -1;       // 16-bit: widened window rows / tiles / plane, float
-    int64_t out_row = -1;    // 16-bit: a float output row / the global values
-    int64_t local = -1;      // 16-bit: row offsets into the widened rows, int64
-    int64_t pos = -1;        // argmax: int32 positions / int64 scratch
-    int64_t col = -1;        // argmax: column maxima then their int32 row ranks
-    int64_t state = -1;      // 16-bit argmax: the plane now widened, int64
-    int64_t lanes_in = -1;   // blocked: a band of input in lanes, compute type
-    int64_t lanes_out = -1;  // blocked: the band's outputs in lanes
-    int64_t lanes_pos = -1;  // blocked: their positions (argmax)
-    int64_t tap_pos = -1;    // blocked: the taps' positions in lanes (argmax)
-    int64_t win_at = -1;     // blocked: each output's first tap in the band's lanes, int64
-    int64_t win_aux = -1;    // blocked: each output's divisor / first position, compute type
-    int64_t win_order = -1;  // blocked: the outputs grouped by tap list, int64
-    int64_t win_runs = -1;   // blocked: where each list's group starts, and a cursor, int64
+    int64_t buf = -1;         // padded column buffer(s), compute type
+    int64_t offsets = -1;     // row offsets, int64
+    int64_t run = -1;         // rows_run: a block of rows' column sums or maxima, then
+                              // the horizontal pass's outputs over it, float
+    int64_t lanes = -1;       // adaptive_narrow's column sums, float
+    int64_t slab = -1;        // depth_slab's slab, compute type
+    int64_t rows = -1;        // 16-bit: widened window rows / tiles / plane, float
+    int64_t out_row = -1;     // 16-bit: a float output row / the global values
+    int64_t local = -1;       // 16-bit: row offsets into the widened rows, int64
+    int64_t pos = -1;         // argmax: int32 positions / int64 scratch
+    int64_t col = -1;         // argmax: column maxima then their int32 row ranks
+    int64_t state = -1;       // 16-bit argmax: the plane now widened, int64
+    int64_t lanes_in = -1;    // blocked: a band of input in lanes, compute type
+    int64_t lanes_out = -1;   // blocked: the band's outputs in lanes
+    int64_t lanes_pos = -1;   // blocked: their positions (argmax)
+    int64_t tap_pos = -1;     // blocked: the taps' positions in lanes (argmax)
+    int64_t win_at = -1;      // blocked: each output's first tap in the band's lanes, int64
+    int64_t win_aux = -1;     // blocked: each output's divisor / first position, compute type
+    int64_t win_order = -1;   // blocked: the outputs grouped by tap list, int64
+    int64_t win_runs = -1;    // blocked: where each list's group starts, and a cursor, int64
+    int64_t lanes_cols = -1;  // blocked: a row's pooled columns (Plan::column_span)
 };
 
 // The order in which the blocked kernel combines the taps of a max window
@@ -523,6 +524,10 @@ struct Plan {
     std::vector<int64_t> col_kind;     // per output column, its kind (empty: one kind)
     int64_t n_col_kinds = 1;
     MaxOrder max_order = MaxOrder::columns;
+    int64_t column_span = 0;           // max values: the columns of a row's W windows, each
+                                       // column's rows pooled once first (0: every window
+                                       // whole; see set_taps)
+    std::vector<int64_t> column_taps;  // their W taps' offsets in the column buffer
 
     ScratchLayout scratch;
 
@@ -892,6 +897,25 @@ inline int64_t blocked_rows(Plan &plan) {
     return rows;
 }
 
+// Max values whose lists take a window column by column (each list the same
+// rows for every W tap, MaxOrder): each column a row's windows read is
+// pooled once over those rows, then each window over its columns, where the
+// whole windows take at least 1.6x the operations (out_w * kw * rows a row
+// against span * rows + out_w * kw). Measured against whole windows at 1
+// thread: 3D 7x7x7 s1 0.26x (float16 0.19x), 7x7 s1 on 17x17 0.57x, 5x5 s1
+// on 13x13 0.75x, 3x3x3 s1 0.86x; at 1.3-1.4x the operations (3x3 s1 on 7x7
+// and 17x17, 4x4 s2) pooling the columns first was 1.0-1.18x slower.
+inline void set_columns(Plan &plan) {
+    const int64_t kw = plan.kernel[2], rows = plan.kernel[0] * plan.kernel[1];
+    const int64_t span = (plan.out_w - 1) * plan.stride[2] + (kw - 1) * plan.dil_w + 1;
+    const int64_t whole = plan.out_w * kw * rows, columns = span * rows + plan.out_w * kw;
+    if (kw < 2 || rows < 2 || 5 * whole < 8 * columns)
+        return;
+    plan.column_span = span;
+    for (int64_t t = 0; t < kw; t++)
+        plan.column_taps.push_back(t * plan.dil_w * simd::kLanes);
+}
+
 // The blocked kernel's tap lists: the offsets (elements of the layout) and
 // index-space offsets of every tap from the window's first, in the order the
 // kernel combines them (see MaxOrder). Uniform windows take one list (max
@@ -908,6 +932,8 @@ inline void set_taps(Plan &plan) {
     plan.col_kind.clear();
     plan.n_col_kinds = 1;
     plan.n_taps = 0;
+    plan.column_span = 0;
+    plan.column_taps.clear();
     if (plan.lanes_by_table)
         return;
     const int64_t L = simd::kLanes;
@@ -992,6 +1018,7 @@ inline void set_taps(Plan &plan) {
             }
         };
         list_of({0, kd, 0, kh}, [&] { add_list(0, kd, 0, kh); });
+        set_columns(plan);
         if (f64 || (depth_inner ? kd <= 3 && kh <= 3 : kd * kh <= 3))
             return;  // one group: cut windows keep the order
         std::vector<int64_t> row_lists;
@@ -1129,6 +1156,12 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   8x8x8 0.35x and on 16x20x20 0.71x, average 2x2x2 s3 on 16x14x14 0.41x;
 //   at 24x24 even (0.9-1.09x), at 28x28 1.27x slower (and on the named
 //   cases' 56x56 and 30x30 planes 1.17-1.27x).
+// * max values whose columns are pooled once (set_columns), float32 and
+//   16-bit, on planes up to 112x112 (against the separable rows at 2
+//   threads: 4x4 to 7x7 s1 0.55-0.75x on 40x40 to 80x80, 0.80-0.94x on
+//   112x112; 5x5 s2 0.81-0.97x), and with depth through the slab on planes
+//   up to 28x28 (3x3x3 and 5x5x5 s1 on 8x20x20 0.53x, 8x28x28 0.65-0.76x;
+//   5x5x5 on 8x40x40 1.49x slower). float64 keeps the rules of other windows.
 // Lp tilings follow the rules of other windows (Lp norms have no tiling
 // kernel: 2x2 s2 on 38x37 0.61x). Bins of unequal size as
 // bins_prefer_blocked says; bins of 8+ taps along W of one size at one step
@@ -1159,8 +1192,9 @@ inline bool prefer_blocked(const Plan &plan) {
     }
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
-    if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > 400) || plan.n_planes < 4 ||
-        (!by_table && wide_bins_ok(plan) && plan.in_plane() > 1024))
+    const bool columns = plan.column_span > 0 && plan.compute != DType::f64;
+    if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > (columns ? 784 : 400)) ||
+        plan.n_planes < 4 || (!by_table && wide_bins_ok(plan) && plan.in_plane() > 1024))
         return false;
     if (by_table)
         return true;
@@ -1175,6 +1209,8 @@ inline bool prefer_blocked(const Plan &plan) {
     if (one_row)
         return plan.in_w <= 64 ||
                (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
+    if (columns)
+        return slice <= 12544;
     if (strided)
         return slice <= (three_wide ? 1024 : 8192);
     const int64_t limit = plan.compute == DType::f64 ? 256 : plan.n_taps <= 9 ? 576 : 324;
@@ -1348,6 +1384,8 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
                 s.win_order = part(s, plan.unit_rows * plan.out_w * i64);
                 s.win_runs = part(s, static_cast<int64_t>(plan.tap_lists.size() + 2) * i64);
             }
+            if (plan.column_span > 0)
+                s.lanes_cols = part(s, plan.column_span * L * c);
             break;
         }
         case Path::argmax: {
@@ -1684,7 +1722,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
             else
                 text += format(
                     "  layout %lldx%lldx%lld padded by %lld,%lld,%lld (the identity); %s "
-                    "%zu taps, %s; outputs %d at a time; a -inf maximum redone by the "
+                    "%zu taps, %s%s; outputs %d at a time; a -inf maximum redone by the "
                     "tables\n",
                     static_cast<long long>(plan.lane_slices),
                     static_cast<long long>(plan.lane_rows), static_cast<long long>(plan.lane_width),
@@ -1698,6 +1736,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     static_cast<size_t>(plan.n_taps),
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
                                                     : "row-major",
+                    plan.column_span > 0 ? ", each row's columns pooled once first" : "",
                     plan.spec.family == Family::argmax ? 4 : 8);
             break;
         case Path::global:

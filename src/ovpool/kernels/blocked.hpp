@@ -30,7 +30,10 @@
 //   among equal maxima (a +0 and a -0) the one the separable passes and
 //   tilings keep is kept; a NaN
 //   anywhere in the window gives the canonical NaN (a group whose input holds
-//   no NaN, the usual case, runs without the NaN flag);
+//   no NaN, the usual case, runs without the NaN flag); windows of many rows
+//   and columns (Plan::column_span) pool each column of a row's windows once
+//   and then the windows over their columns, the same order (a group with a
+//   NaN takes its windows whole);
 // * max with indices: row-major, the first maximum (a strict ">"); a NaN
 //   always wins and the last NaN is kept; the value is the element the index
 //   names;
@@ -303,16 +306,15 @@ inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, 
     }
 }
 
-// Outputs k .. k + M of a band (up to k1) from the unit's band table, their
-// windows M at a time; with Spare, the windows past k1 repeat the last
-// output's and are not stored.
-template <class C, Op O, int M, bool Spare, class Output>
-OVPOOL_INLINE void batch(const C *in, const int64_t *first, int64_t k, int64_t k1,
-                         const int64_t *offsets, int64_t n_taps, const simd::Pack<C> *tap_pos,
-                         const Output &output) {
+// Outputs k .. k + M of a band (up to k1), their windows M at a time from
+// their first elements, in + at(k); with Spare, the windows past k1 repeat
+// the last output's and are not stored.
+template <class C, Op O, int M, bool Spare, class At, class Output>
+OVPOOL_INLINE void batch(const C *in, const At &at, int64_t k, int64_t k1, const int64_t *offsets,
+                         int64_t n_taps, const simd::Pack<C> *tap_pos, const Output &output) {
     const C *p[M];
     for (int j = 0; j < M; j++)
-        p[j] = in + first[Spare ? std::min<int64_t>(k + j, k1 - 1) : k + j];
+        p[j] = in + at(Spare ? std::min<int64_t>(k + j, k1 - 1) : k + j);
     Acc<C, O> a[M];
     gather<C, O, M>(p, offsets, n_taps, tap_pos, a);
     for (int j = 0; j < M && (!Spare || k + j < k1); j++)
@@ -328,24 +330,51 @@ OVPOOL_INLINE void batch(const C *in, const int64_t *first, int64_t k, int64_t k
 // spare windows (a batch of 8 for one output was 1.07x slower on 5x5
 // windows). Short windows' chains overlap, and a maximum's take a cycle a
 // tap (max 4x4 s2 on 7x7 planes 1.05x slower batched).
-template <class C, Op O, int N, class Output>
-OVPOOL_INLINE void by_list(const C *in, const int64_t *first, int64_t k0, int64_t k1,
+template <class C, Op O, int N, class At, class Output>
+OVPOOL_INLINE void by_list(const C *in, const At &at, int64_t k0, int64_t k1,
                            const int64_t *offsets, int64_t n_taps, const simd::Pack<C> *tap_pos,
                            const Output &output) {
     int64_t k = k0;
     for (; k + N <= k1; k += N)
-        batch<C, O, N, false>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+        batch<C, O, N, false>(in, at, k, k1, offsets, n_taps, tap_pos, output);
     if constexpr (O == Op::sum && N == 8) {
         const int64_t m = k1 - k;
         if (n_taps >= 16 && m > 4)
-            return batch<C, O, 8, true>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+            return batch<C, O, 8, true>(in, at, k, k1, offsets, n_taps, tap_pos, output);
         if (n_taps >= 16 && m > 2)
-            return batch<C, O, 4, true>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+            return batch<C, O, 4, true>(in, at, k, k1, offsets, n_taps, tap_pos, output);
         if (n_taps >= 16 && m == 2)
-            return batch<C, O, 2, true>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+            return batch<C, O, 2, true>(in, at, k, k1, offsets, n_taps, tap_pos, output);
     }
     for (; k < k1; k++)
-        batch<C, O, 1, false>(in, first, k, k1, offsets, n_taps, tap_pos, output);
+        batch<C, O, 1, false>(in, at, k, k1, offsets, n_taps, tap_pos, output);
+}
+
+// Max values of outputs [r0, r1) x [0, out_w) with columns pooled once
+// (Plan::column_span): for each output row, every column its W windows read
+// takes the maximum of its rows (the row's list's first column of taps)
+// into a column buffer, eight columns at a time; then each window is the
+// maximum of its columns there. The lists combine a window's taps column by
+// column (MaxOrder), so this keeps the same one of equal maxima.
+template <class C, Op O>
+OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int64_t r1, C *out,
+                                  const int64_t *first, C *cols) {
+    const int64_t out_w = plan.out_w, kw = plan.kernel[2], span = plan.column_span;
+    const int64_t step = plan.stride[2] * L;
+    const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
+    const int64_t *w_taps = plan.column_taps.data();
+    const auto column = [](int64_t c) { return c * L; };
+    const auto window = [step](int64_t k) { return k * step; };
+    for (int64_t row = r0; row < r1; row++) {
+        const int64_t list = plan.row_lists.empty() ? 0 : plan.row_lists[row];
+        const int64_t k0 = (row - r0) * out_w;
+        by_list<C, O, 8>(in + first[k0], column, 0, span, offsets + lists[2 * list],
+                         lists[2 * list + 1] / kw, nullptr,
+                         [=](int64_t c, const Acc<C, O> &a) { simd::store(cols + c * L, a.v); });
+        by_list<C, O, 8>(
+            cols, window, 0, out_w, w_taps, kw, nullptr,
+            [=](int64_t k, const Acc<C, O> &a) { simd::store(out + (k0 + k) * L, a.v); });
+    }
 }
 
 // Outputs [r0, r1) x [0, out_w) of one group. N at a time (across rows)
@@ -355,8 +384,8 @@ OVPOOL_INLINE void by_list(const C *in, const int64_t *first, int64_t k0, int64_
 template <class C, Op O>
 inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64_t r1,
                       const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos,
-                      const int64_t *first, const C *aux, const int64_t *order,
-                      const int64_t *runs) {
+                      const int64_t *first, const C *aux, const int64_t *order, const int64_t *runs,
+                      C *cols) {
     constexpr int N = has_positions(O) ? 4 : 8;
     const int64_t out_w = plan.out_w, out_h = plan.out_h;
     if (plan.lanes_by_table) {
@@ -385,8 +414,15 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     auto output = [=](int64_t k, const Acc<C, O> &a) { store(k, k, a); };
     const int64_t n_out = (r1 - r0) * out_w;
     const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
-    if (plan.row_lists.empty()) {
-        by_list<C, O, N>(in, first, 0, n_out, offsets, plan.n_taps, tap_pos, output);
+    const auto from = [first](int64_t k) { return first[k]; };
+    bool columns = false;
+    if constexpr (O == Op::max)
+        columns = plan.column_span > 0;
+    if (columns) {
+        if constexpr (O == Op::max)
+            pool_columns<C, O>(plan, in, r0, r1, out, first, cols);
+    } else if (plan.row_lists.empty()) {
+        by_list<C, O, N>(in, from, 0, n_out, offsets, plan.n_taps, tap_pos, output);
     } else if (plan.n_col_kinds == 1) {
         // runs of rows with the same list
         int64_t list = plan.row_lists[r0], k0 = 0;
@@ -395,7 +431,7 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
             if (own == list)
                 continue;
             const int64_t at = lists[2 * list], k1 = (row - r0) * out_w;
-            by_list<C, O, N>(in, first, k0, k1, offsets + at, lists[2 * list + 1], tap_pos + at,
+            by_list<C, O, N>(in, from, k0, k1, offsets + at, lists[2 * list + 1], tap_pos + at,
                              output);
             list = own;
             k0 = k1;
@@ -407,7 +443,7 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
         for (int64_t l = 0; l < n_lists; l++) {
             const int64_t at = lists[2 * l];
             if (runs[l] < runs[l + 1])
-                by_list<C, O, N>(in, first, runs[l], runs[l + 1], offsets + at, lists[2 * l + 1],
+                by_list<C, O, N>(in, from, runs[l], runs[l + 1], offsets + at, lists[2 * l + 1],
                                  tap_pos + at, output_at);
         }
     }
@@ -593,6 +629,7 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
     C *aux = scratch_part<C>(scratch, plan.scratch.win_aux);
     int64_t *order = scratch_part<int64_t>(scratch, plan.scratch.win_order);
     int64_t *runs = scratch_part<int64_t>(scratch, plan.scratch.win_runs);
+    C *cols = scratch_part<C>(scratch, plan.scratch.lanes_cols);
     if (!plan.lanes_by_table)
         band_table<C, F>(plan, lanes.band, r0, r1, first, aux, order, runs);
     band_padding(plan, lanes.band, in, identity);
@@ -624,20 +661,20 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
         if constexpr (F == Family::max) {
             if (nan)
                 pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
-                                          order, runs);
+                                          order, runs, cols);
             else
                 pool_band<C, Op::max>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux, order,
-                                      runs);
+                                      runs, cols);
         } else if constexpr (F == Family::argmax) {
             if (nan)
                 pool_band<C, Op::argmax_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
-                                             order, runs);
+                                             order, runs, cols);
             else
                 pool_band<C, Op::argmax>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
-                                         order, runs);
+                                         order, runs, cols);
         } else {
             pool_band<C, Op::sum>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux, order,
-                                  runs);
+                                  runs, cols);
         }
         void *dst[8];
         char *y0 = y + (q0 * out_plane + r0 * plan.out_w) * esize;
