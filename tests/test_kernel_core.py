@@ -250,13 +250,28 @@ PATH_CASES = [
         "blocked",
     ),
     (
-        "5x5 s1 max on 112x112: blocked, its columns pooled once",
-        lambda: ovpool.max_pool(_x((2, 3, 112, 112)), (5, 5)),
+        "5x5 s1 max on 80x80: blocked, its columns pooled once",
+        lambda: ovpool.max_pool(_x((2, 3, 80, 80)), (5, 5)),
         "blocked",
     ),
     (
-        "5x5 s1 max on 113x113: rows",
-        lambda: ovpool.max_pool(_x((2, 3, 113, 113)), (5, 5)),
+        "5x5 s1 max on 81x81: rows",
+        lambda: ovpool.max_pool(_x((2, 3, 81, 81)), (5, 5)),
+        "rows.runs",
+    ),
+    (
+        "float16 5x5 s1 max on 112x112: blocked, its columns pooled once",
+        lambda: ovpool.max_pool(_x((2, 3, 112, 112), np.float16), (5, 5)),
+        "blocked",
+    ),
+    (
+        "7x7 s3 max on 160x160: blocked, its columns pooled once",
+        lambda: ovpool.max_pool(_x((1, 8, 160, 160)), (7, 7), strides=(3, 3)),
+        "blocked",
+    ),
+    (
+        "9x9 s3 max on 160x160: rows",
+        lambda: ovpool.max_pool(_x((1, 8, 160, 160)), (9, 9), strides=(3, 3)),
         "rows.runs",
     ),
     (

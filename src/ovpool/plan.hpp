@@ -1156,12 +1156,18 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   8x8x8 0.35x and on 16x20x20 0.71x, average 2x2x2 s3 on 16x14x14 0.41x;
 //   at 24x24 even (0.9-1.09x), at 28x28 1.27x slower (and on the named
 //   cases' 56x56 and 30x30 planes 1.17-1.27x).
-// * max values whose columns are pooled once (set_columns), float32 and
-//   16-bit, on planes up to 112x112 (against the separable rows at 2
-//   threads: 4x4 to 7x7 s1 0.55-0.75x on 40x40 to 80x80, 0.80-0.94x on
-//   112x112; 5x5 s2 0.81-0.97x), and with depth through the slab on planes
+// * max values whose columns are pooled once (set_columns): float32 on
+//   planes up to 80x80, 16-bit up to 112x112 (against the separable rows at
+//   2 threads: 4x4 to 7x7 s1 0.52-0.77x on 40x40 to 80x80, 5x5 s2 0.81-0.95x;
+//   on 112x112 float16 0.80-0.89x, float32 0.80-0.94x on inputs in L3 but
+//   1.05x (s1) and 1.2x (s2) on 4x192x112x112), and with depth through the
+//   slab on planes
 //   up to 28x28 (3x3x3 and 5x5x5 s1 on 8x20x20 0.53x, 8x28x28 0.65-0.76x;
-//   5x5x5 on 8x40x40 1.49x slower). float64 keeps the rules of other windows.
+//   5x5x5 on 8x40x40 1.49x slower); windows under 8 taps at W strides of 3+
+//   (7x7 s3, which the row kernel takes by gathers) on planes up to 320x320
+//   (0.48-0.66x from 128x128 to 320x320; 9x9 s3 and 11x11 s4 0.94-1.34x,
+//   5x5 s1 on 128x128 to 224x224 0.93-1.30x, stay on the rows). float64
+//   keeps the rules of other windows.
 // Lp tilings follow the rules of other windows (Lp norms have no tiling
 // kernel: 2x2 s2 on 38x37 0.61x). Bins of unequal size as
 // bins_prefer_blocked says; bins of 8+ taps along W of one size at one step
@@ -1210,7 +1216,8 @@ inline bool prefer_blocked(const Plan &plan) {
         return plan.in_w <= 64 ||
                (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
     if (columns)
-        return slice <= 12544;
+        return slice <= (is_half(plan.compute) ? 12544 : 6400) ||
+               (plan.stride_w >= 3 && plan.kernel_w < 8 && slice <= 102400);
     if (strided)
         return slice <= (three_wide ? 1024 : 8192);
     const int64_t limit = plan.compute == DType::f64 ? 256 : plan.n_taps <= 9 ? 576 : 324;
