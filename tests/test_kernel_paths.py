@@ -1130,6 +1130,30 @@ def test_global_max_and_mean_against_numpy(n, dtype):
         assert np.isnan(got[1, 2]) and not np.isnan(np.delete(got.reshape(-1), 6)).any()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_global_max_of_long_planes(dtype):
+    """Planes of 64+ values are reduced with four running maxima: the same
+    values as numpy's at every length around the blocks of 32 and 8, a NaN
+    anywhere gives NaN, -inf planes give -inf; and where a +0 and a -0 tie
+    for the maximum the later zero of the plane is kept, as one chain keeps
+    it (hand-made planes whose last eight values are the later zeros: four
+    running maxima alone would keep the zeros of values 56-63)."""
+    for n in [64, 65, 71, 72, 95, 96, 97, 127, 128, 200, 1000, 4099]:
+        x = RNG.standard_normal((2, 3, n)).astype(dtype)
+        x[1, 0] = -np.inf
+        x[1, 1, RNG.integers(0, n)] = np.nan
+        x[1, 2, n - 1] = np.nan
+        got = ovpool.global_max_pool(x)[..., 0]
+        np.testing.assert_array_equal(got[0], x[0].max(axis=1), err_msg=f"n={n}")
+        assert got[1, 0] == -np.inf and np.isnan(got[1, 1]) and np.isnan(got[1, 2]), n
+    for later in (0.0, -0.0):
+        x = np.full((1, 2, 72), -1.0, dtype)
+        x[..., 56:64] = -later
+        x[..., 64:72] = later
+        got = ovpool.global_max_pool(x).reshape(-1)
+        assert (got == 0).all() and (np.signbit(got) == np.signbit(later)).all(), (later, got)
+
+
 @pytest.mark.parametrize("shape", [(4, 700, 7, 7), (1, 3, 5, 5), (2, 1, 300, 300), (3, 37, 16)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_global_mean_in_groups_of_planes(shape, dtype):
