@@ -485,6 +485,16 @@ PATH_CASES = [
         "blocked",
     ),
     (
+        "44x44 tilings 3x3: blocked",
+        lambda: ovpool.max_pool(_x((2, 3, 44, 44)), (3, 3), strides=(3, 3)),
+        "blocked",
+    ),
+    (
+        "45x45 tilings 3x3: tiles",
+        lambda: ovpool.max_pool(_x((2, 3, 45, 45)), (3, 3), strides=(3, 3)),
+        "tiles",
+    ),
+    (
         "float64 6x6 tilings: tiles",
         lambda: ovpool.max_pool(_x((2, 3, 6, 6), np.float64), (2, 2), strides=(2, 2)),
         "tiles",

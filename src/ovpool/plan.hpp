@@ -1146,7 +1146,9 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 // * tilings the tile kernel takes by the scalar passes (3-wide tiles, rows
 //   of under 4 outputs) on planes up to 1024 elements: max 3x3 s3 on 12x12
 //   0.46x, 24x24 0.79x, 36x36 0.85x (48x48 1.13x slower), average 3x3 s3 on
-//   15x15 0.46x, max 2x2 s2 on 6x6 0.49x. Not the tile kernel's vector rows
+//   15x15 0.46x, max 2x2 s2 on 6x6 0.49x; 3-wide tiles up to 44x44 (3x3 s3
+//   on 33x33 to 44x44, float32 and float16, in L3 and beyond it: 0.41-0.89x
+//   at 2 threads; 48x48 0.90-1.05x). Not the tile kernel's vector rows
 //   (2- and 4-wide tiles, 4+ outputs a row, float32 and float16), which merge
 //   small planes into one: max 2x2 s2 on 8x8 0.6x, average 0.56x and
 //   adaptive 8->4 0.53x the blocked kernel's time, float16 max 0.6x; nor
@@ -1209,7 +1211,7 @@ inline bool prefer_blocked(const Plan &plan) {
                                   simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
         if (vector_tiles || plan.compute == DType::f64)
             return false;
-        return slice <= 1024;
+        return slice <= (plan.tile_kw == 3 ? 1936 : 1024);
     }
     const bool strided = plan.stride_w >= 2 || plan.kernel_w == 1;
     if (one_row)
