@@ -36,7 +36,8 @@ OTHER_RUNS = ("heldout-2t", "amd-a31500a-2t", "amd-a31500a-heldout-2t")
 PLOT = "readme-2t-quiet.png"
 # the random-shape sweep (benchmarks/sweep.py): seed 1 tuned on, seed 2 reported (the blocked
 # kernel's choice was measured on it), 203503, 414519, 132898, 631114 and 491522 found cases
-# fixed since, 208619, 960428 and 105453 ran once on the kernels of their time, the last one untouched
+# fixed since, 208619, 960428 and 105453 ran once on the kernels of their time, the last one
+# untouched
 SWEEP_RUNS = (
     ("sweep1-2t", 1, "tuned on"),
     ("sweep2-2t", 2, "reported; the blocked kernel's choice of shapes was measured on it"),
