@@ -841,6 +841,16 @@ inline int64_t band_positions(const Plan &plan, int64_t rows) {
 
 }  // namespace detail
 
+namespace detail {
+
+// The layout columns a row's uniform W windows reach, from the first
+// window's first tap to the last window's last.
+inline int64_t w_reach(const Plan &plan) {
+    return (plan.out_w - 1) * plan.stride[2] + (plan.kernel[2] - 1) * plan.dil_w + 1;
+}
+
+}  // namespace detail
+
 // Output rows per work unit of the blocked kernel: all of a plane's rows
 // when the group's input in lanes fits tuning.blocked_bytes, else the most
 // that fit (0: not even one row does, or, with indices, positions would pass
@@ -865,11 +875,9 @@ inline int64_t blocked_rows(Plan &plan) {
         !(plan.uniform[0] && plan.uniform[1] && plan.uniform[2]) && plan.spec.family == Family::max;
     for (int a = 0; a < 3; a++)
         plan.lane_pad[a] = plan.lanes_by_table || !plan.uniform[a] ? 0 : plan.pad[a];
-    plan.lane_width =
-        plan.lanes_by_table || !plan.uniform[2]
-            ? plan.in_w
-            : std::max(plan.pad[2] + plan.in_w,
-                       (plan.out_w - 1) * plan.stride[2] + (plan.kernel[2] - 1) * plan.dil_w + 1);
+    plan.lane_width = plan.lanes_by_table || !plan.uniform[2]
+                          ? plan.in_w
+                          : std::max(plan.pad[2] + plan.in_w, detail::w_reach(plan));
     int64_t rows = total;
     while (rows > 1 && detail::band_positions(plan, rows) > budget)
         rows = (rows + 1) / 2;
@@ -907,7 +915,7 @@ inline int64_t blocked_rows(Plan &plan) {
 // and 17x17, 4x4 s2) pooling the columns first was 1.0-1.18x slower.
 inline void set_columns(Plan &plan) {
     const int64_t kw = plan.kernel[2], rows = plan.kernel[0] * plan.kernel[1];
-    const int64_t span = (plan.out_w - 1) * plan.stride[2] + (kw - 1) * plan.dil_w + 1;
+    const int64_t span = detail::w_reach(plan);
     const int64_t whole = plan.out_w * kw * rows, columns = span * rows + plan.out_w * kw;
     if (kw < 2 || rows < 2 || 5 * whole < 8 * columns)
         return;

@@ -415,10 +415,7 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     const int64_t n_out = (r1 - r0) * out_w;
     const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
     const auto from = [first](int64_t k) { return first[k]; };
-    bool columns = false;
-    if constexpr (O == Op::max)
-        columns = plan.column_span > 0;
-    if (columns) {
+    if (O == Op::max && plan.column_span > 0) {
         if constexpr (O == Op::max)
             pool_columns<C, O>(plan, in, r0, r1, out, first, cols);
     } else if (plan.row_lists.empty()) {

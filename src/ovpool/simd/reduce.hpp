@@ -140,9 +140,9 @@ inline float span_max_wide_f32(const float *x, ptrdiff_t n) {
     return span_max_wide(x, n, 0);
 }
 
-// float16 spans converted in registers (only where kF16cRows; elsewhere the
+// span_max_wide of float16 spans converted in registers (only where kF16cRows; elsewhere the
 // callers widen, and this is never called).
-inline float span_max_f16(const uint16_t *x, ptrdiff_t n) {
+inline float span_max_wide_f16(const uint16_t *x, ptrdiff_t n) {
 #if defined(__F16C__)
     return span_max_wide(x, n, 1);
 #else
