@@ -1099,6 +1099,51 @@ def test_max_3_wide_rows(width, nans):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("width", [2, 3, 7, 8, 9, 16, 17, 35])
+@pytest.mark.parametrize("nans", [False, True])
+def test_max_2_wide_rows(width, nans):
+    """float32 maxima 2 taps wide at W stride 1 whose H windows have at most
+    3 rows take the 3-wide kernel's runs too (ovpool_max_rows_k3_f32 with
+    k = 2): H windows of 1-3 rows at strides 1-2, W unpadded and padded at
+    the end (TensorFlow's SAME), vector blocks and scalar tails, rows with
+    NaN, infinities and ties of +0 and -0; the values equal torch's, the
+    bits (the sign of a zero maximum) those of the float64 row path, which
+    combines in the same order."""
+    from references import onnx_pool_attrs, onnx_reference
+
+    x = RNG.standard_normal((2, 3, 9, width)).astype(np.float32)
+    x[0, 1, 4, width // 2] = np.inf
+    x[1, 0, 2, width - 1] = -np.inf
+    x[1, 2, 3:6, :] = np.where(RNG.random((3, width)) < 0.5, np.float32(0.0), np.float32(-0.0))
+    x[1, 2, 3:6, :: max(1, width // 3)] = -1.0
+    if nans:
+        x = _with_nans(x, count=4)
+    _core._cache.clear()
+    for kh, sh, ph in [(2, 1, 0), (2, 1, 1), (3, 1, 1), (3, 2, 1), (1, 1, 0), (2, 2, 0)]:
+        for pw_end in (0, 1):
+            args = dict(strides=(sh, 1), pads=(ph, 0, ph, pw_end))
+            got = ovpool.max_pool(x, (kh, 2), **args)
+            message = f"kernel ({kh}, 2) strides {sh} 1 pads {ph} {pw_end}"
+            padded = F.pad(_t(x), (0, pw_end, 0, 0), value=-np.inf)
+            want = F.max_pool2d(padded, (kh, 2), (sh, 1), (ph, 0)).numpy()
+            np.testing.assert_array_equal(got, want, err_msg=message)
+            by_rows = ovpool.max_pool(x.astype(np.float64), (kh, 2), **args)
+            np.testing.assert_array_equal(got, by_rows, err_msg=message)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(by_rows), err_msg=message)
+            np.testing.assert_array_equal(ovpool.max_pool(x, (kh, 2), num_threads=2, **args), got)
+    # every float32 plan so far takes the run-of-rows kernel
+    assert all(
+        plan.kernel == "rows.runs" and plan.prefetch == 0
+        for plan in _core.cached_plans()
+        if plan.dtype == "float32"
+    )
+    finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's
+    attrs = onnx_pool_attrs((2, 2), strides=(2, 1), pads=(0, 0, 1, 1), ceil_mode=True)
+    (want,) = onnx_reference("MaxPool", [finite], attrs, opset=22)
+    got = ovpool.max_pool(finite, (2, 2), strides=(2, 1), pads=(0, 0, 1, 1), ceil_mode=True)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_max_3_wide_rows_hand_computed():
     """The stem's 3x3 s2 p1 on a 4x5 plane, by hand: padding never wins, the
     NaN window rows and columns give NaN."""

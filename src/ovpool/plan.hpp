@@ -544,10 +544,13 @@ inline int64_t run_rows(const Plan &plan) {
 }
 
 // Windows 3 wide at W stride 1 or 2 over at most 3 rows: the run path's own
-// kernels (simd::max_rows_k3_f32, sum_rows_k3_f32) take them, padded or not.
-inline bool run_three_wide(const Plan &plan) {
-    return plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2) && plan.dil_w == 1 &&
-           plan.dil_h == 1 && plan.max_rows <= 3;
+// kernels (simd::max_rows_k3_f32, sum_rows_k3_f32) take them, padded or not;
+// max values 2 wide at stride 1 too (max_rows_k3_f32 with k = 2).
+inline bool run_narrow(const Plan &plan) {
+    const bool three = plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2);
+    const bool max_two =
+        plan.spec.family == Family::max && plan.kernel_w == 2 && plan.stride_w == 1;
+    return (three || max_two) && plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3;
 }
 
 // The work units of one call.
@@ -1061,6 +1064,25 @@ inline void set_taps(Plan &plan) {
     });
 }
 
+namespace detail {
+
+// The planes a tiling takes as one tall plane (see make_plan): where its
+// tiles use every input row, the largest divisor of the planes whose group
+// has at most merged_outputs outputs; 1 where they do not merge.
+inline int64_t merged_planes(const Plan &plan) {
+    const int64_t rows_in = plan.in_d * plan.in_h, rows_out = plan.out_d * plan.out_h;
+    if (plan.n_planes < 2 || rows_in != rows_out * plan.tile_kh ||
+        plan.n_planes * plan.in_plane() >= (int64_t(1) << 31))
+        return 1;
+    int64_t group = std::min(plan.n_planes,
+                             std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
+    while (plan.n_planes % group)
+        group -= 1;
+    return group;
+}
+
+}  // namespace detail
+
 // float32 adaptive averages of bins of 8+ taps over 2+ rows, where the bins
 // do not tile W: the wide_bins row kernel sums eight bins in lanes over all
 // their rows (50->7 0.49 -> 0.35 ms, 100->7 0.64 -> 0.37 ms at 2 threads);
@@ -1159,8 +1181,15 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   at 2 threads; 48x48 0.90-1.05x). Not the tile kernel's vector rows
 //   (2- and 4-wide tiles, 4+ outputs a row, float32 and float16), which merge
 //   small planes into one: max 2x2 s2 on 8x8 0.6x, average 0.56x and
-//   adaptive 8->4 0.53x the blocked kernel's time, float16 max 0.6x; nor
-//   float64 tilings (2x2 s2 on 8x8: 0.36x; 3x3 s3 on 12x12: 0.3x);
+//   adaptive 8->4 0.53x the blocked kernel's time, float16 max 0.6x; but
+//   planes that do not merge (rows the tiles leave out: one call a plane)
+//   are the blocked kernel's up to 160 elements for float32 2-wide tiles,
+//   400 for the others (at 1 and 2 threads, 16 MB: float32 max and average
+//   2x2 s2 on 7x8 0.44-0.58x, 11x12 0.74-0.89x, 13x16 0.85-1.13x, 17x18
+//   0.99-1.25x; 4x4 s4 on 13x16 0.63-0.70x, 19x20 0.76-0.86x, 25x28
+//   0.93-1.22x; float16 2x2 s2 on 7x8 0.31-0.37x, 19x20 0.79-0.89x, 21x24
+//   0.99-1.21x); nor float64 tilings (2x2 s2 on 8x8: 0.36x; 3x3 s3 on
+//   12x12: 0.3x);
 // * depth pooled through the slab on planes up to 400 elements: max 2x2x2 s3
 //   on 16x7x7 0.36x, 16x14x14 0.44x, 16x20x20 0.58x, max 3x3x3 s2 p1 on
 //   8x8x8 0.35x and on 16x20x20 0.71x, average 2x2x2 s3 on 16x14x14 0.41x;
@@ -1217,6 +1246,8 @@ inline bool prefer_blocked(const Plan &plan) {
     if (plan.tile_kw > 0 && plan.spec.family != Family::lp) {
         const bool vector_tiles = (plan.compute == DType::f32 || plan.compute == DType::f16) &&
                                   simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
+        if (vector_tiles && plan.in_d == 1 && detail::merged_planes(plan) < 2)
+            return plan.in_plane() <= (plan.compute == DType::f32 && plan.tile_kw == 2 ? 160 : 400);
         if (vector_tiles || plan.compute == DType::f64)
             return false;
         return slice <= (plan.tile_kw == 3 ? 1936 : 1024);
@@ -1302,14 +1333,14 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     // reads such a row in place (adaptive 1000 -> 100 in 1D, bins of 10,
     // 1.22-1.33x slower through the run's copy), and so do windows padded
     // along W, whose copy into the padded buffer cost more than the run saved
-    // (average 5x5 s1 p2 on 32x24x71x71: 1.5x slower), except 3 wide, which
-    // have their own kernel. Prefetched inputs keep the row path (a run of
+    // (average 5x5 s1 p2 on 32x24x71x71: 1.5x slower), except those of
+    // run_narrow, which have their own kernel. Prefetched inputs keep the row path (a run of
     // 3-wide windows was 12% slower on the stem at batch 16).
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
-    const bool three_wide = run_three_wide(plan);
+    const bool narrow = run_narrow(plan);
     if (f32 && plan.tuning.run_elements > 0 && plan.uniform_w &&
-        ((max_h >= 2 && plan.direct_w) || three_wide) && max_h <= limits::kRunRows && min_d == 1 &&
+        ((max_h >= 2 && plan.direct_w) || narrow) && max_h <= limits::kRunRows && min_d == 1 &&
         max_d == 1 && plan.prefetch == 0 &&
         (family == Family::max || average || family == Family::lp))
         return rows(RowKernel::runs);
@@ -1516,31 +1547,25 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                        detail::max_taps(plan.win_w) < 8 && plan.in_w >= 8 &&
                        8 * (plan.in_w + plan.out_w) <= limits::kNarrowScratch;
     choose_path(plan, global, tiling);
-    if (plan.path == Path::tiles && plan.n_planes >= 2) {
-        // Where the tiles use every input row, the input rows of plane q + 1
-        // follow those of plane q with no gap, and so do the output rows: a
-        // group of consecutive planes is one tall plane. The kernels then take
-        // long runs of rows instead of one call per small plane (in a run,
-        // float16 takes two rows at a time; a 7-row plane left one row alone).
-        // Adaptive 28->7 on 8x512 planes 0.83x and 0.89x in float32, 0.80x and
-        // 0.75x in float16 at 2 and 1 threads, 14->7 on 64x512 planes 0.75x;
-        // 2x2 s2 on 56x56 planes the same either way. Values only: indices
-        // count within each original plane.
-        const int64_t rows_in = plan.in_d * plan.in_h, rows_out = plan.out_d * plan.out_h;
-        if (rows_in == rows_out * plan.tile_kh &&
-            plan.n_planes * plan.in_plane() < (int64_t(1) << 31)) {
-            int64_t group = std::min(
-                plan.n_planes, std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
-            while (plan.n_planes % group)
-                group -= 1;
-            if (group >= 2) {
-                Windows merged[3];
-                merged[0] = adaptive_windows(1, 1);
-                merged[1] = adaptive_windows(group * rows_in, group * rows_out);
-                merged[2] = axes[2];  // its table moved into the plan: take it back
-                merged[2].table = plan.win_w;
-                set_geometry(plan, plan.n_planes / group, merged);
-            }
+    // Where the tiles use every input row, the input rows of plane q + 1
+    // follow those of plane q with no gap, and so do the output rows: a group
+    // of consecutive planes is one tall plane. The kernels then take long
+    // runs of rows instead of one call per small plane (in a run, float16
+    // takes two rows at a time; a 7-row plane left one row alone). Adaptive
+    // 28->7 on 8x512 planes 0.83x and 0.89x in float32, 0.80x and 0.75x in
+    // float16 at 2 and 1 threads, 14->7 on 64x512 planes 0.75x; 2x2 s2 on
+    // 56x56 planes the same either way. Values only: indices count within
+    // each original plane.
+    if (plan.path == Path::tiles) {
+        const int64_t group = detail::merged_planes(plan);
+        if (group >= 2) {
+            Windows merged[3];
+            merged[0] = adaptive_windows(1, 1);
+            merged[1] =
+                adaptive_windows(group * plan.in_d * plan.in_h, group * plan.out_d * plan.out_h);
+            merged[2] = axes[2];  // its table moved into the plan: take it back
+            merged[2].table = plan.win_w;
+            set_geometry(plan, plan.n_planes / group, merged);
         }
     }
     if (plan.path == Path::tiles)

@@ -282,19 +282,22 @@ inline int hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
 }
 
 // Maximum of windows 3 taps wide at stride 1 or 2 along W (the ResNet stem's
-// 3x3 s2, 3x3 s1), float32, for up to n_rows consecutive output rows of one
-// 2D slice: row r's window rows are plane + (win_h[3r] + t) * in_w for
-// t < win_h[3r+1] <= 3. buf is the per-thread padded column buffer (-inf
-// outside buf[pad_w .. pad_w + in_w)). The same operations as the row path
-// (max_rows_exact, then hmax), so the same bits; one call per slice instead
-// of one per row. Returns the number of rows done: it stops before a row
-// whose window rows hold a NaN or that has none, which the caller's row path
-// takes with the exact rule. Taken without software prefetch only: on inputs
-// beyond L3 (the stem at batch 16, prefetched) it measured 12% slower than
-// the row path, for reasons not found.
+// 3x3 s2, 3x3 s1), or 2 wide at stride 1 (k = 2), float32, for up to n_rows
+// consecutive output rows of one 2D slice: row r's window rows are plane +
+// (win_h[3r] + t) * in_w for t < win_h[3r+1] <= 3. buf is the per-thread
+// padded column buffer (-inf outside buf[pad_w .. pad_w + in_w)). The same
+// operations as the row path (max_rows_exact, then hmax), so the same bits;
+// one call per slice instead of one per row. Returns the number of rows done:
+// it stops before a row whose window rows hold a NaN or that has none, which
+// the caller's row path takes with the exact rule. Taken without software
+// prefetch only: on inputs beyond L3 (the stem at batch 16, prefetched) it
+// measured 12% slower than the row path, for reasons not found. 2-wide
+// windows took twice the time of 3-wide ones through the run's vertical
+// spans and the general horizontal pass (max 2x2 s1 on 160x80x80 at 1
+// thread: 0.94 ns an element against 0.47 for 3x3 s1).
 inline ptrdiff_t max_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64_t *win_h,
                                  ptrdiff_t n_rows, float *out, ptrdiff_t out_w, float *buf,
-                                 ptrdiff_t pad_w, int stride) {
+                                 ptrdiff_t pad_w, int stride, int k = 3) {
     float *col = buf + pad_w;
     for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
         const int64_t *wh = win_h + 3 * r;
@@ -313,7 +316,9 @@ inline ptrdiff_t max_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64
             for (ptrdiff_t blk = 0; blk * 8 < out_w; blk++) {
                 o = block_start(blk, 8, out_w);
                 __m256 v = _mm256_max_ps(_mm256_loadu_ps(buf + o), _mm256_loadu_ps(buf + o + 1));
-                _mm256_storeu_ps(out + o, _mm256_max_ps(v, _mm256_loadu_ps(buf + o + 2)));
+                if (k == 3)
+                    v = _mm256_max_ps(v, _mm256_loadu_ps(buf + o + 2));
+                _mm256_storeu_ps(out + o, v);
             }
             o = out_w;
         }
@@ -321,7 +326,7 @@ inline ptrdiff_t max_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64
         for (; o < out_w; o++) {  // hmax_k's chain
             const float *taps = buf + o * stride;
             float v = taps[0] > taps[1] ? taps[0] : taps[1];
-            out[o] = v > taps[2] ? v : taps[2];
+            out[o] = k == 2 || v > taps[2] ? v : taps[2];
         }
     }
     return n_rows;
