@@ -1814,9 +1814,15 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                 break;
             }
             text += format(
-                "  %s: units of %lld output rows; W windows: %s, outputs %lld..%lld with every "
+                "  %s%s: units of %lld output rows; W windows: %s, outputs %lld..%lld with every "
                 "tap inside, the rest by the table; %s\n",
-                row_kernel_name(plan.row_kernel), static_cast<long long>(s.rows_per_block),
+                row_kernel_name(plan.row_kernel),
+                plan.row_kernel == RowKernel::runs && run_narrow(plan) &&
+                        (plan.spec.family == Family::max || plan.mode == kSumAverage ||
+                         plan.mode == kSumLp2)
+                    ? " (the own kernel of windows 2-3 wide, row by row)"
+                    : "",
+                static_cast<long long>(s.rows_per_block),
                 plan.uniform_w ? "uniform (a padded column buffer)" : "bins by the table",
                 static_cast<long long>(plan.interior_lo), static_cast<long long>(plan.interior_hi),
                 plan.prefetch > 0 ? "rows prefetched ahead" : "no prefetch");
