@@ -495,6 +495,41 @@ PATH_CASES = [
         "tiles",
     ),
     (
+        "2x2 tilings of 7x8 planes (odd rows: no merge): blocked",
+        lambda: ovpool.max_pool(_x((2, 4, 7, 8)), (2, 2), strides=(2, 2)),
+        "blocked",
+    ),
+    (
+        "2x2 tilings of 13x12 planes (odd rows: no merge): blocked",
+        lambda: ovpool.avg_pool(_x((2, 4, 13, 12)), (2, 2), strides=(2, 2)),
+        "blocked",
+    ),
+    (
+        "2x2 tilings of 13x16 planes (odd rows: no merge): tiles",
+        lambda: ovpool.avg_pool(_x((2, 4, 13, 16)), (2, 2), strides=(2, 2)),
+        "tiles",
+    ),
+    (
+        "float16 2x2 tilings of 19x20 planes (odd rows: no merge): blocked",
+        lambda: ovpool.max_pool(_x((2, 4, 19, 20), np.float16), (2, 2), strides=(2, 2)),
+        "blocked",
+    ),
+    (
+        "float16 2x2 tilings of 21x20 planes (odd rows: no merge): tiles",
+        lambda: ovpool.max_pool(_x((2, 4, 21, 20), np.float16), (2, 2), strides=(2, 2)),
+        "tiles",
+    ),
+    (
+        "4x4 tilings of 19x20 planes (no merge): blocked",
+        lambda: ovpool.max_pool(_x((2, 4, 19, 20)), (4, 4), strides=(4, 4)),
+        "blocked",
+    ),
+    (
+        "4x4 tilings of 23x20 planes (no merge): tiles",
+        lambda: ovpool.max_pool(_x((2, 4, 23, 20)), (4, 4), strides=(4, 4)),
+        "tiles",
+    ),
+    (
         "float64 6x6 tilings: tiles",
         lambda: ovpool.max_pool(_x((2, 3, 6, 6), np.float64), (2, 2), strides=(2, 2)),
         "tiles",

@@ -173,7 +173,7 @@ void max_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                 const T *slice_src = src + plan.win_d[3 * od] * slice;
                 float *block = scratch_part<float>(scratch, plan.scratch.run);
                 const int64_t done =
-                    run_narrow(plan)
+                    runs_by_narrow_kernel(plan)
                         ? simd::max_rows_k3_f32(slice_src, plan.in_w, plan.win_h.data() + 3 * oh, n,
                                                 out_rows, plan.out_w, buf, plan.pad_w,
                                                 static_cast<int>(plan.stride_w),

@@ -553,6 +553,14 @@ inline bool run_narrow(const Plan &plan) {
     return (three || max_two) && plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3;
 }
 
+// Whether a plan on the run path takes those kernels (max values, averages
+// and L2 norms of run_narrow's windows) rather than the run's vertical spans
+// and horizontal pass: the units and the plan's text ask this one question.
+inline bool runs_by_narrow_kernel(const Plan &plan) {
+    return run_narrow(plan) && (plan.spec.family == Family::max ||
+                                plan.spec.family == Family::average || plan.mode == kSumLp2);
+}
+
 // The work units of one call.
 struct Schedule {
     int threads = 1;  // the call's threads (the cost model's, see threads_for)
@@ -1334,8 +1342,8 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     // 1.22-1.33x slower through the run's copy), and so do windows padded
     // along W, whose copy into the padded buffer cost more than the run saved
     // (average 5x5 s1 p2 on 32x24x71x71: 1.5x slower), except those of
-    // run_narrow, which have their own kernel. Prefetched inputs keep the row path (a run of
-    // 3-wide windows was 12% slower on the stem at batch 16).
+    // run_narrow, which have their own kernel. Prefetched inputs keep the row
+    // path (a run of 3-wide windows was 12% slower on the stem at batch 16).
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
     const bool narrow = run_narrow(plan);
@@ -1817,10 +1825,8 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                 "  %s%s: units of %lld output rows; W windows: %s, outputs %lld..%lld with every "
                 "tap inside, the rest by the table; %s\n",
                 row_kernel_name(plan.row_kernel),
-                plan.row_kernel == RowKernel::runs && run_narrow(plan) &&
-                        (plan.spec.family == Family::max || plan.mode == kSumAverage ||
-                         plan.mode == kSumLp2)
-                    ? " (the own kernel of windows 2-3 wide, row by row)"
+                plan.row_kernel == RowKernel::runs && runs_by_narrow_kernel(plan)
+                    ? " (2-3-wide windows by their own kernel, row by row)"
                     : "",
                 static_cast<long long>(s.rows_per_block),
                 plan.uniform_w ? "uniform (a padded column buffer)" : "bins by the table",

@@ -201,7 +201,7 @@ void sum_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
                 // column sums in registers)
                 const int64_t n = std::min(left, plan.out_h - oh);
                 const T *slice_src = src + wd[0] * slice;
-                if (run_narrow(plan) && (mode == kSumAverage || mode == kSumLp2))
+                if (runs_by_narrow_kernel(plan))
                     simd::sum_rows_k3_f32(slice_src, plan.in_w, plan.win_h.data() + 3 * oh, n,
                                           out_rows, plan.out_w, buf, plan.pad_w, div_w, wd[2],
                                           static_cast<int>(plan.stride_w), mode == kSumLp2);

@@ -297,7 +297,7 @@ inline int hmax_s2k3_f32(const float *buf, float *out, ptrdiff_t n_out) {
 // thread: 0.94 ns an element against 0.47 for 3x3 s1).
 inline ptrdiff_t max_rows_k3_f32(const float *plane, ptrdiff_t in_w, const int64_t *win_h,
                                  ptrdiff_t n_rows, float *out, ptrdiff_t out_w, float *buf,
-                                 ptrdiff_t pad_w, int stride, int k = 3) {
+                                 ptrdiff_t pad_w, int stride, int k) {
     float *col = buf + pad_w;
     for (ptrdiff_t r = 0; r < n_rows; r++, out += out_w) {
         const int64_t *wh = win_h + 3 * r;
