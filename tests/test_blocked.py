@@ -397,9 +397,10 @@ def test_max_columns_pooled_once_as_whole_windows(dtype, style):
         np.testing.assert_array_equal(new, want.numpy().astype(dtype))
 
 
-def test_ov_index_spaces_and_storage_order(blocked):
-    """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) and
-    ONNX's storage_order=1, against the other paths."""
+@pytest.mark.parametrize("index_type", ["i64", "i32"])
+def test_ov_index_spaces_and_storage_order(blocked, index_type):
+    """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) in both
+    index types and ONNX's storage_order=1, against the other paths."""
     x = _data((2, 5, 9, 11), style="ties")
 
     def calls():
@@ -411,7 +412,14 @@ def test_ov_index_spaces_and_storage_order(blocked):
         for axis in range(4):
             out.append(
                 ovpool.ov_ops.max_pool(
-                    x, (3, 3), (2, 2), (1, 1), (1, 1), rounding_type="ceil", axis=axis
+                    x,
+                    (3, 3),
+                    (2, 2),
+                    (1, 1),
+                    (1, 1),
+                    rounding_type="ceil",
+                    axis=axis,
+                    index_element_type=index_type,
                 )[1]
             )
         return out
@@ -419,6 +427,7 @@ def test_ov_index_spaces_and_storage_order(blocked):
     new = calls()
     assert _paths() == {"blocked"}
     old = _with({"blocked_bytes": 0}, calls)
+    assert new[1].dtype == (np.int32 if index_type == "i32" else np.int64)
     for a, b in zip(new, old):
         np.testing.assert_array_equal(a, b)
 

@@ -325,11 +325,13 @@ OVPOOL_INLINE void batch(const C *in, const At &at, int64_t k, int64_t k1, const
 // output alone is a chain of dependent operations, a tap's latency each,
 // that out-of-order execution cannot overlap with the next output's once the
 // window is long (an average 7x7 s1 p1 on 7x6 planes, 6 outputs a plane,
-// spent 85% of its time in that chain): sums of 16+ taps take their last m
-// outputs as a batch too, the smallest of 2, 4 or 8 that holds them, with
-// spare windows (a batch of 8 for one output was 1.07x slower on 5x5
-// windows). Short windows' chains overlap, and a maximum's take a cycle a
-// tap (max 4x4 s2 on 7x7 planes 1.05x slower batched).
+// spent 85% of its time in that chain): sums and maxima with indices of 16+
+// taps take their last m outputs as a batch too, the smallest of 2, 4 or N
+// that holds them, with spare windows (a batch of 8 for one output was 1.07x
+// slower on 5x5 windows; adaptive max 7x1 bins on 56x55 planes, 4 outputs
+// and 3 single ones a plane before, 0.92x as two batches of 4). Short
+// windows' chains overlap, and a maximum's take a cycle a tap (max 4x4 s2 on
+// 7x7 planes 1.05x slower batched).
 template <class C, Op O, int N, class At, class Output>
 OVPOOL_INLINE void by_list(const C *in, const At &at, int64_t k0, int64_t k1,
                            const int64_t *offsets, int64_t n_taps, const simd::Pack<C> *tap_pos,
@@ -337,10 +339,10 @@ OVPOOL_INLINE void by_list(const C *in, const At &at, int64_t k0, int64_t k1,
     int64_t k = k0;
     for (; k + N <= k1; k += N)
         batch<C, O, N, false>(in, at, k, k1, offsets, n_taps, tap_pos, output);
-    if constexpr (O == Op::sum && N == 8) {
+    if constexpr (O == Op::sum || has_positions(O)) {
         const int64_t m = k1 - k;
-        if (n_taps >= 16 && m > 4)
-            return batch<C, O, 8, true>(in, at, k, k1, offsets, n_taps, tap_pos, output);
+        if (N == 8 && n_taps >= 16 && m > 4)
+            return batch<C, O, N, true>(in, at, k, k1, offsets, n_taps, tap_pos, output);
         if (n_taps >= 16 && m > 2)
             return batch<C, O, 4, true>(in, at, k, k1, offsets, n_taps, tap_pos, output);
         if (n_taps >= 16 && m == 2)
@@ -568,6 +570,9 @@ template <class C, class I>
 inline void store_indices(const Plan &plan, const C *pos, int64_t n, I *const dst[8], int count,
                           const int64_t base[8]) {
     const int64_t modulo = plan.spec.index_modulo;
+    if constexpr (std::is_same<C, float>::value)
+        if (modulo == 0)
+            return simd::lanes_to_indices(pos, n, dst, count, base);
     for (int l = 0; l < count; l++) {
         I *d = dst[l];
         const int64_t b = base[l];
