@@ -320,6 +320,16 @@ PATH_CASES = [
         "rows.separable",
     ),
     (
+        "3x3 s1 on 4x64x112x112, prefetched: the narrow run kernel",
+        lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (3, 3), pads=(1,) * 4),
+        "rows.runs",
+    ),
+    (
+        "4x4 s1 on 4x64x112x112, prefetched: rows",
+        lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (4, 4)),
+        "rows.separable",
+    ),
+    (
         "3x3 float64: rows",
         lambda: ovpool.max_pool(_x((2, 3, 17, 17), np.float64), (3, 3)),
         "rows.separable",

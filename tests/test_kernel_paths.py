@@ -1146,6 +1146,51 @@ def test_max_2_wide_rows(width, nans):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize(
+    "op, kernel, pads",
+    [("max", (3, 3), (1, 1, 1, 1)), ("max", (2, 2), (0, 0, 0, 0)), ("avg", (3, 3), (0, 1, 0, 1))],
+)
+def test_narrow_stride_1_windows_on_prefetched_planes(op, kernel, pads, monkeypatch):
+    """Inputs large enough for the row path's prefetch (2^21+ elements,
+    planes of 8K+): 2-3-wide windows at stride 1 still take the narrow run
+    kernel, which does not prefetch. With NaN and infinities: maxima equal
+    torch's, averages torch's to rounding, and both the bits of the
+    prefetched row path (the run path turned off), which combines in the same
+    order; 3-wide windows at stride 2 keep the prefetched row path."""
+    x = RNG.standard_normal((2, 64, 128, 128)).astype(np.float32)
+    x[0, 3, 7, 9] = np.inf
+    x[1, 60, 100, 127] = -np.inf
+    x = _with_nans(x, count=9)
+    pool = ovpool.max_pool if op == "max" else ovpool.avg_pool
+    kwargs = {} if op == "max" else {"count_include_pad": True}
+    _core._cache.clear()
+    got = pool(x, kernel, pads=pads, **kwargs)
+    (plan,) = _core.cached_plans()
+    assert plan.kernel == "rows.runs" and plan.prefetch == 0, plan
+    assert "2-3-wide windows by their own kernel" in plan.explain()
+    padding = (pads[1], pads[3], pads[0], pads[2])
+    if op == "max":
+        want = F.max_pool2d(F.pad(_t(x), padding, value=-np.inf), kernel, 1).numpy()
+        np.testing.assert_array_equal(got, want)
+    else:
+        want = F.avg_pool2d(F.pad(_t(x), padding, value=0.0), kernel, 1).numpy()
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+    with monkeypatch.context() as m:
+        m.setitem(_core.TUNING, "run_elements", 0)
+        _core._cache.clear()
+        by_rows = pool(x, kernel, pads=pads, **kwargs)
+        (plan,) = _core.cached_plans()
+        assert plan.kernel == "rows.separable" and plan.prefetch > 0, plan
+    np.testing.assert_array_equal(got, by_rows)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(by_rows))
+    if kernel == (3, 3):
+        _core._cache.clear()
+        pool(x, kernel, strides=(2, 2), pads=pads, **kwargs)
+        (plan,) = _core.cached_plans()
+        assert plan.kernel == "rows.separable" and plan.prefetch > 0, plan
+    _core._cache.clear()
+
+
 def test_max_3_wide_rows_hand_computed():
     """The stem's 3x3 s2 p1 on a 4x5 plane, by hand: padding never wins, the
     NaN window rows and columns give NaN."""

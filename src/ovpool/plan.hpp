@@ -1343,15 +1343,25 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     // along W, whose copy into the padded buffer cost more than the run saved
     // (average 5x5 s1 p2 on 32x24x71x71: 1.5x slower), except those of
     // run_narrow, which have their own kernel. Prefetched inputs keep the row
-    // path (a run of 3-wide windows was 12% slower on the stem at batch 16).
+    // path (a run of 3-wide windows at stride 2 was 12% slower on the stem at
+    // batch 16, max 4x4 s2 on 64x3x128x128 1.30x), except run_narrow's
+    // windows at stride 1, paired at 1 and 2 threads against the prefetched
+    // row path: max 3x3 s1 on 2x64x128x128 0.48x / 0.49x, padded on
+    // 8x64x112x112 0.61x / 0.57x, on 1x16x512x512 0.63x / 0.60x, on
+    // 32x64x96x96 (75 MB) 0.77x / 0.79x; max 2x2 s1 on 4x64x128x128 0.55x /
+    // 0.62x; average 3x3 s1 p1 on 2x64x128x128 0.91x / 0.76x. The run does
+    // not prefetch.
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
     const bool narrow = run_narrow(plan);
+    const bool narrow_s1 = narrow && plan.stride_w == 1 && runs_by_narrow_kernel(plan);
     if (f32 && plan.tuning.run_elements > 0 && plan.uniform_w &&
         ((max_h >= 2 && plan.direct_w) || narrow) && max_h <= limits::kRunRows && min_d == 1 &&
-        max_d == 1 && plan.prefetch == 0 &&
-        (family == Family::max || average || family == Family::lp))
+        max_d == 1 && (plan.prefetch == 0 || narrow_s1) &&
+        (family == Family::max || average || family == Family::lp)) {
+        plan.prefetch = 0;
         return rows(RowKernel::runs);
+    }
     // adaptive averages of bins under 8 taps: eight rows in lanes (8x256x30x30
     // -> 7x7 0.35 -> 0.23 ms at 2 threads); not on prefetched rows
     // (2x64x224x224 -> 100 went 1.60 -> 2.32 ms)
