@@ -74,14 +74,66 @@ OVPOOL_INLINE void first_tap(const T *row, T *best, int32_t *pos, ptrdiff_t lo, 
     }
 }
 
+#if defined(__AVX2__)
+// float32 at stride 1: blocks of 8 outputs [lo, returned) keep their running
+// maximum and position in registers through the row's taps, loaded and
+// stored once a row rather than once a tap (the passes over the outputs tap
+// by tap spent more on best[] and pos[] than on the comparisons); the same
+// comparisons in the same order. The rest take the loops of taps().
+inline ptrdiff_t interior_row_s1_f32(const float *row, float *best, int32_t *pos, ptrdiff_t lo,
+                                     ptrdiff_t hi, ptrdiff_t start, ptrdiff_t d, ptrdiff_t k,
+                                     bool first_row, int32_t row_offset) {
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    ptrdiff_t o = lo;
+    for (; o + 8 <= hi; o += 8) {
+        const float *p = row + o + start;
+        const __m256i at =
+            _mm256_add_epi32(iota, _mm256_set1_epi32(static_cast<int32_t>(row_offset + o + start)));
+        __m256 b;
+        __m256i q;
+        ptrdiff_t t = 0;
+        if (first_row) {
+            b = _mm256_loadu_ps(p);
+            q = at;
+            t = 1;
+        } else {
+            b = _mm256_loadu_ps(best + o);
+            q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(pos + o));
+        }
+        for (; t < k; t++) {
+            const __m256 v = _mm256_loadu_ps(p + t * d);
+            const __m256 take =
+                _mm256_or_ps(_mm256_cmp_ps(v, b, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            b = _mm256_blendv_ps(b, v, take);
+            const __m256i at_t =
+                _mm256_add_epi32(at, _mm256_set1_epi32(static_cast<int32_t>(t * d)));
+            q = _mm256_castps_si256(
+                _mm256_blendv_ps(_mm256_castsi256_ps(q), _mm256_castsi256_ps(at_t), take));
+        }
+        _mm256_storeu_ps(best + o, b);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(pos + o), q);
+    }
+    return o;
+}
+#endif
+
 // One window row for the interior outputs; strides 1 and 2 are specialised
 // so that the loads are contiguous or deinterleaved.
 template <class T>
 inline void interior_row(const T *row, T *best, int32_t *pos, const Plan &plan, bool first_row,
                          int32_t row_offset) {
-    const ptrdiff_t lo = plan.interior_lo, hi = plan.interior_hi;
+    ptrdiff_t lo = plan.interior_lo;
+    const ptrdiff_t hi = plan.interior_hi;
     const ptrdiff_t start = -plan.pad_w, k = plan.kernel_w, d = plan.dil_w, s = plan.stride_w;
     const ptrdiff_t t_begin = first_row ? 1 : 0;
+#if defined(__AVX2__)
+    if constexpr (std::is_same<T, float>::value)
+        if (s == 1) {
+            lo = interior_row_s1_f32(row, best, pos, lo, hi, start, d, k, first_row, row_offset);
+            if (lo >= hi)
+                return;
+        }
+#endif
     if (first_row) {
         if (s == 1)
             first_tap<T, 1>(row, best, pos, lo, hi, 1, start, row_offset);
