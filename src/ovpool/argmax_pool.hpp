@@ -75,33 +75,40 @@ OVPOOL_INLINE void first_tap(const T *row, T *best, int32_t *pos, ptrdiff_t lo, 
 }
 
 #if defined(__AVX2__)
-// float32 at stride 1: blocks of 8 outputs [lo, returned) keep their running
-// maximum and position in registers through the row's taps, loaded and
-// stored once a row rather than once a tap (the passes over the outputs tap
-// by tap spent more on best[] and pos[] than on the comparisons); the same
-// comparisons in the same order. The rest take the loops of taps().
-inline ptrdiff_t interior_row_s1_f32(const float *row, float *best, int32_t *pos, ptrdiff_t lo,
-                                     ptrdiff_t hi, ptrdiff_t start, ptrdiff_t d, ptrdiff_t k,
-                                     bool first_row, int32_t row_offset) {
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+// float32 at stride S (1 or 2): blocks of 8 outputs [lo, returned) keep
+// their running maximum and position in registers through the row's taps,
+// loaded and stored once a row rather than once a tap (the passes over the
+// outputs tap by tap spent more on best[] and pos[] than on the
+// comparisons); the same comparisons in the same order. At stride 2 the
+// lanes hold outputs 0, 1, 4, 5, 2, 3, 6, 7 (simd::strided8), put back once
+// at the end. The rest take the loops of taps().
+template <int S>
+inline ptrdiff_t interior_row_f32(const float *row, float *best, int32_t *pos, ptrdiff_t lo,
+                                  ptrdiff_t hi, ptrdiff_t start, ptrdiff_t d, ptrdiff_t k,
+                                  bool first_row, int32_t row_offset) {
+    const __m256i lanes = S == 1 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+                                 : _mm256_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14);
+    const __m256i unused = _mm256_setzero_si256();
     ptrdiff_t o = lo;
     for (; o + 8 <= hi; o += 8) {
-        const float *p = row + o + start;
-        const __m256i at =
-            _mm256_add_epi32(iota, _mm256_set1_epi32(static_cast<int32_t>(row_offset + o + start)));
+        const float *p = row + o * S + start;
+        const __m256i at = _mm256_add_epi32(
+            lanes, _mm256_set1_epi32(static_cast<int32_t>(row_offset + o * S + start)));
         __m256 b;
         __m256i q;
         ptrdiff_t t = 0;
         if (first_row) {
-            b = _mm256_loadu_ps(p);
+            b = simd::strided8(p, S, unused);
             q = at;
             t = 1;
         } else {
-            b = _mm256_loadu_ps(best + o);
-            q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(pos + o));
+            // the lanes' order: the same permutation (it is its own inverse)
+            b = simd::unpermute8(_mm256_loadu_ps(best + o), S);
+            q = simd::unpermute8i(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(pos + o)),
+                                  S);
         }
         for (; t < k; t++) {
-            const __m256 v = _mm256_loadu_ps(p + t * d);
+            const __m256 v = simd::strided8(p + t * d, S, unused);
             const __m256 take =
                 _mm256_or_ps(_mm256_cmp_ps(v, b, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
             b = _mm256_blendv_ps(b, v, take);
@@ -110,8 +117,8 @@ inline ptrdiff_t interior_row_s1_f32(const float *row, float *best, int32_t *pos
             q = _mm256_castps_si256(
                 _mm256_blendv_ps(_mm256_castsi256_ps(q), _mm256_castsi256_ps(at_t), take));
         }
-        _mm256_storeu_ps(best + o, b);
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(pos + o), q);
+        _mm256_storeu_ps(best + o, simd::unpermute8(b, S));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(pos + o), simd::unpermute8i(q, S));
     }
     return o;
 }
@@ -128,8 +135,11 @@ inline void interior_row(const T *row, T *best, int32_t *pos, const Plan &plan, 
     const ptrdiff_t t_begin = first_row ? 1 : 0;
 #if defined(__AVX2__)
     if constexpr (std::is_same<T, float>::value)
-        if (s == 1) {
-            lo = interior_row_s1_f32(row, best, pos, lo, hi, start, d, k, first_row, row_offset);
+        if (s == 1 || s == 2) {
+            lo = s == 1 ? interior_row_f32<1>(row, best, pos, lo, hi, start, d, k, first_row,
+                                              row_offset)
+                        : interior_row_f32<2>(row, best, pos, lo, hi, start, d, k, first_row,
+                                              row_offset);
             if (lo >= hi)
                 return;
         }
