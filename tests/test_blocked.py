@@ -397,6 +397,29 @@ def test_max_columns_pooled_once_as_whole_windows(dtype, style):
         np.testing.assert_array_equal(new, want.numpy().astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("style", ["ties", "specials"])
+def test_strided_max_windows_on_large_planes(dtype, style):
+    """Max windows at W stride 3+ on large 2D planes take the blocked kernel:
+    torch's values (padding as -inf), and the bits of the row path (blocked
+    kernel off), down to the sign of a zero maximum."""
+    x = _data((1, 5, 113, 112), dtype, style)
+    for kernel, strides, pads in [((3, 3), (3, 3), (1, 1)), ((5, 4), (2, 4), (2, 1))]:
+        _core._cache.clear()
+        got = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2)
+        assert _paths() == {"blocked"}
+        wide = _t(x.astype(np.float32))
+        padded = F.pad(wide, (pads[1], pads[1], pads[0], pads[0]), value=-np.inf)
+        want = F.max_pool2d(padded, kernel, strides).numpy().astype(dtype)
+        np.testing.assert_array_equal(got, want)
+        rows = _with(
+            {"blocked_bytes": 0},
+            lambda: ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2),
+        )
+        np.testing.assert_array_equal(got, rows)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(rows))
+
+
 @pytest.mark.parametrize("index_type", ["i64", "i32"])
 def test_ov_index_spaces_and_storage_order(blocked, index_type):
     """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) in both

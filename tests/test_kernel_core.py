@@ -320,6 +320,21 @@ PATH_CASES = [
         "rows.separable",
     ),
     (
+        "3x3 s3 p1 max on 112x112: blocked",
+        lambda: ovpool.max_pool(_x((2, 8, 112, 112)), (3, 3), strides=(3, 3), pads=(1,) * 4),
+        "blocked",
+    ),
+    (
+        "3x3 s3 p1 max on 449x448: rows",
+        lambda: ovpool.max_pool(_x((1, 8, 449, 448)), (3, 3), strides=(3, 3), pads=(1,) * 4),
+        "rows.separable",
+    ),
+    (
+        "3x3 s3 p1 average on 112x112: rows",
+        lambda: ovpool.avg_pool(_x((2, 8, 112, 112)), (3, 3), strides=(3, 3), pads=(1,) * 4),
+        "rows.separable",
+    ),
+    (
         "3x3 s1 on 4x64x112x112, prefetched: the narrow run kernel",
         lambda: ovpool.max_pool(_x((4, 64, 112, 112)), (3, 3), pads=(1,) * 4),
         "rows.runs",

@@ -682,6 +682,28 @@ constexpr bool vector_store() {
 #endif
 }
 
+#if defined(__SSE2__)
+// Positions i .. i + 3 of lanes 4h .. 4h + 3 of a group in lanes: r[l] holds
+// lane 4h + l's four values.
+OVPOOL_INLINE void lanes_block4(const float *src, ptrdiff_t i, int h, __m128 r[4]) {
+    __m128 r0 = _mm_load_ps(src + i * 8 + 4 * h);
+    __m128 r1 = _mm_load_ps(src + (i + 1) * 8 + 4 * h);
+    __m128 r2 = _mm_load_ps(src + (i + 2) * 8 + 4 * h);
+    __m128 r3 = _mm_load_ps(src + (i + 3) * 8 + 4 * h);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    r[0] = r0, r[1] = r1, r[2] = r2, r[3] = r3;
+}
+#endif
+
+#if defined(__AVX__)
+// Positions i .. i + 7 of the eight lanes: r[l] holds lane l's eight values.
+OVPOOL_INLINE void lanes_block8(const float *src, ptrdiff_t i, __m256 r[8]) {
+    for (int j = 0; j < 8; j++)
+        r[j] = _mm256_load_ps(src + (i + j) * 8);
+    transpose8(r);
+}
+#endif
+
 // dst[l][i] = src[i * 8 + l] for i < n, l < count, rounded to E.
 template <Elem E>
 inline void lanes_to_planes(const float *src, ptrdiff_t n, void *const dst[8], int count) {
@@ -691,9 +713,7 @@ inline void lanes_to_planes(const float *src, ptrdiff_t n, void *const dst[8], i
         if (count == 8) {
             for (; i + 8 <= n; i += 8) {
                 __m256 r[8];
-                for (int j = 0; j < 8; j++)
-                    r[j] = _mm256_load_ps(src + (i + j) * 8);
-                transpose8(r);
+                lanes_block8(src, i, r);
                 for (int l = 0; l < 8; l++) {
                     if constexpr (E == Elem::f16)
                         _mm_storeu_si128(
@@ -707,12 +727,8 @@ inline void lanes_to_planes(const float *src, ptrdiff_t n, void *const dst[8], i
 #endif
         for (; i + 4 <= n; i += 4) {
             for (int h = 0; h < 2 && 4 * h < count; h++) {
-                __m128 r0 = _mm_load_ps(src + i * 8 + 4 * h);
-                __m128 r1 = _mm_load_ps(src + (i + 1) * 8 + 4 * h);
-                __m128 r2 = _mm_load_ps(src + (i + 2) * 8 + 4 * h);
-                __m128 r3 = _mm_load_ps(src + (i + 3) * 8 + 4 * h);
-                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                const __m128 r[4] = {r0, r1, r2, r3};
+                __m128 r[4];
+                lanes_block4(src, i, h, r);
                 for (int l = 0; l < 4 && 4 * h + l < count; l++)
                     store4_as<E>(dst[4 * h + l], i, r[l]);
             }
@@ -737,9 +753,7 @@ inline void lanes_to_indices(const float *pos, ptrdiff_t n, I *const dst[8], int
 #if defined(__AVX2__)
     for (; i + 8 <= n; i += 8) {
         __m256 r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = _mm256_load_ps(pos + (i + j) * 8);
-        transpose8(r);
+        lanes_block8(pos, i, r);
         for (int l = 0; l < count; l++) {
             const __m256i at = _mm256_max_epi32(_mm256_cvttps_epi32(r[l]), _mm256_setzero_si256());
             if constexpr (std::is_same<I, int64_t>::value) {
@@ -762,12 +776,8 @@ inline void lanes_to_indices(const float *pos, ptrdiff_t n, I *const dst[8], int
     const __m128i zero = _mm_setzero_si128();
     for (; i + 4 <= n; i += 4) {
         for (int h = 0; h < 2 && 4 * h < count; h++) {
-            __m128 r0 = _mm_load_ps(pos + i * 8 + 4 * h);
-            __m128 r1 = _mm_load_ps(pos + (i + 1) * 8 + 4 * h);
-            __m128 r2 = _mm_load_ps(pos + (i + 2) * 8 + 4 * h);
-            __m128 r3 = _mm_load_ps(pos + (i + 3) * 8 + 4 * h);
-            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            const __m128 r[4] = {r0, r1, r2, r3};
+            __m128 r[4];
+            lanes_block4(pos, i, h, r);
             for (int l = 0; l < 4 && 4 * h + l < count; l++) {
                 const int q = 4 * h + l;
                 __m128i at = _mm_cvttps_epi32(r[l]);
