@@ -1269,10 +1269,10 @@ inline bool prefer_blocked(const Plan &plan) {
                (plan.stride_w >= 3 && plan.kernel_w < 8 && slice <= 102400);
     // max windows under 8 wide at W stride 3+ on 2D planes up to 448x448:
     // the row path takes each tap of its horizontal pass by a gather or
-    // blended loads at such strides (max 3x3 s3 p1 on 2x160x112x112, ONNX
-    // Runtime's 0.95x, 0.47-0.50x in the blocked kernel; 91x91 to 224x224
-    // 0.47-0.69x, 320x320 0.72x, 448x448 0.75x, 4x4 s3 0.48-0.58x, 5x5 s4
-    // 0.70-0.79x, 7x7 s4 0.55x, float16 0.54x; at 1 and 2 threads). Not
+    // blended loads at such strides (max 3x3 s3 p1 on 2x160x112x112, 1.05x
+    // ONNX Runtime's time there, 0.47-0.50x in the blocked kernel; 91x91 to
+    // 224x224 0.47-0.69x, 320x320 0.72x, 448x448 0.75x, 4x4 s3 0.48-0.58x,
+    // 5x5 s4 0.70-0.79x, 7x7 s4 0.55x, float16 0.54x; at 1 and 2 threads). Not
     // averages (3x3 s3 p1 on 112x112 1.12-1.20x) nor 3D pooling along D (the
     // depth slab, 1.28x).
     if (plan.spec.family == Family::max && plan.stride_w >= 3 && plan.kernel_w < 8 &&
