@@ -1365,7 +1365,7 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     const int64_t max_h = detail::max_taps(plan.win_h), max_d = detail::max_taps(plan.win_d);
     const int64_t min_d = detail::min_taps(plan.win_d);
     const bool narrow = run_narrow(plan);
-    const bool narrow_s1 = narrow && plan.stride_w == 1 && runs_by_narrow_kernel(plan);
+    const bool narrow_s1 = plan.stride_w == 1 && runs_by_narrow_kernel(plan);
     if (f32 && plan.tuning.run_elements > 0 && plan.uniform_w &&
         ((max_h >= 2 && plan.direct_w) || narrow) && max_h <= limits::kRunRows && min_d == 1 &&
         max_d == 1 && (plan.prefetch == 0 || narrow_s1) &&

@@ -18,7 +18,7 @@
 
 #include <type_traits>
 
-#include "half.hpp"
+#include "vec.hpp"
 
 OVPOOL_BEGIN
 namespace simd {
@@ -757,13 +757,7 @@ inline void lanes_to_indices(const float *pos, ptrdiff_t n, I *const dst[8], int
         for (int l = 0; l < count; l++) {
             const __m256i at = _mm256_max_epi32(_mm256_cvttps_epi32(r[l]), _mm256_setzero_si256());
             if constexpr (std::is_same<I, int64_t>::value) {
-                const __m256i b = _mm256_set1_epi64x(base[l]);
-                _mm256_storeu_si256(
-                    reinterpret_cast<__m256i *>(dst[l] + i),
-                    _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(at)), b));
-                _mm256_storeu_si256(
-                    reinterpret_cast<__m256i *>(dst[l] + i + 4),
-                    _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(at, 1)), b));
+                store_indices8(dst[l] + i, dst[l] + i + 4, at, base[l]);
             } else {
                 _mm256_storeu_si256(
                     reinterpret_cast<__m256i *>(dst[l] + i),
@@ -773,7 +767,6 @@ inline void lanes_to_indices(const float *pos, ptrdiff_t n, I *const dst[8], int
     }
 #endif
 #if defined(__SSE2__)
-    const __m128i zero = _mm_setzero_si128();
     for (; i + 4 <= n; i += 4) {
         for (int h = 0; h < 2 && 4 * h < count; h++) {
             __m128 r[4];
@@ -783,11 +776,7 @@ inline void lanes_to_indices(const float *pos, ptrdiff_t n, I *const dst[8], int
                 __m128i at = _mm_cvttps_epi32(r[l]);
                 at = _mm_andnot_si128(_mm_srai_epi32(at, 31), at);  // max(at, 0)
                 if constexpr (std::is_same<I, int64_t>::value) {
-                    const __m128i b = _mm_set1_epi64x(base[q]);
-                    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst[q] + i),
-                                     _mm_add_epi64(_mm_unpacklo_epi32(at, zero), b));
-                    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst[q] + i + 2),
-                                     _mm_add_epi64(_mm_unpackhi_epi32(at, zero), b));
+                    store_indices4(dst[q] + i, at, base[q]);
                 } else {
                     _mm_storeu_si128(
                         reinterpret_cast<__m128i *>(dst[q] + i),
