@@ -420,6 +420,33 @@ def test_strided_max_windows_on_large_planes(dtype, style):
         np.testing.assert_array_equal(np.signbit(got), np.signbit(rows))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+@pytest.mark.parametrize("style", ["ties", "specials"])
+def test_half_three_wide_maxima_at_stride_2(dtype, style):
+    """16-bit 3-wide max windows at stride 2 take the blocked kernel on 2D
+    planes up to 56x56 and the rows beyond: torch's values (padding as -inf)
+    and the bits of the row path, down to the sign of a zero maximum."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        dtype = ml_dtypes.bfloat16
+    for size, path in [(56, "blocked"), (57, "rows")]:
+        x = _data((1, 9, size, size - 1), dtype, style)
+        for kernel, pads in [((3, 3), (1, 1)), ((2, 3), (0, 0))]:
+            _core._cache.clear()
+            got = ovpool.max_pool(x, kernel, strides=(2, 2), pads=pads * 2)
+            assert _paths() == {path}
+            wide = _t(x.astype(np.float32))
+            padded = F.pad(wide, (pads[1], pads[1], pads[0], pads[0]), value=-np.inf)
+            want = F.max_pool2d(padded, kernel, 2).numpy().astype(dtype)
+            np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+            rows = _with(
+                {"blocked_bytes": 0},
+                lambda: ovpool.max_pool(x, kernel, strides=(2, 2), pads=pads * 2),
+            )
+            np.testing.assert_array_equal(got.view(np.uint16), rows.view(np.uint16))
+
+
 @pytest.mark.parametrize("index_type", ["i64", "i32"])
 def test_ov_index_spaces_and_storage_order(blocked, index_type):
     """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) in both

@@ -330,6 +330,27 @@ PATH_CASES = [
         "rows.separable",
     ),
     (
+        "float16 3x3 s2 p1 max on 56x56: blocked",
+        lambda: ovpool.max_pool(
+            _x((2, 8, 56, 56), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+        ),
+        "blocked",
+    ),
+    (
+        "float16 3x3 s2 p1 max on 57x57: rows",
+        lambda: ovpool.max_pool(
+            _x((2, 8, 57, 57), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+        ),
+        "rows.separable",
+    ),
+    (
+        "float16 3x3 s2 p1 average on 56x56: rows",
+        lambda: ovpool.avg_pool(
+            _x((2, 8, 56, 56), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+        ),
+        "rows.separable",
+    ),
+    (
         "3x3 s3 p1 average on 112x112: rows",
         lambda: ovpool.avg_pool(_x((2, 8, 112, 112)), (3, 3), strides=(3, 3), pads=(1,) * 4),
         "rows.separable",

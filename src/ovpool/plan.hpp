@@ -1160,7 +1160,12 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   128x128: 1.22x, 3x3 s2 on 147x150: 1.41x);
 // * 3-wide windows (the row kernel's own 3-tap kernels) on planes up to 1024
 //   elements: average 3x3 s2 p1 on 28x19 0.81x and on 17x17 0.59x; 1.5-1.7x
-//   slower on 56x56 (the named cases' 3x3 s2 average and L2 norm);
+//   slower on 56x56 (the named cases' 3x3 s2 average and L2 norm); 2D 16-bit
+//   maxima at stride 2, which have no run kernel (the separable rows widen
+//   each row first), up to 56x56: float16 max 3x3 s2 p1 on 35x35 to 56x56
+//   0.42-0.68x, bfloat16 0.61-0.94x, at 1 and 2 threads (float16 63x63
+//   0.83-0.95x, bfloat16 0.87-1.05x; 75x75 and up float16 0.67-1.2x,
+//   bfloat16 1.06x);
 // * overlapping windows at stride 1, where the row kernel's separable passes
 //   save taps, only on planes up to 324 elements, 576 for windows of up to 9
 //   taps (max 3x3 s1 on 14x14 0.61x, on 17x17 0.64-0.70x, on 24x24 0.87-0.90x,
@@ -1278,6 +1283,9 @@ inline bool prefer_blocked(const Plan &plan) {
     if (plan.spec.family == Family::max && plan.stride_w >= 3 && plan.kernel_w < 8 &&
         plan.in_d == 1 && plan.compute != DType::f64)
         return slice <= 448 * 448;
+    if (strided && three_wide && is_half(plan.compute) && plan.spec.family == Family::max &&
+        plan.in_d == 1)
+        return slice <= 56 * 56;
     if (strided)
         return slice <= (three_wide ? 1024 : 8192);
     const int64_t limit = plan.compute == DType::f64 ? 256 : plan.n_taps <= 9 ? 576 : 324;
