@@ -1163,7 +1163,7 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   slower on 56x56 (the named cases' 3x3 s2 average and L2 norm); 2D 16-bit
 //   maxima at stride 2, which have no run kernel (the separable rows widen
 //   each row first), up to 56x56: float16 max 3x3 s2 p1 on 35x35 to 56x56
-//   0.42-0.68x, bfloat16 0.61-0.94x, at 1 and 2 threads (float16 63x63
+//   0.42-0.77x, bfloat16 0.61-0.94x, at 1 and 2 threads (float16 63x63
 //   0.83-0.95x, bfloat16 0.87-1.05x; 75x75 and up float16 0.67-1.2x,
 //   bfloat16 1.06x);
 // * overlapping windows at stride 1, where the row kernel's separable passes
