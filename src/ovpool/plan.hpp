@@ -1157,7 +1157,14 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   max 5x5 s2 dilated on 75x75 0.56x, float16 5x5 s3 on 71x74 0.61x, max
 //   3x3 s3 on 35x35 0.81x and 0.83x, 2x2 s2 p1 on 19x19 0.58x, average 6x6
 //   s2 on 71x71 0.89x; larger planes are the row kernel's (max 4x4 s2 on
-//   128x128: 1.22x, 3x3 s2 on 147x150: 1.41x);
+//   128x128: 1.22x, 3x3 s2 on 147x150: 1.41x); 2D max windows under 8 wide
+//   at W strides of 3+ up to 448x448, whose taps the row path's horizontal
+//   pass takes by gathers or blended loads (max 3x3 s3 p1 on 2x160x112x112,
+//   1.05x ONNX Runtime's time there, 0.47-0.50x in the blocked kernel; 91x91
+//   to 224x224 0.47-0.69x, 320x320 0.72x, 448x448 0.75x, 4x4 s3 0.48-0.58x,
+//   5x5 s4 0.70-0.79x, 7x7 s4 0.55x, float16 0.54x; at 1 and 2 threads; not
+//   averages, 3x3 s3 p1 on 112x112 1.12-1.20x, nor 3D pooling along D, the
+//   depth slab, 1.28x);
 // * 3-wide windows (the row kernel's own 3-tap kernels) on planes up to 1024
 //   elements: average 3x3 s2 p1 on 28x19 0.81x and on 17x17 0.59x; 1.5-1.7x
 //   slower on 56x56 (the named cases' 3x3 s2 average and L2 norm); 2D 16-bit
@@ -1272,22 +1279,14 @@ inline bool prefer_blocked(const Plan &plan) {
     if (columns)
         return slice <= (is_half(plan.compute) ? 12544 : 6400) ||
                (plan.stride_w >= 3 && plan.kernel_w < 8 && slice <= 102400);
-    // max windows under 8 wide at W stride 3+ on 2D planes up to 448x448:
-    // the row path takes each tap of its horizontal pass by a gather or
-    // blended loads at such strides (max 3x3 s3 p1 on 2x160x112x112, 1.05x
-    // ONNX Runtime's time there, 0.47-0.50x in the blocked kernel; 91x91 to
-    // 224x224 0.47-0.69x, 320x320 0.72x, 448x448 0.75x, 4x4 s3 0.48-0.58x,
-    // 5x5 s4 0.70-0.79x, 7x7 s4 0.55x, float16 0.54x; at 1 and 2 threads). Not
-    // averages (3x3 s3 p1 on 112x112 1.12-1.20x) nor 3D pooling along D (the
-    // depth slab, 1.28x).
-    if (plan.spec.family == Family::max && plan.stride_w >= 3 && plan.kernel_w < 8 &&
-        plan.in_d == 1 && plan.compute != DType::f64)
-        return slice <= 448 * 448;
-    if (strided && three_wide && is_half(plan.compute) && plan.spec.family == Family::max &&
-        plan.in_d == 1)
-        return slice <= 56 * 56;
-    if (strided)
+    if (strided) {
+        const bool max_2d = plan.spec.family == Family::max && plan.in_d == 1;
+        if (max_2d && plan.stride_w >= 3 && plan.kernel_w < 8 && plan.compute != DType::f64)
+            return slice <= 448 * 448;
+        if (max_2d && three_wide && is_half(plan.compute))
+            return slice <= 56 * 56;
         return slice <= (three_wide ? 1024 : 8192);
+    }
     const int64_t limit = plan.compute == DType::f64 ? 256 : plan.n_taps <= 9 ? 576 : 324;
     return slice <= limit || (plan.out_w < 8 && slice <= 1024) ||
            (is_half(plan.compute) && slice <= 4096);
