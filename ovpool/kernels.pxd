@@ -194,6 +194,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         int64_t slab_prefetch_min_elements, slice_scratch, run_elements, slab_bytes
         int64_t half_scratch_limit, blocked_bytes, blocked_units
         bool blocked_everywhere
+        bool key_lanes
         double byte_ns, tap_ns, thread_ns
 
     cdef cppclass Plan:

@@ -381,6 +381,8 @@ def make_plan(Lowering lowered not None, dict tuning=None):
             t.blocked_units = value
         elif name == "blocked_everywhere":
             t.blocked_everywhere = value
+        elif name == "key_lanes":
+            t.key_lanes = value
         elif name == "byte_ns":
             t.byte_ns = value
         elif name == "tap_ns":

@@ -447,6 +447,79 @@ def test_half_three_wide_maxima_at_stride_2(dtype, style):
             np.testing.assert_array_equal(got.view(np.uint16), rows.view(np.uint16))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+@pytest.mark.parametrize("style", ["normal", "positive_ties", "minus_inf", "ties", "specials"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_half_max_as_order_keys(blocked, dtype, style, rank):
+    """16-bit max values and indices on the blocked kernel go as order keys,
+    sixteen planes a pass: the bits and indices of the float lanes (TUNING
+    key_lanes off) and torch's values and indices, with 37 planes (a last
+    pair of 5), ties of +0 alone (kept as keys) or with -0 and NaN (those
+    pairs as floats, the others as keys), -inf values, windows wholly in
+    OpenVINO's padding, both index types, OpenVINO's index axes; 1 and 2
+    threads."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        dtype = ml_dtypes.bfloat16
+    shape = (2, 37) + {1: (29,), 2: (12, 7), 3: (13, 12, 7)}[rank]
+    x = RNG.standard_normal(shape)
+    if style == "positive_ties":
+        x = np.abs(np.round(x))
+    elif style == "minus_inf":
+        x[RNG.random(shape) < 0.3] = -np.inf
+    elif style == "ties":
+        x = np.round(x)
+        x[:, 20:24] = -0.0
+    elif style == "specials":
+        x[0, 17][RNG.random(shape[2:]) < 0.1] = np.nan
+        x[RNG.random(shape) < 0.2] = -np.inf
+    x = x.astype(dtype)
+    # 9+ taps: indices take keys from there
+    kernel = (9,) if rank == 1 else (3,) * rank
+    strides, pads = (2,) * rank, (1,) * rank
+
+    def calls():
+        out = []
+        for threads in (1, 2):
+            out += ovpool.max_pool(
+                x, kernel, strides=strides, pads=pads * 2, return_indices=True, num_threads=threads
+            )
+            out.append(
+                ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2, num_threads=threads)
+            )
+            for axis, index_type in [(0, "i64"), (1, "i32"), (2, "i64")]:
+                out += ovpool.ov_ops.max_pool(
+                    x,
+                    kernel,
+                    strides,
+                    pads,
+                    (2,) * rank,
+                    rounding_type="ceil",
+                    axis=axis,
+                    index_element_type=index_type,
+                    num_threads=threads,
+                )
+        return out
+
+    new = calls()
+    assert all("16-bit order keys" in repr(plan) for plan in _core.cached_plans())
+    floats = _with({"key_lanes": False}, calls)
+    for a, b in zip(new, floats):
+        assert a.dtype == b.dtype
+        if a.dtype.itemsize == 2:
+            a, b = a.view(np.uint16), b.view(np.uint16)
+        np.testing.assert_array_equal(a, b)
+    pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[rank - 1]
+    want, where = pool(_t(x.astype(np.float32)), kernel, strides, pads, return_indices=True)
+    np.testing.assert_array_equal(new[0].astype(np.float32), want.numpy())
+    if style in ("normal", "positive_ties", "minus_inf"):
+        # torch counts within each plane, ONNX over the whole tensor
+        plane = np.arange(2 * 37).reshape(2, 37, *(1,) * rank) * np.prod(shape[2:])
+        np.testing.assert_array_equal(new[1], where.numpy() + plane)
+        np.testing.assert_array_equal(new[2].view(np.uint16), new[0].view(np.uint16))
+
+
 @pytest.mark.parametrize("index_type", ["i64", "i32"])
 def test_ov_index_spaces_and_storage_order(blocked, index_type):
     """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) in both

@@ -330,18 +330,57 @@ PATH_CASES = [
         "rows.separable",
     ),
     (
-        "float16 3x3 s2 p1 max on 56x56: blocked",
+        "float16 3x3 s2 p1 max on 8 planes of 56x56: blocked",
         lambda: ovpool.max_pool(
-            _x((2, 8, 56, 56), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+            _x((1, 8, 56, 56), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
         ),
         "blocked",
     ),
     (
-        "float16 3x3 s2 p1 max on 57x57: rows",
+        "float16 3x3 s2 p1 max on 8 planes of 57x57: rows",
         lambda: ovpool.max_pool(
-            _x((2, 8, 57, 57), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+            _x((1, 8, 57, 57), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
         ),
         "rows.separable",
+    ),
+    (
+        "float16 3x3 s2 p1 max on 16 planes of 112x112, as keys: blocked",
+        lambda: ovpool.max_pool(
+            _x((1, 16, 112, 112), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+        ),
+        "blocked",
+    ),
+    (
+        "float16 5x5 s1 max on 16 1D rows of 1000, as keys: blocked",
+        lambda: ovpool.max_pool(_x((1, 16, 1000), np.float16), (5,)),
+        "blocked",
+    ),
+    (
+        "float16 3x3 s2 max on 16 1D rows of 4096: rows",
+        lambda: ovpool.max_pool(_x((1, 16, 4096), np.float16), (3,), strides=(2,)),
+        "rows.separable",
+    ),
+    (
+        "float16 3x3 s1 max with indices on 16 planes of 56x56, as keys: blocked",
+        lambda: ovpool.max_pool(_x((1, 16, 56, 56), np.float16), (3, 3), return_indices=True),
+        "blocked",
+    ),
+    (
+        "float16 3x3 s1 max with indices on 8 planes of 56x56: argmax",
+        lambda: ovpool.max_pool(_x((1, 8, 56, 56), np.float16), (3, 3), return_indices=True),
+        "argmax.tables",
+    ),
+    (
+        "float16 3x3 s3 max with indices on 16 1D rows of 1000: blocked",
+        lambda: ovpool.max_pool(
+            _x((1, 16, 1000), np.float16), (3,), strides=(3,), return_indices=True
+        ),
+        "blocked",
+    ),
+    (
+        "float16 3x3 s1 max with indices on 16 1D rows of 1000: argmax",
+        lambda: ovpool.max_pool(_x((1, 16, 1000), np.float16), (3,), return_indices=True),
+        "argmax.tables",
     ),
     (
         "float16 3x3 s2 p1 average on 56x56: rows",

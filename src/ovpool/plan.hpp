@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "simd/argmax.hpp"
-#include "simd/pack.hpp"
+#include "simd/keys.hpp"
 #include "spec.hpp"
 
 OVPOOL_BEGIN
@@ -412,6 +412,9 @@ struct Tuning {
     // The blocked kernel wherever it can take a plan (the tests run every
     // shape through it this way).
     bool blocked_everywhere = false;
+    // float16 and bfloat16 max values on the blocked kernel in sixteen lanes
+    // of order keys (Plan::lanes_keys) rather than eight of widened floats.
+    bool key_lanes = true;
     // The cost model (cost_ns, threads_for): nanoseconds a byte read or
     // written and a tap combined take on one thread, and the work a thread
     // must get for a parallel region to pay: starting one and meeting at its
@@ -491,8 +494,8 @@ struct Plan {
     bool narrow_rows = false;      // float32 average bins under 8 taps, rows of 8+:
                                    // eight rows at a time where the build has AVX2
                                    // (adaptive_narrow, depth_slab)
-    std::vector<int64_t> empty_w;  // max: W windows with no tap
-    bool any_empty = false;        // max: some window has no tap
+    std::vector<int64_t> empty_w;  // max (with indices too): W windows with no tap
+    bool any_empty = false;        // max (with indices too): some window has no tap
     // argmax index layout
     int64_t index_stride_d = 0, index_stride_h = 0, index_stride_w = 1;
     bool row_major = true;
@@ -528,6 +531,9 @@ struct Plan {
                                        // column's rows pooled once first (0: every window
                                        // whole; see set_taps)
     std::vector<int64_t> column_taps;  // their W taps' offsets in the column buffer
+    bool lanes_keys = false;           // 16-bit max values and indices: pairs of groups in
+                                       // 16-bit order keys (simd/keys.hpp), a pair with a
+                                       // NaN or a -0 pooled as floats
 
     ScratchLayout scratch;
 
@@ -1215,6 +1221,20 @@ inline bool bins_prefer_blocked(const Plan &plan) {
 //   8x8x8 0.35x and on 16x20x20 0.71x, average 2x2x2 s3 on 16x14x14 0.41x;
 //   at 24x24 even (0.9-1.09x), at 28x28 1.27x slower (and on the named
 //   cases' 56x56 and 30x30 planes 1.17-1.27x).
+// * float16 and bfloat16 max values and indices on 16+ planes, which the
+//   blocked kernel takes as order keys, sixteen planes a pass
+//   (Plan::lanes_keys; indices from 9 taps), while the row kernels widen
+//   each row first (at 2 threads): values against the separable rows
+//   0.54-1.02x (3x3 s1 p1 on 75x75 to 224x224 0.55-0.93x, 3x3 s2 p1 on
+//   75x75 to 224x224 0.58-1.02x, 5x5 and 7x7 on 150x150 and 224x224
+//   0.54-0.73x, 3D 3x3x3 s2 0.82x, 1D 3x3 and 5x5 s1 on 256 and 1000
+//   0.74-0.79x), but not 1D rows at strides of 2+ (3x3 s2 on 4096 1.39x),
+//   tilings (2x2 s2 1.25-1.67x) or fewer planes (8 planes of 112x112 1.36x,
+//   3 planes 2.4-3.4x); indices against the argmax kernel's 3-tap vector
+//   kernels on 2D planes (3x3 s1 and s2 on 28x28 to 224x224 0.55-1.02x) and
+//   on 1D rows up to 1024 without 3-wide windows (3x3 s3 on 100 to 1000
+//   0.36-0.53x, 5x5 s2 on 1000 0.85x, 4x4 s4 on 300 0.87x; 3x3 s1 on 1000
+//   1.25x and s2 on 500 1.29x slower, one bin of 2048 1.42x);
 // * max values whose columns are pooled once (set_columns): float32 on
 //   planes up to 80x80, 16-bit up to 112x112 (against the separable rows at
 //   2 threads: 4x4 to 7x7 s1 0.52-0.77x on 40x40 to 80x80, 5x5 s2 0.81-0.95x;
@@ -1241,8 +1261,12 @@ inline bool prefer_blocked(const Plan &plan) {
     const bool one_row = plan.in_h == 1 && plan.in_d == 1;
     const bool three_wide = plan.uniform_w && plan.dil_w == 1 && plan.kernel_w == 3 &&
                             (plan.stride_w == 1 || plan.stride_w == 2);
+    const bool keys =
+        is_half(plan.compute) && plan.n_planes >= 16 && plan.tuning.key_lanes && simd::kKeyLanes;
     if (plan.spec.family == Family::argmax) {
         if (by_table && plan.n_planes >= simd::kLanes && bins_prefer_blocked(plan))
+            return true;
+        if (keys && (!one_row || (!three_wide && plan.in_w <= 1024)))
             return true;
         // the argmax kernel's vector kernels: 3-tap windows at stride 1 or 2,
         // tilings, adaptive bins column by column (float32)
@@ -1273,6 +1297,8 @@ inline bool prefer_blocked(const Plan &plan) {
         return slice <= (plan.tile_kw == 3 ? 1936 : 1024);
     }
     const bool strided = plan.stride_w >= 2 || plan.kernel_w == 1;
+    if (keys && plan.spec.family == Family::max && !(one_row && strided))
+        return true;
     if (one_row)
         return plan.in_w <= 64 ||
                (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
@@ -1627,7 +1653,8 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
             wide = wide && (plan.win_w[3 * o + 1] == 0 || plan.win_w[3 * o + 1] > 8);
         plan.argmax_spans = wide;
     }
-    if (spec.family == Family::max && plan.path != Path::global && plan.path != Path::tiles) {
+    if ((spec.family == Family::max || spec.family == Family::argmax) &&
+        plan.path != Path::global && plan.path != Path::tiles) {
         for (int64_t o = 0; o < plan.out_w; o++)
             if (plan.win_w[3 * o + 1] == 0)
                 plan.empty_w.push_back(o);
@@ -1647,6 +1674,18 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                 plan.div_w_f32[o] = static_cast<float>(plan.win_w[3 * o + 2]);
         }
     }
+    // Indices as keys: each tap's offset from its window's first element in
+    // 16 bits, the first element's index in 32; windows of 9+ taps, where
+    // the taps outweigh the indices' stores (against the float lanes at 2
+    // threads, float16 on 35x35, 14x14 and 28x28 planes: 4 taps 0.89-1.15x,
+    // 9 taps 0.95-1.00x, 16 taps 0.86-0.92x, 25 taps 0.74-0.80x)
+    bool short_taps = plan.in_plane() <= INT32_MAX && plan.n_taps >= 9;
+    for (int64_t t : plan.tap_index)
+        short_taps = short_taps && t >= 0 && t <= INT16_MAX;
+    plan.lanes_keys =
+        plan.path == Path::blocked &&
+        (spec.family == Family::max || (spec.family == Family::argmax && short_taps)) &&
+        is_half(plan.compute) && !plan.lanes_by_table && plan.tuning.key_lanes && simd::kKeyLanes;
     plan.scratch = detail::scratch_layout(plan);
     return plan;
 }
@@ -1681,10 +1720,12 @@ inline Schedule make_schedule(const Plan &plan, int max_threads) {
             break;
         case Path::blocked: {
             // runs of whole groups, so that each thread gets units_per_thread
-            // (one thread: one run)
+            // (one thread: one run); keys take groups in pairs
             const int64_t want = threads == 1 ? 1 : plan.tuning.units_per_thread * threads;
-            const int64_t runs = std::max<int64_t>(1, std::min(plan.n_groups, want / plan.bands));
-            s.group = (plan.n_groups + runs - 1) / runs;
+            const int64_t per = plan.lanes_keys ? 2 : 1;
+            const int64_t items = (plan.n_groups + per - 1) / per;
+            const int64_t runs = std::max<int64_t>(1, std::min(items, want / plan.bands));
+            s.group = std::min(plan.n_groups, (items + runs - 1) / runs * per);
             s.n_units = (plan.n_groups + s.group - 1) / s.group * plan.bands;
             break;
         }
@@ -1800,8 +1841,7 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
             else
                 text += format(
                     "  layout %lldx%lldx%lld padded by %lld,%lld,%lld (the identity); %s "
-                    "%zu taps, %s%s; outputs %d at a time; a -inf maximum redone by the "
-                    "tables\n",
+                    "%zu taps, %s%s; outputs %d at a time; %s\n",
                     static_cast<long long>(plan.lane_slices),
                     static_cast<long long>(plan.lane_rows), static_cast<long long>(plan.lane_width),
                     static_cast<long long>(plan.lane_pad[0]),
@@ -1815,7 +1855,11 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
                                                     : "row-major",
                     plan.column_span > 0 ? ", each row's columns pooled once first" : "",
-                    plan.spec.family == Family::argmax ? 4 : 8);
+                    plan.spec.family == Family::argmax ? 4 : 8,
+                    plan.lanes_keys
+                        ? "16-bit order keys, two groups (16 planes) a pass, a pair holding a NaN "
+                          "or a -0 pooled as floats"
+                        : "a -inf maximum redone by the tables");
             break;
         case Path::global:
             text += format("  %lld planes a unit, each one reduction\n",

@@ -48,7 +48,7 @@
 #include <type_traits>
 
 #include "../call.hpp"
-#include "../simd/pack.hpp"
+#include "../simd/keys.hpp"
 
 OVPOOL_BEGIN
 namespace blocked {
@@ -258,9 +258,11 @@ OVPOOL_NOINLINE void by_table(const Plan &plan, const Lanes<C> &lanes, int64_t o
 // column (bins of unequal size along W) the outputs are grouped by tap
 // list, so that a list's outputs go in batches: slot j holds output
 // order[j], list l's outputs slots [runs[l], runs[l + 1]).
+// With first_index (indices as keys), also output k's index-space position
+// of its window's first element, by output.
 template <class C, Family F>
 inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, int64_t *first,
-                       C *aux, int64_t *order, int64_t *runs) {
+                       C *aux, int64_t *order, int64_t *runs, int32_t *first_index = nullptr) {
     const int64_t out_w = plan.out_w, out_h = plan.out_h, kinds = plan.n_col_kinds;
     const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
     const C *div_w = div_w_of<C>(plan);
@@ -298,6 +300,10 @@ inline void band_table(const Plan &plan, const Band &b, int64_t r0, int64_t r1, 
                 order[j] = k;
             }
             first[j] = base + (iw0 + plan.lane_pad[2]) * L;
+            if (first_index)
+                first_index[k] =
+                    static_cast<int32_t>(id0 * plan.index_stride_d + ih0 * plan.index_stride_h +
+                                         iw0 * plan.index_stride_w);
             if constexpr (sums)
                 aux[j] = static_cast<C>(row_div * div_w[ow]);
             if constexpr (F == Family::argmax)
@@ -379,39 +385,35 @@ OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int
     }
 }
 
-// Outputs [r0, r1) x [0, out_w) of one group. N at a time (across rows)
-// from the unit's band table, by the tap lists (one for the band, one a run
-// of rows, or one a group of outputs: Plan::row_lists); a maximum of -inf is
-// redone by the tables. Plans by the tables: each output by the tables.
+// Outputs [r0, r1) x [0, out_w) of one group (a pair of groups as keys),
+// N at a time (across rows) from the unit's band table, by the tap lists
+// (one for the band, one a run of rows, or one a group of outputs:
+// Plan::row_lists).
 template <class C, Op O>
-inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64_t r1,
-                      const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos,
-                      const int64_t *first, const C *aux, const int64_t *order, const int64_t *runs,
-                      C *cols) {
+inline void pool_lists(const Plan &plan, const C *in, int64_t r0, int64_t r1, const Finish<C> &f,
+                       C *out, C *pos, const simd::Pack<C> *tap_pos, const int64_t *first,
+                       const C *aux, const int64_t *order, const int64_t *runs, C *cols) {
     constexpr int N = has_positions(O) ? 4 : 8;
-    const int64_t out_w = plan.out_w, out_h = plan.out_h;
-    if (plan.lanes_by_table) {
-        for (int64_t row = r0; row < r1; row++) {
-            const int64_t od = row / out_h, oh = row - od * out_h;
-            for (int64_t ow = 0; ow < out_w; ow++) {
-                const int64_t at = ((row - r0) * out_w + ow) * L;
-                by_table<C, O>(plan, lanes, od, oh, ow, f, out + at, pos + at);
-            }
-        }
-        return;
-    }
+    const int64_t out_w = plan.out_w;
     // captures by value: the vector stores may alias anything, so values
     // read through references would be read again after each store
-    const C *in = lanes.in;
     const Finish<C> fin = f;
     // band table slot j into output k
     auto store = [=](int64_t j, int64_t k, const Acc<C, O> &a) {
-        C div = 0, at = 0;
-        if constexpr (O == Op::sum)
-            div = aux[j];
-        if constexpr (has_positions(O))
-            at = aux[j];
-        finish(a, div, at, fin, out + k * L, pos + k * L);
+        if constexpr (std::is_same<C, simd::Key2>::value) {
+            // keys: the positions stay relative to the window's first
+            // element (keys_to_indices adds its index)
+            simd::store(out + k * L, a.v);
+            if constexpr (has_positions(O))
+                simd::store(pos + k * L, a.aux);
+        } else {
+            C div = 0, at = 0;
+            if constexpr (O == Op::sum)
+                div = aux[j];
+            if constexpr (has_positions(O))
+                at = aux[j];
+            finish(a, div, at, fin, out + k * L, pos + k * L);
+        }
     };
     auto output = [=](int64_t k, const Acc<C, O> &a) { store(k, k, a); };
     const int64_t n_out = (r1 - r0) * out_w;
@@ -446,7 +448,30 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
                                  tap_pos + at, output_at);
         }
     }
+}
+
+// Outputs [r0, r1) x [0, out_w) of one group by pool_lists; a maximum of
+// -inf is redone by the tables. Plans by the tables: each output by the
+// tables.
+template <class C, Op O>
+inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64_t r1,
+                      const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos,
+                      const int64_t *first, const C *aux, const int64_t *order, const int64_t *runs,
+                      C *cols) {
+    const int64_t out_w = plan.out_w, out_h = plan.out_h;
+    if (plan.lanes_by_table) {
+        for (int64_t row = r0; row < r1; row++) {
+            const int64_t od = row / out_h, oh = row - od * out_h;
+            for (int64_t ow = 0; ow < out_w; ow++) {
+                const int64_t at = ((row - r0) * out_w + ow) * L;
+                by_table<C, O>(plan, lanes, od, oh, ow, f, out + at, pos + at);
+            }
+        }
+        return;
+    }
+    pool_lists<C, O>(plan, lanes.in, r0, r1, f, out, pos, tap_pos, first, aux, order, runs, cols);
     if constexpr (is_max(O)) {
+        const int64_t n_out = (r1 - r0) * out_w;
         // a maximum of -inf: padding only, or -inf values; the tables tell
         // them apart. Redone after the taps' loops, not in them: a call
         // there clobbers every vector register, and gcc then kept two of
@@ -586,16 +611,12 @@ inline void store_indices(const Plan &plan, const C *pos, int64_t n, I *const ds
     }
 }
 
-// The work unit: groups [g0, g1) x output rows [r0, r1) (Schedule::group,
-// Plan::unit_rows). C: the compute type (float, or double for float64); E:
-// the element type of the arrays; I: the index type (argmax).
+// Groups [g0, g1) x output rows [r0, r1) in lanes of C. C: the compute
+// type (float, or double for float64); E: the element type of the arrays;
+// I: the index type (argmax).
 template <class C, simd::Elem E, Family F, class I>
-void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
-    const int64_t rows = plan.rows_per_plane();
-    const int64_t band = u % plan.bands, run = u / plan.bands;
-    const int64_t r0 = band * plan.unit_rows, r1 = std::min(rows, r0 + plan.unit_rows);
-    const int64_t g0 = run * call.schedule.group;
-    const int64_t g1 = std::min(plan.n_groups, g0 + call.schedule.group);
+void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t g0, int64_t g1,
+            char *scratch) {
     const int64_t esize = static_cast<int64_t>(simd::elem_size(E));
     const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
     Lanes<C> lanes{scratch_part<C>(scratch, plan.scratch.lanes_in), band_of(plan, r0, r1)};
@@ -694,6 +715,110 @@ void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
             store_indices(plan, pos, n_out, idst, count, base);
         }
     }
+}
+
+// Groups [g0, g1) x output rows [r0, r1) of 16-bit max values (and
+// indices) as keys (Plan::lanes_keys), a pair of groups at a time: sixteen
+// planes in the lanes. A pair whose input holds a NaN or a -0 is pooled
+// again as floats (by groups), which rewrites the outputs the keys gave.
+template <simd::Elem E, Family F, class I>
+void key_groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t g0, int64_t g1,
+                char *scratch) {
+    using K = simd::Key2;
+    constexpr bool indices = F == Family::argmax;
+    constexpr Op O = indices ? Op::argmax : Op::max;
+    const int64_t in_plane = plan.in_plane(), out_plane = plan.out_plane();
+    const Band b = band_of(plan, r0, r1);
+    K *in = scratch_part<K>(scratch, plan.scratch.lanes_in);
+    K *out = scratch_part<K>(scratch, plan.scratch.lanes_out);
+    K *pos = scratch_part<K>(scratch, plan.scratch.lanes_pos);
+    K *cols = scratch_part<K>(scratch, plan.scratch.lanes_cols);
+    simd::Pack<K> *tap_pos = scratch_part<simd::Pack<K>>(scratch, plan.scratch.tap_pos);
+    int64_t *first = scratch_part<int64_t>(scratch, plan.scratch.win_at);
+    int32_t *first_index = scratch_part<int32_t>(scratch, plan.scratch.win_aux);
+    int64_t *order = scratch_part<int64_t>(scratch, plan.scratch.win_order);
+    int64_t *runs = scratch_part<int64_t>(scratch, plan.scratch.win_runs);
+    Finish<K> f{};
+    // an empty window: as the float lanes give it (OpenVINO's lowest
+    // float32, rounded; with indices the index base)
+    uint16_t empty_bits;
+    simd::narrow1<float>(std::numeric_limits<float>::lowest(), &empty_bits, 0, E);
+    const int16_t pad = simd::pad_key(E);
+    const char *x = static_cast<const char *>(call.x);
+    char *y = static_cast<char *>(call.out);
+    I *index = static_cast<I *>(call.indices);
+    const int64_t n_out = (r1 - r0) * plan.out_w;
+    const int64_t h0 = std::max<int64_t>(b.h_lo, 0), h1 = std::min(b.h_hi, plan.in_h);
+    const int64_t row_len = plan.lane_width * L, slice_len = plan.lane_rows * row_len;
+    bool ready = false;  // the band table, padding and taps' positions are the keys'
+    for (int64_t g = g0; g < g1; g += 2) {
+        const int64_t q0 = g * L;
+        const int count = static_cast<int>(std::min<int64_t>(2 * L, plan.n_planes - q0));
+        if (!ready) {
+            band_table<float, Family::max>(plan, b, r0, r1, first, nullptr, order, runs,
+                                           indices ? first_index : nullptr);
+            band_padding(plan, b, in, simd::set1_key(pad));
+            if constexpr (indices)
+                for (size_t t = 0; t < plan.tap_index.size(); t++)
+                    tap_pos[t] = simd::set1_key(static_cast<int16_t>(plan.tap_index[t]));
+            ready = true;
+        }
+        // whole planes: the next pair's input is one span, prefetched while
+        // this pair's is transposed
+        const char *next = x + (q0 + 2 * L) * in_plane * 2;
+        ptrdiff_t ahead = plan.bands == 1 && g + 2 < g1
+                              ? std::min<int64_t>(2 * L, plan.n_planes - q0 - 2 * L) * in_plane * 2
+                              : 0;
+        bool bad = false;
+        const void *src[16];
+        for (int64_t id = std::max<int64_t>(b.d_lo, 0); id < std::min(b.d_hi, plan.in_d) && h0 < h1;
+             id++) {
+            const int64_t offset = (id * plan.in_h + h0) * plan.in_w;
+            for (int l = 0; l < 16; l++)
+                src[l] = x + ((q0 + (l < count ? l : 0)) * in_plane + offset) * 2;
+            K *at = in + (id - b.d_lo) * slice_len + (h0 - b.h_lo) * row_len + plan.lane_pad[2] * L;
+            bad |= simd::planes_to_keys<E>(src, (h1 - h0) * plan.in_w, at, plan.in_w,
+                                           plan.lane_width, next, ahead);
+            ahead = 0;
+        }
+        if (bad) {
+            groups<float, E, F, I>(plan, call, r0, r1, g, std::min(g + 2, g1), scratch);
+            ready = false;
+            continue;
+        }
+        pool_lists<K, O>(plan, in, r0, r1, f, out, pos, tap_pos, first, nullptr, order, runs, cols);
+        void *dst[16];
+        for (int l = 0; l < 16; l++)
+            dst[l] = y + ((q0 + (l < count ? l : 0)) * out_plane + r0 * plan.out_w) * 2;
+        simd::keys_to_planes(out, n_out, dst, count, plan.any_empty, empty_bits, pad);
+        if constexpr (indices) {
+            I *idst[16];
+            int64_t base[16];
+            for (int l = 0; l < 16; l++) {
+                const int64_t q = q0 + (l < count ? l : 0);
+                idst[l] = index + q * out_plane + r0 * plan.out_w;
+                base[l] = (q % plan.spec.planes_per_index_space) * in_plane;
+            }
+            simd::keys_to_indices(pos, out, first_index, n_out, idst, count, base, plan.any_empty,
+                                  pad, plan.spec.index_modulo);
+        }
+    }
+}
+
+// The work unit: groups [g0, g1) x output rows [r0, r1) (Schedule::group,
+// Plan::unit_rows).
+template <class C, simd::Elem E, Family F, class I>
+void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
+    const int64_t rows = plan.rows_per_plane();
+    const int64_t band = u % plan.bands, run = u / plan.bands;
+    const int64_t r0 = band * plan.unit_rows, r1 = std::min(rows, r0 + plan.unit_rows);
+    const int64_t g0 = run * call.schedule.group;
+    const int64_t g1 = std::min(plan.n_groups, g0 + call.schedule.group);
+    if constexpr ((F == Family::max || F == Family::argmax) &&
+                  (E == simd::Elem::f16 || E == simd::Elem::bf16))
+        if (plan.lanes_keys)
+            return key_groups<E, F, I>(plan, call, r0, r1, g0, g1, scratch);
+    groups<C, E, F, I>(plan, call, r0, r1, g0, g1, scratch);
 }
 
 }  // namespace blocked

@@ -519,6 +519,30 @@ struct LaneCursor {
     }
 };
 
+// Prefetches of bytes from next, spread over the blocks of a transpose:
+// some() a block, rest() what is left after the last.
+struct SpreadPrefetch {
+    const char *p;
+    ptrdiff_t lines, per_block;
+    SpreadPrefetch(const char *next, ptrdiff_t bytes, ptrdiff_t blocks)
+        : p(next),
+          lines(bytes > 0 ? (bytes + 63) / 64 : 0),
+          per_block(bytes > 0 ? (bytes / 64) / std::max<ptrdiff_t>(1, blocks) + 1 : 0) {}
+    OVPOOL_INLINE void some() {
+        if (lines <= 0)
+            return;
+        const ptrdiff_t m = std::min(per_block, lines);
+        for (ptrdiff_t k = 0; k < m; k++)
+            prefetch_l2(p + k * 64);
+        p += m * 64;
+        lines -= m;
+    }
+    OVPOOL_INLINE void rest() {
+        for (; lines > 0; lines--, p += 64)
+            prefetch_l2(p);
+    }
+};
+
 // Element i of src[l] (every src[l] a valid row: a group of fewer planes
 // repeats one) to lane l of position i of dst, as float, for i < n, the
 // positions laid out as rows of row_w (see LaneCursor). Returns true when
@@ -535,25 +559,12 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
     ptrdiff_t i = 0;
     bool nan = false;
     LaneCursor<float> at(dst, n, row_w, row_stride);
-    // lines to prefetch per block of columns
-    const ptrdiff_t per_block =
-        next_bytes > 0 ? (next_bytes / 64) / std::max<ptrdiff_t>(1, n / 8) + 1 : 0;
-    const char *pf = next;
-    ptrdiff_t lines = next_bytes > 0 ? (next_bytes + 63) / 64 : 0;
-    auto prefetch_some = [&]() {
-        if (lines <= 0)
-            return;
-        const ptrdiff_t m = std::min(per_block, lines);
-        for (ptrdiff_t k = 0; k < m; k++)
-            prefetch_l2(pf + k * 64);
-        pf += m * 64;
-        lines -= m;
-    };
+    SpreadPrefetch pf(next, next_bytes, n / 8);
     if constexpr (vector_elem<E>()) {
 #if defined(__AVX__)
         __m256 u = _mm256_setzero_ps();
         auto block = [&](ptrdiff_t at_i, __m256 r[8]) {
-            prefetch_some();
+            pf.some();
             for (int l = 0; l < 8; l++)
                 r[l] = load8_of<E>(src[l], at_i);
             transpose8(r);
@@ -602,7 +613,7 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
         __m128 u = _mm_setzero_ps();
         for (; i + 4 <= n; i += 4) {
             if (i % 8 == 0)
-                prefetch_some();
+                pf.some();
             float *d[4];
             for (int j = 0; j < 4; j++) {
                 d[j] = at.d;
@@ -626,8 +637,7 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
             nan = _mm_movemask_ps(u) != 0;
 #endif
     }
-    for (; lines > 0; lines--, pf += 64)
-        prefetch_l2(pf);
+    pf.rest();
     // the back-to-back loop above addresses dst itself: the cursor follows
     if (row_stride == row_w)
         at.d = dst + i * 8;
