@@ -520,6 +520,21 @@ def test_half_max_as_order_keys(blocked, dtype, style, rank):
         np.testing.assert_array_equal(new[2].view(np.uint16), new[0].view(np.uint16))
 
 
+def test_half_planes_4k_apart_stay_in_float_lanes():
+    """Sixteen planes a multiple of 4 KiB apart share one set of an 8-way L1
+    cache in the keys' transposes: such 16-bit planes stay in float lanes
+    (the blocked kernel either way), the others go as keys; torch's values."""
+    for rows, keys in [(32, False), (33, True)]:
+        x = _data((1, 16, rows, 64), np.float16)
+        _core._cache.clear()
+        got = ovpool.max_pool(x, (3, 3), strides=(2, 2))
+        (plan,) = _core.cached_plans()
+        assert plan.path == "blocked"
+        assert ("16-bit order keys" in repr(plan)) == keys
+        want = F.max_pool2d(_t(x.astype(np.float32)), 3, 2).numpy()
+        np.testing.assert_array_equal(got.astype(np.float32), want)
+
+
 @pytest.mark.parametrize("index_type", ["i64", "i32"])
 def test_ov_index_spaces_and_storage_order(blocked, index_type):
     """OpenVINO MaxPool-8's axis (indices per plane, per batch, flat) in both

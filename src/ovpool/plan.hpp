@@ -1156,6 +1156,17 @@ inline bool bins_prefer_blocked(const Plan &plan) {
     return one_row ? plan.in_w <= 256 : in <= 1024 || (in <= 1600 && wide_bins_ok(plan));
 }
 
+// Whether 16-bit max values and indices can go as order keys
+// (Plan::lanes_keys): not planes a multiple of 4 KiB apart, whose sixteen
+// input rows a transpose reads together then share one set of an 8-way L1
+// data cache (float16 3x3x3 s2 on 10x32x32 planes and 3x3 s2 on 32x64
+// planes 1.15-1.20x the float lanes' time; on 9x32x32, 10x33x32 and 33x64
+// planes 0.71-0.77x).
+inline bool keys_fit(const Plan &plan) {
+    return is_half(plan.compute) && plan.tuning.key_lanes && simd::kKeyLanes &&
+           (plan.in_plane() * 2) % 4096 != 0;
+}
+
 // Whether the blocked kernel takes a plan it can take. Measured at 2
 // threads against the row kernel, paired (float32 unless said; sweep seed 2
 // and the named cases):
@@ -1261,8 +1272,7 @@ inline bool prefer_blocked(const Plan &plan) {
     const bool one_row = plan.in_h == 1 && plan.in_d == 1;
     const bool three_wide = plan.uniform_w && plan.dil_w == 1 && plan.kernel_w == 3 &&
                             (plan.stride_w == 1 || plan.stride_w == 2);
-    const bool keys =
-        is_half(plan.compute) && plan.n_planes >= 16 && plan.tuning.key_lanes && simd::kKeyLanes;
+    const bool keys = keys_fit(plan) && plan.n_planes >= 16;
     if (plan.spec.family == Family::argmax) {
         if (by_table && plan.n_planes >= simd::kLanes && bins_prefer_blocked(plan))
             return true;
@@ -1685,7 +1695,7 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
     plan.lanes_keys =
         plan.path == Path::blocked &&
         (spec.family == Family::max || (spec.family == Family::argmax && short_taps)) &&
-        is_half(plan.compute) && !plan.lanes_by_table && plan.tuning.key_lanes && simd::kKeyLanes;
+        !plan.lanes_by_table && keys_fit(plan);
     plan.scratch = detail::scratch_layout(plan);
     return plan;
 }
