@@ -7,7 +7,10 @@
 // to float on the way), pools there with every tap one vector operation
 // across the eight planes, and transposes the band's outputs (and indices)
 // back. A group of fewer than eight planes repeats its first plane in the
-// spare lanes, whose results are never stored.
+// spare lanes, whose results are never stored. float16 and bfloat16 max
+// values and indices take the groups in pairs instead, sixteen planes in
+// 16-bit order keys (key_groups, simd/keys.hpp), with the same layout,
+// offsets and bits.
 //
 // Where every axis has uniform windows (any fixed window: kernel, stride,
 // dilation, padding, either rounding; adaptive bins of equal size) the
