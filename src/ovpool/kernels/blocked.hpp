@@ -614,6 +614,19 @@ inline void store_indices(const Plan &plan, const C *pos, int64_t n, I *const ds
     }
 }
 
+// Where the indices of a group's lanes (a pair's as keys) go from output
+// row r0: planes q0 .. q0 + count, spare lanes repeating plane q0, and
+// each plane's index base.
+template <class I>
+OVPOOL_INLINE void index_targets(const Plan &plan, I *index, int64_t q0, int count, int lanes,
+                                 int64_t r0, I **idst, int64_t *base) {
+    for (int l = 0; l < lanes; l++) {
+        const int64_t q = q0 + (l < count ? l : 0);
+        idst[l] = index + q * plan.out_plane() + r0 * plan.out_w;
+        base[l] = (q % plan.spec.planes_per_index_space) * plan.in_plane();
+    }
+}
+
 // Groups [g0, g1) x output rows [r0, r1) in lanes of C. C: the compute
 // type (float, or double for float64); E: the element type of the arrays;
 // I: the index type (argmax).
@@ -710,11 +723,7 @@ void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t 
         if constexpr (F == Family::argmax) {
             I *idst[8];
             int64_t base[8];
-            for (int l = 0; l < 8; l++) {
-                const int64_t q = q0 + (l < count ? l : 0);
-                idst[l] = index + q * out_plane + r0 * plan.out_w;
-                base[l] = (q % plan.spec.planes_per_index_space) * in_plane;
-            }
+            index_targets(plan, index, q0, count, 8, r0, idst, base);
             store_indices(plan, pos, n_out, idst, count, base);
         }
     }
@@ -797,11 +806,7 @@ void key_groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int6
         if constexpr (indices) {
             I *idst[16];
             int64_t base[16];
-            for (int l = 0; l < 16; l++) {
-                const int64_t q = q0 + (l < count ? l : 0);
-                idst[l] = index + q * out_plane + r0 * plan.out_w;
-                base[l] = (q % plan.spec.planes_per_index_space) * in_plane;
-            }
+            index_targets(plan, index, q0, count, 16, r0, idst, base);
             simd::keys_to_indices(pos, out, first_index, n_out, idst, count, base, plan.any_empty,
                                   pad, plan.spec.index_modulo);
         }

@@ -283,42 +283,7 @@ inline bool planes_to_keys(const void *const src[16], ptrdiff_t n, Key2 *dst, pt
         _mm_store_si128(reinterpret_cast<__m128i *>(d) + 1, x.hi);
     };
 #endif
-    if (row_stride == row_w) {
-        for (; i + 8 <= n; i += 8) {
-            V r[8];
-            block(i, r);
-            for (int j = 0; j < 8; j++)
-                put(dst + (i + j) * 8, r[j]);
-        }
-        // the last few elements: one more block ending at n, over elements
-        // already written (the same keys again)
-        if (i < n && n >= 8) {
-            V r[8];
-            block(n - 8, r);
-            for (int j = 0; j < 8; j++)
-                put(dst + (n - 8 + j) * 8, r[j]);
-            i = n;
-        }
-        at.d = dst + i * 8;
-    } else {
-        for (; i + 8 <= n; i += 8) {
-            V r[8];
-            block(i, r);
-            if (row_w >= 8) {
-                // the block's positions from the row's end on are one row
-                // further
-                const ptrdiff_t left = at.row_w - at.col;
-                for (int j = 0; j < 8; j++)
-                    put(at.d + 8 * j + (j >= left ? at.skip : 0), r[j]);
-                at.advance(8);
-            } else {
-                for (int j = 0; j < 8; j++) {
-                    put(at.d, r[j]);
-                    at.next();
-                }
-            }
-        }
-    }
+    i = put_blocks<V>(n, dst, at, row_w, row_stride, block, put);
 #if defined(__AVX2__)
     bad = !_mm256_testz_si256(u, u);
 #else

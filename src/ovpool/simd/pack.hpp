@@ -519,6 +519,52 @@ struct LaneCursor {
     }
 };
 
+// The blocks of eight positions of a span of n elements into lanes laid out
+// as rows of row_w (see LaneCursor at): block(i, r) makes positions i .. i +
+// 7 (r[j] position i + j), put(d, r[j]) stores one there. Rows back to back
+// end with one more block ending at n, over positions already written (the
+// same values again). Returns the first position left to the caller, the
+// cursor at it.
+template <class V, class C, class Block, class Put>
+OVPOOL_INLINE ptrdiff_t put_blocks(ptrdiff_t n, C *dst, LaneCursor<C> &at, ptrdiff_t row_w,
+                                   ptrdiff_t row_stride, const Block &block, const Put &put) {
+    ptrdiff_t i = 0;
+    if (row_stride == row_w) {
+        for (; i + 8 <= n; i += 8) {
+            V r[8];
+            block(i, r);
+            for (int j = 0; j < 8; j++)
+                put(dst + (i + j) * 8, r[j]);
+        }
+        if (i < n && n >= 8) {
+            V r[8];
+            block(n - 8, r);
+            for (int j = 0; j < 8; j++)
+                put(dst + (n - 8 + j) * 8, r[j]);
+            i = n;
+        }
+        at.d = dst + i * 8;
+        return i;
+    }
+    for (; i + 8 <= n; i += 8) {
+        V r[8];
+        block(i, r);
+        if (row_w >= 8) {
+            // the block's positions from the row's end on are one row further
+            const ptrdiff_t left = at.row_w - at.col;
+            for (int j = 0; j < 8; j++)
+                put(at.d + 8 * j + (j >= left ? at.skip : 0), r[j]);
+            at.advance(8);
+        } else {
+            for (int j = 0; j < 8; j++) {
+                put(at.d, r[j]);
+                at.next();
+            }
+        }
+    }
+    return i;
+}
+
 // Prefetches of bytes from next, spread over the blocks of a transpose:
 // some() a block, rest() what is left after the last.
 struct SpreadPrefetch {
@@ -572,41 +618,8 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
                 for (int j = 0; j < 8; j++)
                     u = _mm256_or_ps(u, _mm256_cmp_ps(r[j], r[j], _CMP_UNORD_Q));
         };
-        if (row_stride == row_w) {
-            for (; i + 8 <= n; i += 8) {
-                __m256 r[8];
-                block(i, r);
-                for (int j = 0; j < 8; j++)
-                    _mm256_store_ps(dst + (i + j) * 8, r[j]);
-            }
-            // the last few elements: one more block ending at n, over
-            // elements already written (the same values again)
-            if (i < n && n >= 8) {
-                __m256 r[8];
-                block(n - 8, r);
-                for (int j = 0; j < 8; j++)
-                    _mm256_store_ps(dst + (n - 8 + j) * 8, r[j]);
-                i = n;
-            }
-        } else {
-            for (; i + 8 <= n; i += 8) {
-                __m256 r[8];
-                block(i, r);
-                if (row_w >= 8) {
-                    // the block's positions from the row's end on are one
-                    // row further
-                    const ptrdiff_t left = at.row_w - at.col;
-                    for (int j = 0; j < 8; j++)
-                        _mm256_store_ps(at.d + 8 * j + (j >= left ? at.skip : 0), r[j]);
-                    at.advance(8);
-                } else {
-                    for (int j = 0; j < 8; j++) {
-                        _mm256_store_ps(at.d, r[j]);
-                        at.next();
-                    }
-                }
-            }
-        }
+        i = put_blocks<__m256>(n, dst, at, row_w, row_stride, block,
+                               [](float *d, __m256 x) { _mm256_store_ps(d, x); });
         if (Check)
             nan = _mm256_movemask_ps(u) != 0;
 #elif defined(__SSE2__)
@@ -638,9 +651,6 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
 #endif
     }
     pf.rest();
-    // the back-to-back loop above addresses dst itself: the cursor follows
-    if (row_stride == row_w)
-        at.d = dst + i * 8;
     for (; i < n; i++, at.next())
         for (int l = 0; l < 8; l++) {
             const float v = widen1<float>(src[l], i, E);
