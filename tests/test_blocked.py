@@ -113,6 +113,34 @@ def test_max_values_and_indices_against_torch(blocked, rank, planes, seed):
     )
 
 
+@pytest.mark.parametrize(
+    "shape, kernel, stride, pad",
+    [
+        ((2, 8, 32, 32), 3, 2, 1),  # 14 of 16 outputs a row inside: not the vector rows
+        ((1, 8, 6, 28, 28), 3, 1, 0),  # depth taps: not the vector rows
+        ((2, 8, 100), 5, 3, 0),  # 1D windows the vector rows do not take
+    ],
+)
+@pytest.mark.parametrize("style", ["ties", "specials"])
+def test_indices_the_argmax_vector_rows_leave_go_blocked(shape, kernel, stride, pad, style):
+    """Max with indices on windows the argmax kernel would take output by
+    output (its vector rows need 16+ interior outputs a row and one depth
+    tap) goes through the blocked kernel by default, PyTorch's values and
+    first-maximum indices."""
+    rank = len(shape) - 2
+    x = _data(shape, style=style)
+    _core._cache.clear()
+    values, indices = ovpool.max_pool(
+        x, (kernel,) * rank, strides=(stride,) * rank, pads=(pad,) * (2 * rank), return_indices=True
+    )
+    assert _paths() == {"blocked"}
+    want, want_idx = getattr(F, f"max_pool{rank}d")(_t(x), kernel, stride, pad, return_indices=True)
+    np.testing.assert_array_equal(values, want.numpy())
+    plane = int(np.prod(shape[2:]))
+    planes = np.arange(shape[0] * shape[1]).reshape(shape[0], shape[1], *([1] * rank)) * plane
+    np.testing.assert_array_equal(indices, want_idx.numpy() + planes)
+
+
 @pytest.mark.parametrize("rank, planes, seed", CASES)
 def test_averages_against_torch(blocked, rank, planes, seed):
     kernel, strides, pads, _, ceil = _window(rank)

@@ -525,6 +525,42 @@ PATH_CASES = [
         "argmax.tables",
     ),
     (
+        "max 3x3 s2 p1 with indices on 32x32: 14 interior outputs a row, blocked",
+        lambda: ovpool.max_pool(
+            _x((2, 8, 32, 32)), (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), return_indices=True
+        ),
+        "blocked",
+    ),
+    (
+        "max 3x3 s2 p1 with indices on 56x56: the vector rows",
+        lambda: ovpool.max_pool(
+            _x((2, 8, 56, 56)), (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), return_indices=True
+        ),
+        "argmax.tables",
+    ),
+    (
+        "max 3x3 s2 with indices on 33x33: 16 outputs a row, every one inside",
+        lambda: ovpool.max_pool(_x((2, 8, 33, 33)), (3, 3), strides=(2, 2), return_indices=True),
+        "argmax.tables",
+    ),
+    (
+        "max 3x3x3 s2 with indices: depth taps, blocked",
+        lambda: ovpool.max_pool(
+            _x((1, 8, 8, 56, 56)), (3, 3, 3), strides=(2, 2, 2), return_indices=True
+        ),
+        "blocked",
+    ),
+    (
+        "1D max 5 s3 with indices on rows of 100: blocked",
+        lambda: ovpool.max_pool(_x((2, 8, 100)), (5,), strides=(3,), return_indices=True),
+        "blocked",
+    ),
+    (
+        "1D max 2 s1 with indices on rows of 1000: argmax",
+        lambda: ovpool.max_pool(_x((2, 8, 1000)), (2,), strides=(1,), return_indices=True),
+        "argmax.tables",
+    ),
+    (
         "adaptive max 60->20 with indices",
         lambda: ovpool.adaptive_max_pool(_x((2, 3, 60, 60)), 20),
         "argmax.tables",

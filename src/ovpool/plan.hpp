@@ -1206,10 +1206,17 @@ inline bool keys_fit(const Plan &plan) {
 //   (average 6x6 s3 on 500: 0.32x), 256 for 3-wide windows (average 3x3 s2
 //   on 128: 0.84x; max 3x3 s2 on 2048 1.1x slower); adaptive 1000->100
 //   1.6x slower;
-// * indices wherever the argmax kernel's vector kernels do not apply (3-tap
-//   windows at stride 1 or 2 and tilings, rows of 16+ outputs; adaptive bins
+// * indices wherever the argmax kernel's vector kernels do not apply
+//   (float32 3-tap windows at stride 1 or 2 of one depth tap, 16+ outputs a
+//   row with every tap inside, where padded edges are the tables' output by
+//   output only on 2D planes over 1600 elements; tilings; adaptive bins
 //   column by column), given a group's eight lanes to fill: 0.12-0.79x;
-//   tilings 28->7 1.6x and bins 50->7 1.35x slower;
+//   3x3 s2 p1 on 32x32 (14 such outputs a row) 0.25x, s1 p1 on 20x20 0.53x
+//   and 28x28 0.76x, 3x3x3 s2 p1 on 8x56x56 0.21x, 1D 5 s3 on 100 0.31x and
+//   on 4000 0.57x, 7 s2 on 300 0.67x (s2 p1 on 38x38 to 42x42 even; 1D 2 s1
+//   on 1000 and 5 s1 on 2048 1.1-1.17x slower, 1D windows of 8+ taps
+//   mixed: bins 4000->5 1.29x, 250->3 0.49x); tilings 28->7 1.6x and bins
+//   50->7 1.35x slower;
 // * tilings the tile kernel takes by the scalar passes (3-wide tiles, rows
 //   of under 4 outputs) on planes up to 1024 elements: max 3x3 s3 on 12x12
 //   0.46x, 24x24 0.79x, 36x36 0.85x (48x48 1.13x slower), average 3x3 s3 on
@@ -1285,9 +1292,19 @@ inline bool prefer_blocked(const Plan &plan) {
             f32 && plan.tile_kw > 0 && simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
         const bool bins = f32 && !plan.uniform_w && plan.dil_w == 1 &&
                           simd::bins_by_window_ok(plan.win_w.data(), plan.out_w, plan.in_w);
-        if ((three_wide && plan.out_w >= 16) || tiles || bins || plan.n_planes < simd::kLanes)
+        // the vector rows take a row's interior outputs (every tap inside);
+        // edges and rows of under 16 such outputs go by the tables, output
+        // by output
+        const int64_t interior = plan.interior_hi - plan.interior_lo;
+        const bool depth_taps = detail::max_taps(plan.win_d) > 1;
+        const bool vector_rows = f32 && three_wide && !depth_taps && plan.dil_h == 1 &&
+                                 interior >= 16 &&
+                                 (one_row || interior == plan.out_w || slice > 1600);
+        if (vector_rows || tiles || bins || plan.n_planes < simd::kLanes ||
+            (!f32 && three_wide && !depth_taps && plan.out_w >= 16))
             return false;
-        return !one_row || plan.in_w <= 64;
+        return !one_row || plan.in_w <= 64 ||
+               (plan.stride_w >= 2 && plan.kernel_w < 8 && plan.in_w <= 4096);
     }
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
