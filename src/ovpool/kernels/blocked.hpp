@@ -494,18 +494,20 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
 // The unit
 // ---------------------------------------------------------------------------
 
-template <class C, simd::Elem E>
+template <class C, simd::Elem E, simd::Fold Fo>
 OVPOOL_INLINE bool to_lanes(const void *const src[8], ptrdiff_t n, C *dst, ptrdiff_t row_w,
                             ptrdiff_t row_stride, bool check, const char *next,
                             ptrdiff_t next_bytes) {
-    if constexpr (std::is_same<C, double>::value)
+    if constexpr (std::is_same<C, double>::value) {
+        static_assert(Fo == simd::Fold::none, "float64 lanes fold after the transpose");
         return check ? simd::planes_to_lanes_f64<true>(src, n, dst, row_w, row_stride)
                      : simd::planes_to_lanes_f64<false>(src, n, dst, row_w, row_stride);
-    else
-        return check ? simd::planes_to_lanes<E, true>(src, n, dst, row_w, row_stride, next,
-                                                      next_bytes)
-                     : simd::planes_to_lanes<E, false>(src, n, dst, row_w, row_stride, next,
-                                                       next_bytes);
+    } else {
+        return check ? simd::planes_to_lanes<E, true, Fo>(src, n, dst, row_w, row_stride, next,
+                                                          next_bytes)
+                     : simd::planes_to_lanes<E, false, Fo>(src, n, dst, row_w, row_stride, next,
+                                                           next_bytes);
+    }
 }
 
 template <class C, simd::Elem E>
@@ -567,8 +569,8 @@ inline void band_padding(const Plan &plan, const Band &b, C *in, simd::Pack<C> i
 // The input of group q0's planes (count of them) a band reads, transposed
 // into its place in lanes (see band_padding for the rest); prefetched
 // meanwhile: next_bytes from next. Returns true when a NaN was met (with
-// check).
-template <class C, simd::Elem E>
+// check). Fo: what each value becomes on the way (simd::Fold).
+template <class C, simd::Elem E, simd::Fold Fo = simd::Fold::none>
 inline bool band_to_lanes(const Plan &plan, const Band &b, const char *planes,
                           const int64_t lane_at[8], C *in, bool check, const char *next,
                           ptrdiff_t next_bytes) {
@@ -586,7 +588,8 @@ inline bool band_to_lanes(const Plan &plan, const Band &b, const char *planes,
         for (int l = 0; l < 8; l++)
             src[l] = planes + lane_at[l] + offset * esize;
         C *first = in + (id - b.d_lo) * slice_len + (h0 - b.h_lo) * row_len + pw * L;
-        nan |= to_lanes<C, E>(src, (h1 - h0) * in_w, first, in_w, width, check, next, next_bytes);
+        nan |=
+            to_lanes<C, E, Fo>(src, (h1 - h0) * in_w, first, in_w, width, check, next, next_bytes);
         next_bytes = 0;
     }
     return nan;
@@ -692,11 +695,28 @@ void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t 
         const char *next = x + (q0 + L) * in_plane * esize;
         const ptrdiff_t next_bytes =
             whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) * in_plane * esize : 0;
-        const bool nan = band_to_lanes<C, E>(plan, lanes.band, x + q0 * in_plane * esize, lane_in,
-                                             in, check, next, next_bytes);
-        if constexpr (F == Family::lp)
-            lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
-                         plan.p);
+        const char *planes = x + q0 * in_plane * esize;
+        bool nan = false;
+        if constexpr (F == Family::lp && std::is_same<C, float>::value) {
+            // |x| and x * x on the way into lanes; other powers after
+            if (plan.mode == kSumLp2) {
+                band_to_lanes<C, E, simd::Fold::square>(plan, lanes.band, planes, lane_in, in,
+                                                        false, next, next_bytes);
+            } else if (plan.mode == kSumLp1) {
+                band_to_lanes<C, E, simd::Fold::abs>(plan, lanes.band, planes, lane_in, in, false,
+                                                     next, next_bytes);
+            } else {
+                band_to_lanes<C, E>(plan, lanes.band, planes, lane_in, in, false, next, next_bytes);
+                lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
+                             plan.p);
+            }
+        } else {
+            nan =
+                band_to_lanes<C, E>(plan, lanes.band, planes, lane_in, in, check, next, next_bytes);
+            if constexpr (F == Family::lp)
+                lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
+                             plan.p);
+        }
         if constexpr (F == Family::max) {
             if (nan)
                 pool_band<C, Op::max_nan>(plan, lanes, r0, r1, f, out, pos, tap_pos, first, aux,
