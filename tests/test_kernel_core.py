@@ -440,9 +440,9 @@ PATH_CASES = [
         "blocked",
     ),
     (
-        "adaptive 100->7 float16: unequal bins on a large plane",
+        "adaptive 100->7 float16: unequal bins on a plane up to 10000, in lanes",
         lambda: ovpool.adaptive_avg_pool(_x((2, 8, 100, 100), np.float16), 7),
-        "rows.separable",
+        "blocked",
     ),
     (
         "3D max 3x3x3 s2: slab",
@@ -559,6 +559,16 @@ PATH_CASES = [
         "1D max 2 s1 with indices on rows of 1000: argmax",
         lambda: ovpool.max_pool(_x((2, 8, 1000)), (2,), strides=(1,), return_indices=True),
         "argmax.tables",
+    ),
+    (
+        "float16 adaptive 3D 10x28x28->10x6x9: bins in lanes",
+        lambda: ovpool.adaptive_avg_pool(_x((1, 8, 10, 28, 28), np.float16), (10, 6, 9)),
+        "blocked",
+    ),
+    (
+        "float16 adaptive 110x100->7x6: unequal bins on a plane over 10000, rows",
+        lambda: ovpool.adaptive_avg_pool(_x((1, 8, 110, 100), np.float16), (7, 6)),
+        "rows.separable",
     ),
     (
         "adaptive max 60->20 with indices",

@@ -1125,11 +1125,14 @@ inline bool wide_bins_ok(const Plan &plan) {
 //   windows up to 160 taps (1D 128 -> 7 0.21x, 1000 -> 7 0.71x; 1000 -> 3,
 //   334 taps, 1.24x slower); float64 rows with windows up to 40 taps (256 ->
 //   7 0.55x; 128 -> 3, 43 taps, 1.06x and 512 -> 3 1.54x slower);
-// * 16-bit averages on planes up to 4096 elements or rows up to 512, where
-//   the row kernel widens each window row first (30x30 -> 7x7 0.28-0.30x,
-//   14x14 -> 5x5 0.18x, 3D 6x20x20 -> 4x7x7 0.28x, 64x64 -> 10x10
-//   0.67-0.83x, 1D 500 -> 7 0.90-0.97x, all before the tap lists, which
-//   took 0.3-0.8x off again);
+// * 16-bit averages on 2D planes up to 10000 elements, 3D ones up to
+//   50176, or rows up to 512, where the row kernel widens each window row
+//   first (30x30 -> 7x7 0.28-0.30x, 14x14 -> 5x5 0.18x, 3D 6x20x20 -> 4x7x7
+//   0.28x, 64x64 -> 10x10 0.67-0.83x, 1D 500 -> 7 0.90-0.97x, all before the
+//   tap lists, which took 0.3-0.8x off again; with them, at 2 threads:
+//   80x80 -> 7x7 0.74x, 100x100 -> 7x7 0.61-0.84x, 90x90 -> 13x13 0.61x,
+//   3D 10x28x28 -> 10x6x9 0.23-0.27x, 16x32x32 -> 4x7x7 0.59x, 16x56x56
+//   -> 5x6x7 0.69x; 128x128 -> 7x7 1.03x);
 // * float32 averages on planes up to 1024 elements (7x7 -> 7x4 0.16x, 17x17
 //   -> 1x7 0.22x, 19x19 -> 9x12 0.37x, 28x28 -> 9x12 0.54x), or 1600 with W
 //   bins of 8+ taps (38x38 -> 8x5 0.47x; against narrow_bins at 38x38, 7x7
@@ -1150,7 +1153,7 @@ inline bool bins_prefer_blocked(const Plan &plan) {
         return plan.in_w <= 512 || (plan.in_w <= 1024 && taps <= 160);
     }
     if (is_half(t))
-        return one_row ? plan.in_w <= 512 : in <= 4096;
+        return one_row ? plan.in_w <= 512 : in <= (plan.in_d > 1 ? 50176 : 10000);
     if (t != DType::f32 || plan.spec.family != Family::average)
         return false;
     return one_row ? plan.in_w <= 256 : in <= 1024 || (in <= 1600 && wide_bins_ok(plan));
