@@ -14,14 +14,13 @@ def plot_ratios(report, path, quiet=False):
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     if quiet:
-        report = dict(
-            report,
-            results=[
-                dict(e, ratios=e["ratios_quiet"])
-                for e in report["results"]
-                if e.get("ratios_quiet")
-            ],
-        )
+        have = [e for e in report["results"] if e.get("ratios_quiet")]
+        if have:
+            report = dict(report, results=[dict(e, ratios=e["ratios_quiet"]) for e in have])
+        else:
+            # a run without per-run loads (one process) has no quiet ratios:
+            # its ratios as they are, not an empty plot
+            quiet = False
     threads = report["options"]["threads"]
     names = list(dict.fromkeys(e["case"] for e in report["results"]))
     by_key = {(e["case"], e["threads"]): e for e in report["results"]}
