@@ -696,21 +696,18 @@ void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t 
         const ptrdiff_t next_bytes =
             whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) * in_plane * esize : 0;
         const char *planes = x + q0 * in_plane * esize;
-        bool nan = false;
+        bool nan = false, folded = false;
         if constexpr (F == Family::lp && std::is_same<C, float>::value) {
             // |x| and x * x on the way into lanes; other powers after
-            if (plan.mode == kSumLp2) {
+            folded = plan.mode == kSumLp2 || plan.mode == kSumLp1;
+            if (plan.mode == kSumLp2)
                 band_to_lanes<C, E, simd::Fold::square>(plan, lanes.band, planes, lane_in, in,
                                                         false, next, next_bytes);
-            } else if (plan.mode == kSumLp1) {
+            else if (plan.mode == kSumLp1)
                 band_to_lanes<C, E, simd::Fold::abs>(plan, lanes.band, planes, lane_in, in, false,
                                                      next, next_bytes);
-            } else {
-                band_to_lanes<C, E>(plan, lanes.band, planes, lane_in, in, false, next, next_bytes);
-                lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
-                             plan.p);
-            }
-        } else {
+        }
+        if (!folded) {
             nan =
                 band_to_lanes<C, E>(plan, lanes.band, planes, lane_in, in, check, next, next_bytes);
             if constexpr (F == Family::lp)
