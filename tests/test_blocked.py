@@ -630,21 +630,51 @@ def test_plans_explain_what_runs():
     assert repr(plan).startswith("<ovpool Plan path blocked")
 
 
-def test_bands_of_part_of_a_depth_divide_its_rows():
+def test_bands_of_part_of_a_depth_stay_in_that_depth():
     """A band across two output depths reads every input row of both, so a
-    3D plan whose bands hold part of a depth takes a divisor of its rows
-    (27 rows a depth here: 9, not one row a band), with the same values as
-    one band a depth (ONNX's reference)."""
+    3D plan whose bands hold part of a depth splits each depth's rows on its
+    own (27 rows a depth here: bands of 14 and 13, two a depth, not one row
+    a band), with the same values as ONNX's reference."""
     from references import onnx_pool_attrs, onnx_reference
 
     x = _data((1, 8, 32, 56, 56))
     _core._cache.clear()
     got = ovpool.lp_pool(x, (4, 4, 4), strides=(2, 2, 2), p=2)
     (plan,) = _core.cached_plans()
-    assert "x 9 output rows (45 bands a plane)" in plan.explain(1), plan.explain(1)
+    assert "x 14 output rows (30 bands a plane)" in plan.explain(1), plan.explain(1)
     attrs = onnx_pool_attrs([4, 4, 4], strides=[2, 2, 2], p=2)
     (want,) = onnx_reference("LpPool", [x], attrs, opset=18)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_bands_of_a_prime_number_of_rows_a_depth(dtype, threads):
+    """29 output rows a depth (a prime): bands of part of a depth end at the
+    depth's last row, whatever their size, and values and indices match
+    PyTorch's (max over a -inf padded input, exact in float32)."""
+    x = _data((1, 11, 7, 56, 13), dtype, style="ties")
+    kernel, strides, pads = (3, 3, 3), (2, 2, 2), (1,) * 6
+
+    def calls():
+        return (
+            ovpool.max_pool(
+                x, kernel, strides=strides, pads=pads, ceil_mode=True, num_threads=threads
+            ),
+            *ovpool.max_pool(
+                x, kernel, strides=strides, pads=pads, return_indices=True, num_threads=threads
+            ),
+        )
+
+    got = _with({"blocked_bytes": 8 * 4 * 3 * 9 * 15, "blocked_units": 64, "thread_ns": 1}, calls)
+    wide = _t(x.astype(np.float32))
+    ceil = F.max_pool3d(wide, kernel, strides, padding=1, ceil_mode=True).numpy()
+    values, indices = F.max_pool3d(wide, kernel, strides, padding=1, return_indices=True)
+    assert ceil.shape[3] == 29
+    np.testing.assert_array_equal(got[0], ceil.astype(dtype))
+    np.testing.assert_array_equal(got[1], values.numpy().astype(dtype))
+    planes = np.arange(11).reshape(1, 11, 1, 1, 1) * x[0, 0].size  # ONNX counts over N x C too
+    np.testing.assert_array_equal(got[2], indices.numpy() + planes)
 
 
 def test_small_calls_run_on_the_calling_thread():

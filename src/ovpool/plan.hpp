@@ -770,13 +770,36 @@ inline Band band_of(const Plan &plan, int64_t r0, int64_t r1) {
     return b;
 }
 
+// The bands of `rows` output rows a plane: part of one output depth each
+// when a depth's rows take more than one band (a band across two depths
+// reads every input row of both), else runs of whole depths (blocked_rows
+// takes multiples of a depth's rows there).
+inline int64_t band_count(const Plan &plan, int64_t rows) {
+    if (rows < plan.out_h)
+        return plan.out_d * ((plan.out_h + rows - 1) / rows);
+    return (plan.rows_per_plane() + rows - 1) / rows;
+}
+
+// Output rows [r0, r1) (counted over depth and height) of band b.
+inline void band_span(const Plan &plan, int64_t rows, int64_t b, int64_t *r0, int64_t *r1) {
+    if (rows < plan.out_h) {
+        const int64_t per = (plan.out_h + rows - 1) / rows, d = b / per, k = b % per;
+        *r0 = d * plan.out_h + k * rows;
+        *r1 = d * plan.out_h + std::min(plan.out_h, (k + 1) * rows);
+    } else {
+        *r0 = b * rows;
+        *r1 = std::min(plan.rows_per_plane(), *r0 + rows);
+    }
+}
+
 // The most slices, rows and positions a band of `rows` output rows holds.
 inline void band_extent(const Plan &plan, int64_t rows, int64_t *slices, int64_t *band_rows,
                         int64_t *positions) {
-    const int64_t total = plan.rows_per_plane();
     *slices = *band_rows = 0;
-    for (int64_t r = 0; r < total; r += rows) {
-        const Band b = band_of(plan, r, std::min(total, r + rows));
+    for (int64_t i = 0, n = band_count(plan, rows); i < n; i++) {
+        int64_t r0, r1;
+        band_span(plan, rows, i, &r0, &r1);
+        const Band b = band_of(plan, r0, r1);
         *slices = std::max(*slices, b.d_hi - b.d_lo);
         *band_rows = std::max(*band_rows, b.h_hi - b.h_lo);
     }
@@ -895,28 +918,27 @@ inline int64_t blocked_rows(Plan &plan) {
     plan.lane_width = plan.lanes_by_table || !plan.uniform[2]
                           ? plan.in_w
                           : std::max(plan.pad[2] + plan.in_w, detail::w_reach(plan));
+    // whole depths while they fit, else part of one depth (band_count)
     int64_t rows = total;
-    while (rows > 1 && detail::band_positions(plan, rows) > budget)
-        rows = (rows + 1) / 2;
-    // A band that holds rows of two output depths reads every input row of
-    // both, so halving can end at bands of a row or two where a divisor of a
-    // depth's rows fits (3D Lp 4x4x4 s2 on 32x56x56: bands of one row out of
-    // 27, each transposing its window's 4x4 input rows; 0.64x with 9). Only
-    // there: larger bands than halving gives were slower elsewhere (max
-    // 3x3x3 s1 on float16 16x56x56, 27 rows against 6: 1.10x at 2 threads).
-    if (plan.out_d > 1 && rows <= 2)
-        for (int64_t d = std::min(plan.out_h, total); d > rows; d--)
-            if (plan.out_h % d == 0 && detail::band_positions(plan, d) <= budget) {
-                rows = d;
-                break;
-            }
+    if (detail::band_positions(plan, rows) > budget) {
+        int64_t depths = plan.out_d;
+        while (depths > 1 && detail::band_positions(plan, depths * plan.out_h) > budget)
+            depths = (depths + 1) / 2;
+        rows = depths * plan.out_h;
+        while (rows > 1 && detail::band_positions(plan, rows) > budget)
+            rows = (rows + 1) / 2;
+    }
     if (detail::band_positions(plan, rows) > budget)
         return 0;
     const int64_t groups = plan.n_groups;
     if (groups < plan.tuning.blocked_units && cost_ns(plan) >= 2 * plan.tuning.thread_ns) {
-        const int64_t bands = std::min(total, (plan.tuning.blocked_units + groups - 1) / groups);
-        const int64_t split = std::min(rows, (total + bands - 1) / bands);
-        if (detail::band_positions(plan, split) <= budget)  // not across a depth
+        // at most as many bands as units want (fewer bands read fewer rows
+        // twice): runs of whole depths, or each depth's rows split evenly
+        const int64_t want = std::min(total, (plan.tuning.blocked_units + groups - 1) / groups);
+        const int64_t split = std::min(
+            rows, want <= plan.out_d ? (plan.out_d + want - 1) / want * plan.out_h
+                                     : (plan.out_h + want / plan.out_d - 1) / (want / plan.out_d));
+        if (detail::band_positions(plan, split) <= budget)
             rows = split;
     }
     return rows;
@@ -1619,8 +1641,7 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.max_order = MaxOrder::columns_depth_inner;
     plan.n_groups = (plan.n_planes + simd::kLanes - 1) / simd::kLanes;
     plan.unit_rows = global && spec.family != Family::argmax ? 0 : blocked_rows(plan);
-    plan.bands =
-        plan.unit_rows > 0 ? (plan.rows_per_plane() + plan.unit_rows - 1) / plan.unit_rows : 1;
+    plan.bands = plan.unit_rows > 0 ? band_count(plan, plan.unit_rows) : 1;
     if (plan.unit_rows > 0) {
         int64_t positions;
         band_extent(plan, plan.unit_rows, &plan.lane_slices, &plan.lane_rows, &positions);

@@ -834,9 +834,9 @@ void key_groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int6
 // Plan::unit_rows).
 template <class C, simd::Elem E, Family F, class I>
 void unit(const Plan &plan, const Call &call, int64_t u, char *scratch) {
-    const int64_t rows = plan.rows_per_plane();
-    const int64_t band = u % plan.bands, run = u / plan.bands;
-    const int64_t r0 = band * plan.unit_rows, r1 = std::min(rows, r0 + plan.unit_rows);
+    const int64_t run = u / plan.bands;
+    int64_t r0, r1;
+    band_span(plan, plan.unit_rows, u % plan.bands, &r0, &r1);
     const int64_t g0 = run * call.schedule.group;
     const int64_t g1 = std::min(plan.n_groups, g0 + call.schedule.group);
     if constexpr ((F == Family::max || F == Family::argmax) &&
