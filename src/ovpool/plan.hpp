@@ -945,13 +945,15 @@ inline int64_t blocked_rows(Plan &plan) {
 }
 
 // Max values whose lists take a window column by column (each list the same
-// rows for every W tap, MaxOrder): each column a row's windows read is
-// pooled once over those rows, then each window over its columns, where the
-// whole windows take at least 1.6x the operations (out_w * kw * rows a row
-// against span * rows + out_w * kw). Measured against whole windows at 1
-// thread: 3D 7x7x7 s1 0.26x (float16 0.19x), 7x7 s1 on 17x17 0.57x, 5x5 s1
-// on 13x13 0.75x, 3x3x3 s1 0.86x; at 1.3-1.4x the operations (3x3 s1 on 7x7
-// and 17x17, 4x4 s2) pooling the columns first was 1.0-1.18x slower.
+// rows for every W tap, MaxOrder), and sums: each column a row's windows
+// read is pooled once over those rows, then each window over its columns,
+// where the whole windows take at least 1.6x the operations (out_w * kw *
+// rows a row against span * rows + out_w * kw). Measured against whole
+// windows at 1 thread: 3D 7x7x7 s1 0.26x (float16 0.19x), 7x7 s1 on 17x17
+// 0.57x, 5x5 s1 on 13x13 0.75x, 3x3x3 s1 0.86x; at 1.3-1.4x the operations
+// (3x3 s1 on 7x7 and 17x17, 4x4 s2) pooling the columns first was 1.0-1.18x
+// slower. Averages and Lp norms (the 22 sweep shapes it takes, against
+// row-major whole windows): 0.74-0.98x, 3x3x3 s1 even (0.95-1.05x).
 inline void set_columns(Plan &plan) {
     const int64_t kw = plan.kernel[2], rows = plan.kernel[0] * plan.kernel[1];
     const int64_t span = detail::w_reach(plan);
@@ -1092,11 +1094,23 @@ inline void set_taps(Plan &plan) {
             plan.row_lists = std::move(row_lists);
         return;
     }
+    // sums of windows many rows tall and wide, tilings aside (their bits are
+    // PyTorch's): each column over its rows, then the columns, as the row
+    // kernel sums
+    if (!values && plan.spec.family != Family::argmax && plan.tile_kh == 0)
+        set_columns(plan);
+    const bool columns = plan.column_span > 0;
     list_of({0, kd, 0, kh}, [&] {
-        for (int64_t td = 0; td < kd; td++)
-            for (int64_t th = 0; th < kh; th++)
-                for (int64_t t = 0; t < kw; t++)
-                    add(td, th, t);
+        if (columns)
+            for (int64_t t = 0; t < kw; t++)
+                for (int64_t td = 0; td < kd; td++)
+                    for (int64_t th = 0; th < kh; th++)
+                        add(td, th, t);
+        else
+            for (int64_t td = 0; td < kd; td++)
+                for (int64_t th = 0; th < kh; th++)
+                    for (int64_t t = 0; t < kw; t++)
+                        add(td, th, t);
     });
 }
 
@@ -1333,7 +1347,8 @@ inline bool prefer_blocked(const Plan &plan) {
     }
     const bool slab = detail::max_taps(plan.win_d) > 1 && plan.slab_hi > plan.slab_lo &&
                       !is_half(plan.compute) && plan.spec.family != Family::lp;
-    const bool columns = plan.column_span > 0 && plan.compute != DType::f64;
+    const bool columns =
+        plan.column_span > 0 && plan.compute != DType::f64 && plan.spec.family == Family::max;
     if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > (columns ? 784 : 400)) ||
         plan.n_planes < 4 || (!by_table && wide_bins_ok(plan) && plan.in_plane() > 1024))
         return false;
@@ -1904,13 +1919,17 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                         : "bins of unequal size, a tap list a row, windows of up to",
                     static_cast<size_t>(plan.n_taps),
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
+                    : plan.column_span > 0          ? "columns first"
                                                     : "row-major",
                     plan.column_span > 0 ? ", each row's columns pooled once first" : "",
                     plan.spec.family == Family::argmax ? 4 : 8,
                     plan.lanes_keys
                         ? "16-bit order keys, two groups (16 planes) a pass, a pair holding a NaN "
                           "or a -0 pooled as floats"
-                        : "a -inf maximum redone by the tables");
+                    : plan.spec.family == Family::max || plan.spec.family == Family::argmax
+                        ? "a -inf maximum redone by the tables"
+                    : plan.spec.family == Family::lp ? "the p-th root of each sum"
+                                                     : "each sum divided by its window's divisor");
             break;
         case Path::global:
             text += format("  %lld planes a unit, each one reduction\n",

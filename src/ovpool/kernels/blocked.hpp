@@ -42,7 +42,9 @@
 //   names;
 // * sums: row-major (depth, row, column), the first tap, then each next one
 //   added, as PyTorch sums a window (padding adds +0, which changes nothing
-//   but the sign of a zero sum); averages divide by div_d * div_h (an
+//   but the sign of a zero sum); windows of many rows and columns
+//   (Plan::column_span, tilings aside) each column over its rows, then the
+//   columns, as the row kernel sums; averages divide by div_d * div_h (an
 //   integer, rounded once) times div_w; Lp sums |x|^p, taken as the input
 //   is transposed, then the root.
 #pragma once
@@ -367,9 +369,9 @@ OVPOOL_INLINE void by_list(const C *in, const At &at, int64_t k0, int64_t k1,
 // into a column buffer, eight columns at a time; then each window is the
 // maximum of its columns there. The lists combine a window's taps column by
 // column (MaxOrder), so this keeps the same one of equal maxima.
-template <class C, Op O>
-OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int64_t r1, C *out,
-                                  const int64_t *first, C *cols) {
+template <class C, Op O, class Output>
+OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int64_t r1,
+                                  const int64_t *first, C *cols, const Output &output) {
     const int64_t out_w = plan.out_w, kw = plan.kernel[2], span = plan.column_span;
     const int64_t step = plan.stride[2] * L;
     const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
@@ -382,9 +384,8 @@ OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int
         by_list<C, O, 8>(in + first[k0], column, 0, span, offsets + lists[2 * list],
                          lists[2 * list + 1] / kw, nullptr,
                          [=](int64_t c, const Acc<C, O> &a) { simd::store(cols + c * L, a.v); });
-        by_list<C, O, 8>(
-            cols, window, 0, out_w, w_taps, kw, nullptr,
-            [=](int64_t k, const Acc<C, O> &a) { simd::store(out + (k0 + k) * L, a.v); });
+        by_list<C, O, 8>(cols, window, 0, out_w, w_taps, kw, nullptr,
+                         [=](int64_t k, const Acc<C, O> &a) { output(k0 + k, a); });
     }
 }
 
@@ -422,9 +423,9 @@ inline void pool_lists(const Plan &plan, const C *in, int64_t r0, int64_t r1, co
     const int64_t n_out = (r1 - r0) * out_w;
     const int64_t *offsets = plan.tap_offsets.data(), *lists = plan.tap_lists.data();
     const auto from = [first](int64_t k) { return first[k]; };
-    if (O == Op::max && plan.column_span > 0) {
-        if constexpr (O == Op::max)
-            pool_columns<C, O>(plan, in, r0, r1, out, first, cols);
+    if ((O == Op::max || O == Op::sum) && plan.column_span > 0) {
+        if constexpr (O == Op::max || O == Op::sum)
+            pool_columns<C, O>(plan, in, r0, r1, first, cols, output);
     } else if (plan.row_lists.empty()) {
         by_list<C, O, N>(in, from, 0, n_out, offsets, plan.n_taps, tap_pos, output);
     } else if (plan.n_col_kinds == 1) {
