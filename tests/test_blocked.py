@@ -681,6 +681,46 @@ def test_plans_explain_what_runs():
     assert repr(plan).startswith("<ovpool Plan path blocked")
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_rows_at_strides_take_the_blocked_kernel(dtype):
+    """16-bit 1D rows of up to 4096 (max values of bfloat16 and 3-wide ones:
+    1024) at strides of 2+ take the blocked kernel: max values the same bits
+    as the row kernel's (blocked_bytes 0) and as PyTorch's max over the
+    widened input (NaN and -inf among them), float16 averages close to
+    PyTorch's."""
+    import ml_dtypes
+
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    x = _data((2, 9, 1000), dt, style="specials")
+    wide = _t(x.astype(np.float32))
+    maxima = [
+        (
+            lambda: ovpool.max_pool(x, (5,), strides=(3,), pads=(1, 1)),
+            F.max_pool1d(F.pad(wide, (1, 1), value=-np.inf), 5, 3),
+        ),
+        (
+            lambda: ovpool.max_pool(x, (3,), strides=(2,), ceil_mode=True),
+            F.max_pool1d(wide, 3, 2, ceil_mode=True),
+        ),
+    ]
+    for call, want in maxima:
+        _core._cache.clear()
+        got = call()
+        assert _paths() == {"blocked"}
+        rows = _with({"blocked_bytes": 0}, call)
+        np.testing.assert_array_equal(got.view(np.uint16), rows.view(np.uint16))
+        np.testing.assert_array_equal(
+            got.astype(np.float32), want.numpy().astype(dt).astype(np.float32)
+        )
+    if dtype == "float16":
+        y = _data((2, 9, 1000), dt)
+        _core._cache.clear()
+        got = ovpool.avg_pool(y, (4,), strides=(2,), pads=(1, 2), count_include_pad=True)
+        assert _paths() == {"blocked"}
+        want = F.avg_pool1d(F.pad(_t(y.astype(np.float32)), (1, 2)), 4, 2).numpy()
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3, atol=2e-3)
+
+
 def test_bands_of_part_of_a_depth_stay_in_that_depth():
     """A band across two output depths reads every input row of both, so a
     3D plan whose bands hold part of a depth splits each depth's rows on its

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -358,6 +359,31 @@ PATH_CASES = [
     (
         "float16 3x3 s2 max on 16 1D rows of 4096: rows",
         lambda: ovpool.max_pool(_x((1, 16, 4096), np.float16), (3,), strides=(2,)),
+        "rows.separable",
+    ),
+    (
+        "float16 3x3 s2 max on 16 1D rows of 1000: blocked",
+        lambda: ovpool.max_pool(_x((1, 16, 1000), np.float16), (3,), strides=(2,)),
+        "blocked",
+    ),
+    (
+        "float16 5x5 s3 max on 16 1D rows of 4096: blocked",
+        lambda: ovpool.max_pool(_x((1, 16, 4096), np.float16), (5,), strides=(3,)),
+        "blocked",
+    ),
+    (
+        "float16 3x3 s2 average on 16 1D rows of 4096: blocked",
+        lambda: ovpool.avg_pool(_x((1, 16, 4096), np.float16), (3,), strides=(2,)),
+        "blocked",
+    ),
+    (
+        "bfloat16 5x5 s3 max on 16 1D rows of 1024: blocked",
+        lambda: ovpool.max_pool(_x((1, 16, 1024), ml_dtypes.bfloat16), (5,), strides=(3,)),
+        "blocked",
+    ),
+    (
+        "bfloat16 3x3 s2 average on 16 1D rows of 1024: rows",
+        lambda: ovpool.avg_pool(_x((1, 16, 1024), ml_dtypes.bfloat16), (3,), strides=(2,)),
         "rows.separable",
     ),
     (

@@ -1244,7 +1244,12 @@ inline bool keys_fit(const Plan &plan) {
 // * 1D rows up to 64, or up to 512 at strides of 2+ with windows under 8
 //   (average 6x6 s3 on 500: 0.32x), 256 for 3-wide windows (average 3x3 s2
 //   on 128: 0.84x; max 3x3 s2 on 2048 1.1x slower); adaptive 1000->100
-//   1.6x slower;
+//   1.6x slower; 16-bit rows up to 4096 (float16; 3-wide max values and
+//   bfloat16 max values up to 1024): at 2 threads float16 max 5 s3 on 2048
+//   and 4096 0.58-0.79x, 3 s2 on 300 to 1000 0.59-0.84x (on 2048 to 4096
+//   1.06-1.30x), averages 3 s2 and 5 s3 on 512 to 4096 0.67-0.97x;
+//   bfloat16 max 3 s2, 4 s2 and 5 s3 on 512 and 1024 0.19-0.79x (on 4096
+//   1.4-2.7x), its averages 1.1-2.0x slower;
 // * indices wherever the argmax kernel's vector kernels do not apply
 //   (float32 3-tap windows at stride 1 or 2 of one depth tap, 16+ outputs a
 //   row with every tap inside, where padded edges are the tables' output by
@@ -1366,9 +1371,18 @@ inline bool prefer_blocked(const Plan &plan) {
     const bool strided = plan.stride_w >= 2 || plan.kernel_w == 1;
     if (keys && plan.spec.family == Family::max && !(one_row && strided))
         return true;
-    if (one_row)
+    if (one_row) {
+        // 16-bit rows, which the row kernel widens first: float16 up to
+        // 4096 but for 3-wide max values (1024), bfloat16 max values up to
+        // 1024 (its averages, widened by a shift, stay on the rows)
+        const bool max = plan.spec.family == Family::max;
+        const int64_t half_limit = plan.compute == DType::f16 ? (max && three_wide ? 1024 : 4096)
+                                   : plan.compute == DType::bf16 && max ? 1024
+                                                                        : 0;
         return plan.in_w <= 64 ||
-               (strided && plan.kernel_w < 8 && plan.in_w <= (three_wide ? 256 : 512));
+               (strided && plan.kernel_w < 8 &&
+                plan.in_w <= std::max<int64_t>(half_limit, three_wide ? 256 : 512));
+    }
     if (columns)
         return slice <= (is_half(plan.compute) ? 12544 : 6400) ||
                (plan.stride_w >= 3 && plan.kernel_w < 8 && slice <= 102400);
