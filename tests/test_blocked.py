@@ -721,6 +721,21 @@ def test_half_rows_at_strides_take_the_blocked_kernel(dtype):
         np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 1, 1, 1)])
+def test_half_averages_at_stride_2_take_the_blocked_kernel(pads):
+    """float16 3x3 s2 averages on 2D planes up to 224x224 (here 71x71, which
+    the row kernel took) take the blocked kernel: close to PyTorch's
+    averages of the widened input, either divisor."""
+    x = _data((2, 11, 71, 71), np.float16)
+    wide = _t(x.astype(np.float32))
+    for cip in (False, True):
+        _core._cache.clear()
+        got = ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=pads, count_include_pad=cip)
+        assert _paths() == {"blocked"}
+        want = F.avg_pool2d(wide, 3, 2, pads[0], count_include_pad=cip).numpy()
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3, atol=2e-3)
+
+
 def test_bands_of_part_of_a_depth_stay_in_that_depth():
     """A band across two output depths reads every input row of both, so a
     3D plan whose bands hold part of a depth splits each depth's rows on its

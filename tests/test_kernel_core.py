@@ -362,6 +362,16 @@ PATH_CASES = [
         "rows.separable",
     ),
     (
+        "float16 3x3 s2 average on 71x71 planes: blocked",
+        lambda: ovpool.avg_pool(_x((1, 16, 71, 71), np.float16), (3, 3), strides=(2, 2)),
+        "blocked",
+    ),
+    (
+        "bfloat16 3x3 s2 average on 71x71 planes: rows",
+        lambda: ovpool.avg_pool(_x((1, 16, 71, 71), ml_dtypes.bfloat16), (3, 3), strides=(2, 2)),
+        "rows.separable",
+    ),
+    (
         "float16 3x3 s2 max on 16 1D rows of 1000: blocked",
         lambda: ovpool.max_pool(_x((1, 16, 1000), np.float16), (3,), strides=(2,)),
         "blocked",
@@ -409,9 +419,16 @@ PATH_CASES = [
         "argmax.tables",
     ),
     (
-        "float16 3x3 s2 p1 average on 56x56: rows",
+        "float16 3x3 s2 p1 average on 16 planes of 56x56: blocked",
         lambda: ovpool.avg_pool(
             _x((2, 8, 56, 56), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
+        ),
+        "blocked",
+    ),
+    (
+        "float16 3x3 s2 p1 average on 4 planes of 112x112: rows",
+        lambda: ovpool.avg_pool(
+            _x((1, 4, 112, 112), np.float16), (3, 3), strides=(2, 2), pads=(1,) * 4
         ),
         "rows.separable",
     ),

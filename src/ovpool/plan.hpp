@@ -1228,7 +1228,12 @@ inline bool keys_fit(const Plan &plan) {
 //   each row first), up to 56x56: float16 max 3x3 s2 p1 on 35x35 to 56x56
 //   0.42-0.77x, bfloat16 0.61-0.94x, at 1 and 2 threads (float16 63x63
 //   0.83-0.95x, bfloat16 0.87-1.05x; 75x75 and up float16 0.67-1.2x,
-//   bfloat16 1.06x);
+//   bfloat16 1.06x); 2D float16 averages at stride 2 up to 224x224 (3x3 s2
+//   with and without p1 on 35x35 to 71x71 0.25-0.45x, 112x112 and 150x150
+//   0.50-0.60x, 224x224 0.74-0.81x, at 1 and 2 threads; on 8+ planes:
+//   4 planes of 112x112, half the lanes spare, 1.2x slower; bfloat16,
+//   widened by a shift, 0.70x on 35x35 but 0.94-1.39x on 150x150 and
+//   224x224, stays);
 // * overlapping windows at stride 1, where the row kernel's separable passes
 //   save taps, only on planes up to 324 elements, 576 for windows of up to 9
 //   taps (max 3x3 s1 on 14x14 0.61x, on 17x17 0.64-0.70x, on 24x24 0.87-0.90x,
@@ -1392,6 +1397,9 @@ inline bool prefer_blocked(const Plan &plan) {
             return slice <= 448 * 448;
         if (max_2d && three_wide && is_half(plan.compute))
             return slice <= 56 * 56;
+        if (plan.spec.family == Family::average && plan.in_d == 1 && three_wide &&
+            plan.compute == DType::f16)
+            return slice <= 224 * 224 && plan.n_planes >= 8;
         return slice <= (three_wide ? 1024 : 8192);
     }
     const int64_t limit = plan.compute == DType::f64 ? 256 : plan.n_taps <= 9 ? 576 : 324;
