@@ -363,12 +363,13 @@ OVPOOL_INLINE void by_list(const C *in, const At &at, int64_t k0, int64_t k1,
         batch<C, O, 1, false>(in, at, k, k1, offsets, n_taps, tap_pos, output);
 }
 
-// Max values of outputs [r0, r1) x [0, out_w) with columns pooled once
-// (Plan::column_span): for each output row, every column its W windows read
-// takes the maximum of its rows (the row's list's first column of taps)
-// into a column buffer, eight columns at a time; then each window is the
-// maximum of its columns there. The lists combine a window's taps column by
-// column (MaxOrder), so this keeps the same one of equal maxima.
+// Max values or sums of outputs [r0, r1) x [0, out_w) with columns pooled
+// once (Plan::column_span): for each output row, every column its W windows
+// read takes the maximum (or sum) of its rows (the row's list's first column
+// of taps) into a column buffer, eight columns at a time; then each window
+// combines its columns there, finished by output. The lists combine a
+// window's taps column by column (MaxOrder; sums: set_taps), so this keeps
+// the same one of equal maxima and the row kernel's order of a sum.
 template <class C, Op O, class Output>
 OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int64_t r1,
                                   const int64_t *first, C *cols, const Output &output) {
