@@ -448,7 +448,29 @@ _ISA_BATTERY = """
     x[0, 1, 5, 7] = np.nan
     d = rng.standard_normal((1, 2, 9, 11, 43))
     q = rng.integers(-128, 128, size=(2, 2, 19, 41)).astype(np.int8)
+    # shapes the blocked kernel takes: sums of wide windows column first,
+    # 16-bit 1D rows at strides of 2+, float16 3-wide averages at stride 2,
+    # and (blocked_bytes made small) 3D bands in part of a depth of 29 rows
+    c = rng.standard_normal((1, 16, 30, 30)).astype(np.float32)
+    h1 = rng.standard_normal((1, 16, 700)).astype(np.float16)
+    h1[0, 3, 100] = np.nan
+    h2 = rng.standard_normal((1, 8, 40, 40)).astype(np.float16)
+    h3 = rng.standard_normal((1, 11, 7, 56, 13)).astype(np.float16)
+    from ovpool import _core
+    _core.TUNING.update(blocked_bytes=8 * 4 * 3 * 9 * 15, blocked_units=64, thread_ns=1)
+    bands = ovpool.max_pool(h3, (3, 3, 3), strides=(2, 2, 2), pads=(1,) * 6, ceil_mode=True)
+    bands_i = ovpool.max_pool(h3.astype(np.float32), (3, 3, 3), strides=(2, 2, 2),
+                              pads=(1,) * 6, return_indices=True)[1]
+    _core.TUNING.clear()
+    _core._cache.clear()
     results = {
+        "bands": bands,
+        "bands_i": bands_i,
+        "avg_columns": ovpool.avg_pool(c, (7, 7), strides=(2, 2), pads=(3, 3, 3, 3)),
+        "lp_columns": ovpool.lp_pool(c, (7, 7), strides=(2, 2), p=3),
+        "max_f16_1d": ovpool.max_pool(h1, (3,), strides=(2,)),
+        "avg_f16_1d": ovpool.avg_pool(h1, (5,), strides=(3,)),
+        "avg_f16_s2": ovpool.avg_pool(h2, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
         "avg": ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), ceil_mode=True),
         "avg_k7": ovpool.avg_pool(x, (1, 7), count_include_pad=True, pads=(0, 3, 0, 3)),
         "avg_dil": ovpool.avg_pool(d, (2, 2, 3), dilations=(1, 2, 2)),
