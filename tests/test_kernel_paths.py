@@ -2004,13 +2004,47 @@ def test_float16_tiling_same_bits_as_float32_narrowed(kh, kw, out_w):
             )
 
 
+def _plane_sums_in_order(x):
+    """The float32 sums of the planes of x (planes x elements) in the
+    documented order, computed in numpy: 16 lanes from 0 (lane j adds
+    elements j, j + 16, ...), lanes j + 8 -> j, j + 4 -> j, then (0 + 2) +
+    (1 + 3), plus the tail added in order from 0."""
+    n = x.shape[1]
+    full = n - n % 16
+    acc = np.zeros((x.shape[0], 16), np.float32)
+    for i in range(0, full, 16):
+        acc = acc + x[:, i : i + 16]
+    a = acc[:, :8] + acc[:, 8:]
+    c = a[:, :4] + a[:, 4:]
+    total = (c[:, 0] + c[:, 2]) + (c[:, 1] + c[:, 3])
+    tail = np.zeros(x.shape[0], np.float32)
+    for i in range(full, n):
+        tail = tail + x[:, i]
+    return total + tail
+
+
+@pytest.mark.parametrize("size", [1, 15, 16, 17, 25, 36, 48, 49, 63, 64, 100, 196])
+def test_float32_global_average_sums_in_the_documented_order(size):
+    """float32 global averages, bit for bit against that order computed in
+    numpy: planes of 16 to 63 elements go eight at a time with one fold for
+    the eight, the others one by one (19 planes: two blocks of eight and
+    three alone), at 1 and 2 threads."""
+    x = RNG.standard_normal((1, 19, size)).astype(np.float32)
+    x[0, 4, :] *= 1e6  # sums that round differently in another order
+    want = _plane_sums_in_order(x[0]) / np.float32(size)
+    for n_threads in (1, 2):
+        got = ovpool.global_avg_pool(x, num_threads=n_threads).reshape(-1)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 @pytest.mark.parametrize("size", [1, 7, 8, 15, 16, 17, 19, 32, 35, 49, 63, 196, 1000, 4096])
 def test_float16_global_same_bits_as_float32_narrowed(size):
     """Global average and max of float16 planes (in registers on x86-64-v3)
     against the float32 kernel on the widened planes, bit for bit, for plane
     sizes around the 8- and 16-lane blocks and up to the conversion chunk
-    (float16 averages of 16+ elements sum eight planes at a time, float32
-    ones a plane at a time: the same order, tails of 0-15 taps)."""
+    (float16 averages of 16+ elements and float32 ones of 16 to 63 sum
+    eight planes at a time, larger float32 ones a plane at a time: the same
+    order, tails of 0-15 taps)."""
     x = _float16_specials((3, 40, 1, size))
     x32 = x.astype(np.float32)
     for n_threads in (1, 2):

@@ -482,6 +482,7 @@ _ISA_BATTERY = """
         "adaptive_avg_uniform": ovpool.adaptive_avg_pool(x[:, :, :35], (7, 14)),
         "adaptive_max": ovpool.adaptive_max_pool(d, (4, 5, 6))[0],
         "global_avg": ovpool.global_avg_pool(d),
+        "global_avg_f32": ovpool.global_avg_pool(np.ascontiguousarray(c[:, :11, :7, :7])),
         "global_lp": ovpool.global_lp_pool(x, p=2),
         "global_max": ovpool.global_max_pool(q),
         "ov_avg": ov_ops.avg_pool(x, (3, 3), (2, 2), (1, 1), (1, 1), exclude_pad=False,

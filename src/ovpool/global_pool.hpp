@@ -2,7 +2,9 @@
 // is a reduction of one contiguous plane.
 //
 // Sums run over 16 independent lanes folded pairwise at the end (a single
-// running sum could not be vectorised without reassociating it); maxima are
+// running sum could not be vectorised without reassociating it), small
+// planes eight at a time with one fold for the eight (simd::plane_sums);
+// maxima are
 // span_max (planes of 64+: four running maxima, simd::span_max_wide). float16 and bfloat16 planes
 // are widened in chunks of per-thread scratch (small planes in batches that fill a chunk: one
 // conversion and one narrowing per batch, a 7x7 plane went from 24 to 7 ns), or converted in
@@ -27,12 +29,11 @@ void global_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
     const int64_t first = unit * call.schedule.group;
     const int64_t last = std::min(first + call.schedule.group, plan.n_planes);
     if constexpr (F == Family::average) {
-        for (int64_t q = first; q < last; q++) {
-            if constexpr (std::is_same<T, float>::value)
-                out[q] = simd::plane_sum_f32(x + q * size, size);
-            else
+        if constexpr (std::is_same<T, float>::value)
+            simd::plane_sums(x + first * size, size, last - first, out + first, 0);
+        else
+            for (int64_t q = first; q < last; q++)
                 out[q] = simd::plane_sum_f64(x + q * size, size);
-        }
         for (int64_t q = first; q < last; q++)
             out[q] = out[q] / static_cast<T>(size);
     } else if constexpr (F == Family::max) {
@@ -140,7 +141,7 @@ void half_global_unit(const Plan &plan, const Call &call, int64_t unit, char *sc
             simd::widen(x + first * size, chunk, (last - first) * size, Bf16);
         if (in_registers && family == Family::average) {
             // eight planes at a time, folded together (the same sums)
-            simd::plane_sums_f16(x + first * size, size, last - first, values);
+            simd::plane_sums(x + first * size, size, last - first, values, 1);
         } else {
             for (int64_t q = first; q < last; q++) {
                 const float total =
