@@ -669,6 +669,21 @@ PATH_CASES = [
         "tiles",
     ),
     (
+        "float32 1D 3-wide tilings: tiles",
+        lambda: ovpool.max_pool(_x((2, 8, 500)), (3,), strides=(3,)),
+        "tiles",
+    ),
+    (
+        "float32 1D 3-wide tiling averages of 64: tiles",
+        lambda: ovpool.avg_pool(_x((2, 8, 64)), (3,), strides=(3,)),
+        "tiles",
+    ),
+    (
+        "float16 1D 3-wide tilings: blocked (keys)",
+        lambda: ovpool.max_pool(_x((2, 8, 500), np.float16), (3,), strides=(3,)),
+        "blocked",
+    ),
+    (
         "2x2 tilings of 7x8 planes (odd rows: no merge): blocked",
         lambda: ovpool.max_pool(_x((2, 4, 7, 8)), (2, 2), strides=(2, 2)),
         "blocked",

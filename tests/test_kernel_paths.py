@@ -2121,3 +2121,20 @@ def test_sixteen_bit_float_indices_against_torch(half):
     tv, ti = F.adaptive_max_pool2d(_t(x32), (4, 4), return_indices=True)
     np.testing.assert_array_equal(values.astype(np.float32), tv.numpy())
     np.testing.assert_array_equal(indices, ti.numpy())
+
+
+@pytest.mark.parametrize("width", [30, 64, 500, 1000, 1001])
+def test_float32_1d_three_wide_tilings_match_torch(width):
+    """float32 1D max and average 3 s3 (the tile kernel's scalar passes,
+    rows of a 1D input merged into taller planes), any leftover of the row,
+    against PyTorch bit for bit at 1 and 2 threads."""
+    x = RNG.standard_normal((3, 40, width)).astype(np.float32)
+    for n_threads in (1, 2):
+        np.testing.assert_array_equal(
+            ovpool.max_pool(x, (3,), strides=(3,), num_threads=n_threads),
+            F.max_pool1d(_t(x), 3, 3).numpy(),
+        )
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(x, (3,), strides=(3,), num_threads=n_threads),
+            F.avg_pool1d(_t(x), 3, 3).numpy(),
+        )

@@ -1271,7 +1271,10 @@ inline bool keys_fit(const Plan &plan) {
 //   0.46x, 24x24 0.79x, 36x36 0.85x (48x48 1.13x slower), average 3x3 s3 on
 //   15x15 0.46x, max 2x2 s2 on 6x6 0.49x; 3-wide tiles up to 44x44 (3x3 s3
 //   on 33x33 to 44x44, float32 and float16, in L3 and beyond it: 0.41-0.89x
-//   at 2 threads; 48x48 0.90-1.05x). Not the tile kernel's vector rows
+//   at 2 threads; 48x48 0.90-1.05x), but not float32 1D rows of 3-wide
+//   tiles (max and average 3 s3 on 30 to 1000: the tile kernel 0.51-0.84x
+//   the blocked kernel's time at 2 threads; float16 max keeps the keys,
+//   1.25-1.33x slower as tiles). Not the tile kernel's vector rows
 //   (2- and 4-wide tiles, 4+ outputs a row, float32 and float16), which merge
 //   small planes into one: max 2x2 s2 on 8x8 0.6x, average 0.56x and
 //   adaptive 8->4 0.53x the blocked kernel's time, float16 max 0.6x; but
@@ -1369,7 +1372,8 @@ inline bool prefer_blocked(const Plan &plan) {
                                   simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
         if (vector_tiles && plan.in_d == 1 && detail::merged_planes(plan) < 2)
             return plan.in_plane() <= (plan.compute == DType::f32 && plan.tile_kw == 2 ? 160 : 400);
-        if (vector_tiles || plan.compute == DType::f64)
+        if (vector_tiles || plan.compute == DType::f64 ||
+            (one_row && plan.tile_kw == 3 && plan.compute == DType::f32))
             return false;
         return slice <= (plan.tile_kw == 3 ? 1936 : 1024);
     }
