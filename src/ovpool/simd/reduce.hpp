@@ -476,7 +476,7 @@ inline ptrdiff_t span_sums8_f32(const float *x, ptrdiff_t stride, ptrdiff_t k, p
 // zeros as above) where size >= 16, for float32 under 64, the others one by
 // one. Small planes spent most of their time in each plane's own fold: a
 // float16 7x7 global average, 32x2048x7x7 at 1 thread, 0.234 -> 0.179 ms;
-// float32 7x7 planes 0.67-0.92x at 1 thread (32x2048x7x7, whose per-plane
+// float32 7x7 planes 0.67-0.98x at 1 thread (32x2048x7x7, whose per-plane
 // code had run 1.11-1.30x slower, the same instructions, after an unrelated
 // change moved it by 32 bytes), 4x4 and 5x5 0.79-0.89x, the memory-bound
 // 128x2048x7x7 0.88-1.03x; float32 planes of 64 and more measured even (8x8
