@@ -4,12 +4,12 @@
 // Sums run over 16 independent lanes folded pairwise at the end (a single
 // running sum could not be vectorised without reassociating it), small
 // planes eight at a time with one fold for the eight (simd::plane_sums);
-// maxima are
-// span_max (planes of 64+: four running maxima, simd::span_max_wide). float16 and bfloat16 planes
-// are widened in chunks of per-thread scratch (small planes in batches that fill a chunk: one
-// conversion and one narrowing per batch, a 7x7 plane went from 24 to 7 ns), or converted in
-// registers where F16C allows (averages and maxima), with the same batches
-// and chunks, so the same sums.
+// maxima are span_max (planes of 64+: four running maxima,
+// simd::span_max_wide). float16 and bfloat16 planes are widened in chunks
+// of per-thread scratch (small planes in batches that fill a chunk: one
+// conversion and one narrowing per batch, a 7x7 plane went from 24 to 7
+// ns), or converted in registers where F16C allows (averages and maxima),
+// with the same batches and chunks, so the same sums.
 #pragma once
 
 #include "call.hpp"
