@@ -608,9 +608,10 @@ averages of small planes summing eight planes at a time came next, and seed
 {SWEEP_RUNS[-2][1]} was drawn after those and run once; its worst
 configuration (a float32 1D max 3 s3 on 64x768x500, 1.09x PyTorch) led to
 float32 1D 3-wide tilings taking the tile kernel; seed {SWEEP_RUNS[-1][1]}
-was drawn after that and run once. Each run names its commit. The targets: no configuration slower than the fastest peer, a
-geometric mean of at most 0.5x, ovpool / roofline at most 1.5x at the median
-and 3x at the 90th percentile.
+was drawn after that and run once. Each run names its commit. The targets:
+no configuration slower than the fastest peer, a geometric mean of at most
+0.5x, ovpool / roofline at most 1.5x at the median and 3x at the 90th
+percentile.
 
 {sweep_section()}
 
