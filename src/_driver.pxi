@@ -377,6 +377,8 @@ def make_plan(Lowering lowered not None, dict tuning=None):
             t.half_scratch_limit = value
         elif name == "blocked_bytes":
             t.blocked_bytes = value
+        elif name == "blocked_prefetch_out_bytes":
+            t.blocked_prefetch_out_bytes = value
         elif name == "blocked_units":
             t.blocked_units = value
         elif name == "blocked_everywhere":

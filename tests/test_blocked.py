@@ -793,3 +793,88 @@ def test_small_calls_run_on_the_calling_thread():
     assert small.threads(8) == 1
     assert "1 thread," in small.explain(8)
     assert large.threads(2) == 2 and large.threads(1) == 1
+
+
+@pytest.mark.parametrize(
+    "kernel, strides, pads, redo_values, redo_indices",
+    [
+        # every window inside the input: neither is redone
+        ((2, 2), (1, 1), (0, 0), False, False),
+        # windows reach the padding: only indices (a -inf pad could come first)
+        ((3, 3), (3, 3), (1, 1), False, True),
+    ],
+)
+def test_minus_inf_maxima_redone_only_where_the_padding_could_answer(
+    blocked, kernel, strides, pads, redo_values, redo_indices
+):
+    """Windows of -inf values only: the padded layout gives max values
+    PyTorch's -inf and indices PyTorch's first element of the window, so the
+    plan scans for -inf maxima only where the padding could answer instead
+    (indices of windows reaching the padding; windows of padding only, below).
+    """
+    x = _data((2, 19, 14, 13))
+    x[0, :7] = -np.inf  # whole planes, one group
+    x[1, 3:11, 4:, :6] = -np.inf  # part of two groups, some windows only
+    _core._cache.clear()
+    values = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2)
+    both = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2, return_indices=True)
+    texts = {"indices" in repr(p): p.explain(1) for p in _core.cached_plans()}
+    assert ("a -inf maximum redone" in texts[False]) == redo_values
+    assert ("a -inf maximum redone" in texts[True]) == redo_indices
+    want, where = F.max_pool2d(_t(x), kernel, strides, pads, return_indices=True)
+    np.testing.assert_array_equal(values, want.numpy())
+    np.testing.assert_array_equal(both[0], want.numpy())
+    plane = np.arange(2 * 19).reshape(2, 19, 1, 1) * 14 * 13
+    np.testing.assert_array_equal(both[1], where.numpy() + plane)
+
+
+def test_windows_of_padding_only_are_redone(blocked):
+    """OpenVINO's ceil rounding leaves windows of padding only: their plans
+    redo -inf maxima, which give OpenVINO's lowest float32 (values) and the
+    plane's first index, beside -inf values that stay -inf."""
+    x = _data((1, 11, 5, 5))
+    x[0, :4] = -np.inf
+    _core._cache.clear()
+    values, indices = ovpool.ov_ops.max_pool(
+        x, (2, 2), (2, 2), (1, 1), (1, 1), rounding_type="ceil"
+    )
+    (plan,) = _core.cached_plans()
+    assert "a -inf maximum redone" in plan.explain(1)
+    lowest = np.finfo(np.float32).min
+    assert (values[0, :, 3, :] == lowest).all() and (values[0, :, :, 3] == lowest).all()
+    assert (values[0, :4, :3, :3] == -np.inf).all()
+    padded = F.pad(_t(x), (1, 1, 1, 1), value=-np.inf)
+    inner = F.max_pool2d(padded, 2, 2).numpy()[..., :3, :3]
+    np.testing.assert_array_equal(values[..., :3, :3], inner)
+    # OpenVINO counts over the whole tensor (axis 0): each plane's first index
+    first = np.arange(11).reshape(11, 1) * 25
+    assert (indices[0, :, 3, :] == first).all() and (indices[0, :, :, 3] == first).all()
+
+
+def test_large_outputs_are_prefetched_for_writing():
+    """Calls writing 3 MiB or more (Tuning::blocked_prefetch_out_bytes)
+    prefetch each group's outputs (and indices) as the input is transposed;
+    the outputs are the same bits either way (the threshold lowered to 0 and
+    raised past the call)."""
+    x = _data((4, 768, 17, 17), style="specials")
+
+    def calls():
+        _core._cache.clear()
+        out = [ovpool.max_pool(x, (2, 2), strides=(1, 1), num_threads=t) for t in (1, 2)]
+        out += ovpool.max_pool(x, (3, 3), strides=(2, 2), pads=(1,) * 4, return_indices=True)
+        out.append(ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1,) * 4))
+        return out, [p.explain(1) for p in _core.cached_plans()]
+
+    on, texts = _with({"blocked_prefetch_out_bytes": 0}, calls)
+    assert all("prefetched for writing" in t for t in texts)
+    assert any("outputs and indices prefetched" in t for t in texts)
+    off, texts = _with({"blocked_prefetch_out_bytes": 1 << 40}, calls)
+    assert not any("prefetched for writing" in t for t in texts)
+    for a, b in zip(on, off):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    _core._cache.clear()
+    ovpool.max_pool(x, (2, 2), strides=(1, 1))  # 3.5 MiB out: the default prefetches
+    assert "prefetched for writing" in _core.cached_plans()[0].explain(1)
+    want = F.max_pool2d(_t(x), 2, 1).numpy()
+    np.testing.assert_array_equal(on[0], want)
+    np.testing.assert_array_equal(on[1], want)

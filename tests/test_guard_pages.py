@@ -25,6 +25,7 @@ _core.TUNING["tile_prefetch_min_bytes"] = 0   # tiling calls prefetch ahead, pas
 _core.TUNING["slab_prefetch_min_elements"] = 0   # the depth slab prefetches the next unit's rows
 _core.TUNING["prefetch_min_elements"] = 0        # the row path prefetches rows ahead
 _core.TUNING["prefetch_min_plane"] = 0
+_core.TUNING["blocked_prefetch_out_bytes"] = 0   # the blocked kernel prefetches outputs
 
 PAGE = mmap.PAGESIZE
 libc = ctypes.CDLL(None, use_errno=True)

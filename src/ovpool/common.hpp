@@ -91,6 +91,15 @@ OVPOOL_INLINE void prefetch_l2(const void *address) {
 #endif
 }
 
+// For writing: the line in the cache, owned, before the first store to it.
+OVPOOL_INLINE void prefetch_write(const void *address) {
+#if defined(__GNUC__)
+    __builtin_prefetch(address, 1, 3);
+#else
+    (void)address;
+#endif
+}
+
 // Prefetch into L1 the bytes [p, p + n) (n = 0: none): input read in address
 // order, some way ahead. Prefetches never fault, past the end of an array too.
 OVPOOL_INLINE void prefetch_span(const char *p, ptrdiff_t n) {

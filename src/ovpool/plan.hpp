@@ -406,6 +406,16 @@ struct Tuning {
     // Bytes of one plane group's input in lanes the blocked kernel may hold
     // (0: no blocked path); larger planes are split into bands of rows.
     int64_t blocked_bytes = 256 * 1024;
+    // Output bytes of a call (its dtype's) from which the blocked kernel's
+    // input transpose also prefetches each group's outputs for writing:
+    // outputs the last-level cache does not keep between calls (max 2x2 s1
+    // on 8x2048x17x17, 16.7 MB out, 0.82-0.88x; 2x2 s2 ceil on
+    // 64x2048x13x13, 25.7 MB, 0.77x; 3x3 s3 p1 on 8x768x35x35, 3.5 MB,
+    // 0.90x) and not those it does, which only pay for the prefetches
+    // (average 2x2 s3 on 16x512x7x7, 0.3 MB, 1.14x; Lp 2x2 s2 on
+    // 4x384x38x37, 2.1 MB, 1.12x; average 3x3 s3 on 32x768x14x14, 2.4 MB,
+    // even), paired at 2 threads.
+    int64_t blocked_prefetch_out_bytes = int64_t(3) << 20;
     // Work units the blocked kernel splits the rows of a call into at least,
     // when there are fewer plane groups.
     int64_t blocked_units = 16;
@@ -496,6 +506,7 @@ struct Plan {
                                    // (adaptive_narrow, depth_slab)
     std::vector<int64_t> empty_w;  // max (with indices too): W windows with no tap
     bool any_empty = false;        // max (with indices too): some window has no tap
+    bool redo_minus_inf = true;    // blocked max: an output of -inf is redone by the tables
     // argmax index layout
     int64_t index_stride_d = 0, index_stride_h = 0, index_stride_w = 1;
     bool row_major = true;
@@ -515,6 +526,8 @@ struct Plan {
     int64_t lane_width = 0;            // positions per layout row
     int64_t lane_rows = 0;             // rows per layout slice
     int64_t lane_slices = 0;           // most slices of a band
+    bool lanes_prefetch_out = false;   // whole planes: each group's outputs prefetched for
+                                       // writing (Tuning::blocked_prefetch_out_bytes)
     std::vector<int64_t> tap_offsets;  // elements from a window's first to each tap, in the
                                        // order the kernel combines them
     std::vector<int64_t> tap_index;    // argmax: index-space offsets of the same taps
@@ -1752,6 +1765,14 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
                 plan.empty_w.push_back(o);
         plan.any_empty = !plan.empty_w.empty() || detail::min_taps(plan.win_d) == 0 ||
                          detail::min_taps(plan.win_h) == 0;
+        // the padded layout gives a window's own answer but where the
+        // window is empty (max values: the empty value), or, with indices,
+        // reaches the padding (a -inf there could be the first maximum)
+        bool clipped = false;
+        const std::vector<int64_t> *tables[3] = {&plan.win_d, &plan.win_h, &plan.win_w};
+        for (int a = 0; a < 3; a++)
+            clipped = clipped || !plan.uniform[a] || detail::min_taps(*tables[a]) < plan.kernel[a];
+        plan.redo_minus_inf = plan.any_empty || (spec.family == Family::argmax && clipped);
     }
     // the W divisor factors of the averages, in the compute type
     if (spec.family == Family::average || spec.family == Family::lp) {
@@ -1778,6 +1799,9 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.path == Path::blocked &&
         (spec.family == Family::max || (spec.family == Family::argmax && short_taps)) &&
         !plan.lanes_by_table && keys_fit(plan);
+    plan.lanes_prefetch_out = plan.path == Path::blocked && plan.bands == 1 && !plan.lanes_keys &&
+                              plan.out_elements() * static_cast<int64_t>(dtype_size(spec.dtype)) >=
+                                  plan.tuning.blocked_prefetch_out_bytes;
     plan.scratch = detail::scratch_layout(plan);
     return plan;
 }
@@ -1919,10 +1943,15 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
         case Path::blocked:
             text += format(
                 "  groups of %d planes in vector lanes (%lld groups), units of %lld groups x "
-                "%lld output rows (%lld band%s a plane)\n",
+                "%lld output rows (%lld band%s a plane)%s\n",
                 simd::kLanes, static_cast<long long>(plan.n_groups),
                 static_cast<long long>(s.group), static_cast<long long>(plan.unit_rows),
-                static_cast<long long>(plan.bands), plan.bands == 1 ? "" : "s");
+                static_cast<long long>(plan.bands), plan.bands == 1 ? "" : "s",
+                plan.lanes_prefetch_out ? plan.spec.family == Family::argmax
+                                              ? "; each group's outputs and indices prefetched "
+                                                "for writing"
+                                              : "; each group's outputs prefetched for writing"
+                                        : "");
             if (plan.lanes_by_table)
                 text += format(
                     "  layout %lldx%lldx%lld unpadded; every output by its window "
@@ -1953,7 +1982,8 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                         ? "16-bit order keys, two groups (16 planes) a pass, a pair holding a NaN "
                           "or a -0 pooled as floats"
                     : plan.spec.family == Family::max || plan.spec.family == Family::argmax
-                        ? "a -inf maximum redone by the tables"
+                        ? (plan.redo_minus_inf ? "a -inf maximum redone by the tables"
+                                               : "a -inf maximum kept (no window needs its tables)")
                     : plan.spec.family == Family::lp ? "the p-th root of each sum"
                                                      : "each sum divided by its window's divisor");
             break;

@@ -20,11 +20,12 @@
 // and outputs go eight at a time, across rows, with no bounds to test. The
 // padding and each output's first element (band_table) are the same for
 // every group of a unit: they are set once a unit, and the transpose writes
-// each input row straight to its place between the padding. An
-// output whose maximum comes out -inf (a window of padding only, or of -inf
-// values, which the padding could not be told from) is redone by its window
-// tables. Adaptive bins of unequal size take every output by the tables, in
-// an unpadded layout.
+// each input row straight to its place between the padding. Where some
+// window holds no input element (max values), or reaches the padding (with
+// indices: a -inf there could come first), an output whose maximum comes
+// out -inf is redone by its window tables (Plan::redo_minus_inf; elsewhere
+// the padding gives each window's own answer). Adaptive bins of unequal
+// size take every output by the tables, in an unpadded layout.
 //
 // Each output combines its taps in one order, lane by lane, with the same
 // operations in every build:
@@ -476,6 +477,10 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     }
     pool_lists<C, O>(plan, lanes.in, r0, r1, f, out, pos, tap_pos, first, aux, order, runs, cols);
     if constexpr (is_max(O)) {
+        // (no window of padding only: the scan alone took 17% of max 2x2 s1
+        // on 16x512x14x14, 0.78x without it at 1 thread)
+        if (!plan.redo_minus_inf)
+            return;
         const int64_t n_out = (r1 - r0) * out_w;
         // a maximum of -inf: padding only, or -inf values; the tables tell
         // them apart. Redone after the taps' loops, not in them: a call
@@ -496,19 +501,27 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
 // The unit
 // ---------------------------------------------------------------------------
 
+// The transpose that also prefetches outputs, kept out of line: inlined
+// beside the other, it slowed the groups that do not prefetch outputs.
+template <simd::Elem E, bool Check, simd::Fold Fo>
+OVPOOL_NOINLINE bool to_lanes_out(const void *const src[8], ptrdiff_t n, float *dst,
+                                  ptrdiff_t row_w, ptrdiff_t row_stride, const simd::Ahead &ahead) {
+    return simd::planes_to_lanes<E, Check, Fo, true>(src, n, dst, row_w, row_stride, ahead);
+}
+
 template <class C, simd::Elem E, simd::Fold Fo>
 OVPOOL_INLINE bool to_lanes(const void *const src[8], ptrdiff_t n, C *dst, ptrdiff_t row_w,
-                            ptrdiff_t row_stride, bool check, const char *next,
-                            ptrdiff_t next_bytes) {
+                            ptrdiff_t row_stride, bool check, const simd::Ahead &ahead) {
     if constexpr (std::is_same<C, double>::value) {
         static_assert(Fo == simd::Fold::none, "float64 lanes fold after the transpose");
         return check ? simd::planes_to_lanes_f64<true>(src, n, dst, row_w, row_stride)
                      : simd::planes_to_lanes_f64<false>(src, n, dst, row_w, row_stride);
     } else {
-        return check ? simd::planes_to_lanes<E, true, Fo>(src, n, dst, row_w, row_stride, next,
-                                                          next_bytes)
-                     : simd::planes_to_lanes<E, false, Fo>(src, n, dst, row_w, row_stride, next,
-                                                           next_bytes);
+        if (ahead.out_bytes > 0)
+            return check ? to_lanes_out<E, true, Fo>(src, n, dst, row_w, row_stride, ahead)
+                         : to_lanes_out<E, false, Fo>(src, n, dst, row_w, row_stride, ahead);
+        return check ? simd::planes_to_lanes<E, true, Fo>(src, n, dst, row_w, row_stride, ahead)
+                     : simd::planes_to_lanes<E, false, Fo>(src, n, dst, row_w, row_stride, ahead);
     }
 }
 
@@ -570,12 +583,11 @@ inline void band_padding(const Plan &plan, const Band &b, C *in, simd::Pack<C> i
 
 // The input of group q0's planes (count of them) a band reads, transposed
 // into its place in lanes (see band_padding for the rest); prefetched
-// meanwhile: next_bytes from next. Returns true when a NaN was met (with
+// meanwhile: ahead. Returns true when a NaN was met (with
 // check). Fo: what each value becomes on the way (simd::Fold).
 template <class C, simd::Elem E, simd::Fold Fo = simd::Fold::none>
 inline bool band_to_lanes(const Plan &plan, const Band &b, const char *planes,
-                          const int64_t lane_at[8], C *in, bool check, const char *next,
-                          ptrdiff_t next_bytes) {
+                          const int64_t lane_at[8], C *in, bool check, simd::Ahead ahead) {
     const int64_t esize = static_cast<int64_t>(simd::elem_size(E));
     const int64_t in_w = plan.in_w, width = plan.lane_width, pw = plan.lane_pad[2];
     const int64_t row_len = width * L, slice_len = plan.lane_rows * row_len;
@@ -590,9 +602,8 @@ inline bool band_to_lanes(const Plan &plan, const Band &b, const char *planes,
         for (int l = 0; l < 8; l++)
             src[l] = planes + lane_at[l] + offset * esize;
         C *first = in + (id - b.d_lo) * slice_len + (h0 - b.h_lo) * row_len + pw * L;
-        nan |=
-            to_lanes<C, E, Fo>(src, (h1 - h0) * in_w, first, in_w, width, check, next, next_bytes);
-        next_bytes = 0;
+        nan |= to_lanes<C, E, Fo>(src, (h1 - h0) * in_w, first, in_w, width, check, ahead);
+        ahead = simd::Ahead{};
     }
     return nan;
 }
@@ -692,11 +703,24 @@ void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t 
             lanes_set = count;
         }
         // whole planes: the next group's input is one span, prefetched while
-        // this group's is transposed (not past the unit's last group)
+        // this group's is transposed (not past the unit's last group); with
+        // lanes_prefetch_out so is this group's output, for writing, which
+        // the pooling then leaves time to arrive before the transpose out
+        // stores to it (eight streams of stores, each line read for
+        // ownership at its first store, kept that transpose waiting)
         const bool whole = plan.bands == 1 && g + 1 < g1;
         const char *next = x + (q0 + L) * in_plane * esize;
         const ptrdiff_t next_bytes =
             whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) * in_plane * esize : 0;
+        simd::Ahead ahead{next, next_bytes};
+        if (plan.lanes_prefetch_out) {
+            ahead.out = y + q0 * out_plane * esize;
+            ahead.out_bytes = count * out_plane * esize;
+            if constexpr (F == Family::argmax) {
+                ahead.indices = reinterpret_cast<const char *>(index + q0 * out_plane);
+                ahead.index_bytes = count * out_plane * static_cast<int64_t>(sizeof(I));
+            }
+        }
         const char *planes = x + q0 * in_plane * esize;
         bool nan = false, folded = false;
         if constexpr (F == Family::lp && std::is_same<C, float>::value) {
@@ -704,14 +728,13 @@ void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t 
             folded = plan.mode == kSumLp2 || plan.mode == kSumLp1;
             if (plan.mode == kSumLp2)
                 band_to_lanes<C, E, simd::Fold::square>(plan, lanes.band, planes, lane_in, in,
-                                                        false, next, next_bytes);
+                                                        false, ahead);
             else if (plan.mode == kSumLp1)
                 band_to_lanes<C, E, simd::Fold::abs>(plan, lanes.band, planes, lane_in, in, false,
-                                                     next, next_bytes);
+                                                     ahead);
         }
         if (!folded) {
-            nan =
-                band_to_lanes<C, E>(plan, lanes.band, planes, lane_in, in, check, next, next_bytes);
+            nan = band_to_lanes<C, E>(plan, lanes.band, planes, lane_in, in, check, ahead);
             if constexpr (F == Family::lp)
                 lp_transform(in, plan.lane_slices * plan.lane_rows * plan.lane_width, plan.mode,
                              plan.p);
@@ -795,11 +818,12 @@ void key_groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int6
             ready = true;
         }
         // whole planes: the next pair's input is one span, prefetched while
-        // this pair's is transposed
-        const char *next = x + (q0 + 2 * L) * in_plane * 2;
-        ptrdiff_t ahead = plan.bands == 1 && g + 2 < g1
+        // this pair's is transposed (its outputs are not: float16 max 5x5 s3
+        // p2 on 32x192x71x74, 6.8 MB out, measured even with them)
+        simd::Ahead ahead{x + (q0 + 2 * L) * in_plane * 2,
+                          plan.bands == 1 && g + 2 < g1
                               ? std::min<int64_t>(2 * L, plan.n_planes - q0 - 2 * L) * in_plane * 2
-                              : 0;
+                              : 0};
         bool bad = false;
         const void *src[16];
         for (int64_t id = std::max<int64_t>(b.d_lo, 0); id < std::min(b.d_hi, plan.in_d) && h0 < h1;
@@ -809,8 +833,8 @@ void key_groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int6
                 src[l] = x + ((q0 + (l < count ? l : 0)) * in_plane + offset) * 2;
             K *at = in + (id - b.d_lo) * slice_len + (h0 - b.h_lo) * row_len + plan.lane_pad[2] * L;
             bad |= simd::planes_to_keys<E>(src, (h1 - h0) * plan.in_w, at, plan.in_w,
-                                           plan.lane_width, next, ahead);
-            ahead = 0;
+                                           plan.lane_width, ahead);
+            ahead = simd::Ahead{};
         }
         if (bad) {
             groups<float, E, F, I>(plan, call, r0, r1, g, std::min(g + 2, g1), scratch);

@@ -223,16 +223,16 @@ OVPOOL_INLINE void transpose8x16(V r[8]) {
 
 // Element i of the 16-bit rows src[l] (every src[l] a valid row: a group of
 // fewer planes repeats one) to lane l of position i of dst as its key, for
-// i < n, the positions laid out as rows of row_w (see LaneCursor); next,
-// next_bytes: prefetched meanwhile (see planes_to_lanes). Returns true when
-// a NaN or a -0 was met (the group then goes as floats).
+// i < n, the positions laid out as rows of row_w (see LaneCursor); ahead's
+// input prefetched meanwhile (see planes_to_lanes). Returns true when a NaN or a
+// -0 was met (the group then goes as floats).
 template <Elem E>
 inline bool planes_to_keys(const void *const src[16], ptrdiff_t n, Key2 *dst, ptrdiff_t row_w,
-                           ptrdiff_t row_stride, const char *next, ptrdiff_t next_bytes) {
+                           ptrdiff_t row_stride, const Ahead &ahead) {
     ptrdiff_t i = 0;
     bool bad = false;
     LaneCursor<Key2> at(dst, n, row_w, row_stride);
-    SpreadPrefetch pf(next, next_bytes, n / 8);
+    SpreadPrefetch<false> pf(ahead, n / 8);
     const auto row = [&](int l) { return static_cast<const uint16_t *>(src[l]); };
 #if defined(__SSE2__)
 #if defined(__AVX2__)
