@@ -477,8 +477,8 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
     }
     pool_lists<C, O>(plan, lanes.in, r0, r1, f, out, pos, tap_pos, first, aux, order, runs, cols);
     if constexpr (is_max(O)) {
-        // (no window of padding only: the scan alone took 17% of max 2x2 s1
-        // on 16x512x14x14, 0.78x without it at 1 thread)
+        // where the padding gives every window's own answer, no scan (it
+        // alone took 17% of max 2x2 s1 on 16x512x14x14: 0.78x without it)
         if (!plan.redo_minus_inf)
             return;
         const int64_t n_out = (r1 - r0) * out_w;
@@ -502,7 +502,8 @@ inline void pool_band(const Plan &plan, const Lanes<C> &lanes, int64_t r0, int64
 // ---------------------------------------------------------------------------
 
 // The transpose that also prefetches outputs, kept out of line: inlined
-// beside the other, it slowed the groups that do not prefetch outputs.
+// beside the other, it slowed calls that prefetch no outputs by 5-13%
+// (average 2x2 s3 on 16x512x7x7, max 2x2 s3 on 32x768x7x7, at 2 threads).
 template <simd::Elem E, bool Check, simd::Fold Fo>
 OVPOOL_NOINLINE bool to_lanes_out(const void *const src[8], ptrdiff_t n, float *dst,
                                   ptrdiff_t row_w, ptrdiff_t row_stride, const simd::Ahead &ahead) {

@@ -224,8 +224,8 @@ OVPOOL_INLINE void transpose8x16(V r[8]) {
 // Element i of the 16-bit rows src[l] (every src[l] a valid row: a group of
 // fewer planes repeats one) to lane l of position i of dst as its key, for
 // i < n, the positions laid out as rows of row_w (see LaneCursor); ahead's
-// input prefetched meanwhile (see planes_to_lanes). Returns true when a NaN or a
-// -0 was met (the group then goes as floats).
+// input prefetched meanwhile (see planes_to_lanes). Returns true when a NaN
+// or a -0 was met (the group then goes as floats).
 template <Elem E>
 inline bool planes_to_keys(const void *const src[16], ptrdiff_t n, Key2 *dst, ptrdiff_t row_w,
                            ptrdiff_t row_stride, const Ahead &ahead) {

@@ -602,9 +602,8 @@ struct Ahead {
 
 // The prefetches of an Ahead, in address order, spread over the blocks of a
 // transpose: some() a block, rest() what is left after the last. Out: the
-// outputs too (a separate instantiation: the transposes without them kept
-// head room in registers, 1.05-1.13x faster on small calls that prefetch
-// no outputs).
+// outputs and indices too (a transpose of its own: see
+// blocked::to_lanes_out).
 template <bool Out>
 struct SpreadPrefetch {
     // a span prefetched a few lines a block
@@ -668,13 +667,14 @@ OVPOOL_INLINE float fold1(float v) {
 // repeats one) to lane l of position i of dst, as float, for i < n, the
 // positions laid out as rows of row_w (see LaneCursor). Returns true when
 // a NaN was met (float inputs; only looked for with Check). Meanwhile it
-// prefetches what ahead names, spread over the blocks: the eight rows are
-// eight short streams, which the hardware prefetcher does not get ahead of
-// (a group's input read this way came from DRAM at a third of a sequential
-// read's rate); the next group's input is one. Fo: |x| or x * x of each value on the way (Lp norms
-// of p 1 and 2; the same bits as a pass over the lanes after, without that pass: Lp 2x2 s2 on
-// 4x384x38x37 0.71x, 3x3 s2 on 32x512x13x13 0.69x, 0.71-0.96x on the sweeps' other Lp
-// configurations, at 1 thread).
+// prefetches what ahead names (its outputs only with Out), spread over the
+// blocks: the eight rows are eight short streams, which the hardware
+// prefetcher does not get ahead of (a group's input read this way came from
+// DRAM at a third of a sequential read's rate); the next group's input is
+// one. Fo: |x| or x * x of each value on the way (Lp norms of p 1 and 2;
+// the same bits as a pass over the lanes after, without that pass: Lp 2x2
+// s2 on 4x384x38x37 0.71x, 3x3 s2 on 32x512x13x13 0.69x, 0.71-0.96x on
+// the sweeps' other Lp configurations, at 1 thread).
 template <Elem E, bool Check, Fold Fo = Fold::none, bool Out = false>
 inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, ptrdiff_t row_w,
                             ptrdiff_t row_stride, const Ahead &ahead = Ahead{}) {
