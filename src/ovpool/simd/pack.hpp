@@ -677,7 +677,7 @@ OVPOOL_INLINE float fold1(float v) {
 // the sweeps' other Lp configurations, at 1 thread).
 template <Elem E, bool Check, Fold Fo = Fold::none, bool Out = false>
 inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, ptrdiff_t row_w,
-                            ptrdiff_t row_stride, const Ahead &ahead = Ahead{}) {
+                            ptrdiff_t row_stride, const Ahead &ahead) {
     ptrdiff_t i = 0;
     bool nan = false;
     LaneCursor<float> at(dst, n, row_w, row_stride);
