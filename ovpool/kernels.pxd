@@ -193,6 +193,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         int64_t prefetch_min_plane, tile_prefetch_min_bytes, tile_ahead_bytes
         int64_t slab_prefetch_min_elements, slice_scratch, run_elements, slab_bytes
         int64_t half_scratch_limit, blocked_bytes, blocked_prefetch_out_bytes, blocked_units
+        int64_t blocked_prefetch_head_bytes, blocked_prefetch_head_lines
         bool blocked_everywhere
         bool key_lanes
         double byte_ns, tap_ns, thread_ns

@@ -379,6 +379,10 @@ def make_plan(Lowering lowered not None, dict tuning=None):
             t.blocked_bytes = value
         elif name == "blocked_prefetch_out_bytes":
             t.blocked_prefetch_out_bytes = value
+        elif name == "blocked_prefetch_head_bytes":
+            t.blocked_prefetch_head_bytes = value
+        elif name == "blocked_prefetch_head_lines":
+            t.blocked_prefetch_head_lines = value
         elif name == "blocked_units":
             t.blocked_units = value
         elif name == "blocked_everywhere":

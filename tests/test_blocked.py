@@ -878,3 +878,54 @@ def test_large_outputs_are_prefetched_for_writing():
     want = F.max_pool2d(_t(x), 2, 1).numpy()
     np.testing.assert_array_equal(on[0], want)
     np.testing.assert_array_equal(on[1], want)
+
+
+def test_long_planes_prefetch_the_heads_of_the_next_group():
+    """Planes of 8 KiB or more (Tuning::blocked_prefetch_head_bytes) prefetch
+    only the first cache lines of each of the next group's planes (at most
+    the plane's own lines); the outputs are the same bits as with the whole
+    group prefetched, and match PyTorch."""
+    x = _data((2, 67, 48, 48), style="specials")  # 17 groups: one band a plane
+    x3 = _data((1, 131, 5, 24, 24))
+
+    def calls():
+        _core._cache.clear()
+        out = [
+            ovpool.max_pool(x, (3, 3), strides=(3, 3), pads=(1,) * 4, num_threads=t) for t in (1, 2)
+        ]
+        out += ovpool.max_pool(x, (2, 3), strides=(2, 2), return_indices=True)
+        out.append(ovpool.avg_pool(x, (3, 3), strides=(2, 2), pads=(1,) * 4))
+        out.append(ovpool.lp_pool(x, (2, 2), strides=(2, 2), p=2))
+        out.append(ovpool.max_pool(x3, (2, 2, 2), strides=(2, 2, 2)))
+        return out, [p.explain(1) for p in _core.cached_plans() if p.path == "blocked"]
+
+    everywhere = {"blocked_everywhere": True}
+    head, texts = _with(everywhere, calls)
+    assert len(texts) == 5
+    assert all("planes prefetched by their first 8 cache lines" in t for t in texts)
+    whole, texts = _with({**everywhere, "blocked_prefetch_head_bytes": 1 << 40}, calls)
+    assert not any("planes prefetched by their first" in t for t in texts)
+    many, texts = _with(
+        {**everywhere, "blocked_prefetch_head_bytes": 0, "blocked_prefetch_head_lines": 10**6},
+        calls,
+    )
+    # a 48x48 float32 plane is 144 cache lines, a 5x24x24 one 180
+    assert sum("by their first 144 cache lines" in t for t in texts) == 4
+    assert sum("by their first 180 cache lines" in t for t in texts) == 1
+    for a, b, c in zip(head, whole, many):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+        np.testing.assert_array_equal(a.view(np.uint8), c.view(np.uint8))
+    want = F.max_pool2d(_t(x), 3, 3, 1).numpy()
+    np.testing.assert_array_equal(head[0], want)
+    np.testing.assert_array_equal(head[1], want)
+    values, where = F.max_pool2d(_t(x), (2, 3), 2, return_indices=True)
+    np.testing.assert_array_equal(head[2], values.numpy())
+    np.testing.assert_array_equal(
+        head[3], where.numpy() + np.arange(134).reshape(2, 67, 1, 1) * 48 * 48
+    )
+    np.testing.assert_allclose(
+        head[4], F.avg_pool2d(_t(x), 3, 2, 1, count_include_pad=False).numpy(), rtol=1e-6, atol=1e-6
+    )
+    lp = torch.sqrt(F.avg_pool2d(_t(x) ** 2, 2, 2) * 4).numpy()
+    np.testing.assert_allclose(head[5], lp, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(head[6], F.max_pool3d(_t(x3), 2, 2).numpy())

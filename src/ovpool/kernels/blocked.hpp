@@ -704,16 +704,19 @@ void groups(const Plan &plan, const Call &call, int64_t r0, int64_t r1, int64_t 
             lanes_set = count;
         }
         // whole planes: the next group's input is one span, prefetched while
-        // this group's is transposed (not past the unit's last group); with
-        // lanes_prefetch_out so is this group's output, for writing, which
-        // the pooling then leaves time to arrive before the transpose out
-        // stores to it (eight streams of stores, each line read for
+        // this group's is transposed (not past the unit's last group), or
+        // with lanes_prefetch_head only the head of each of its planes, now;
+        // with lanes_prefetch_out so is this group's output, for writing,
+        // which the pooling then leaves time to arrive before the transpose
+        // out stores to it (eight streams of stores, each line read for
         // ownership at its first store, kept that transpose waiting)
         const bool whole = plan.bands == 1 && g + 1 < g1;
         const char *next = x + (q0 + L) * in_plane * esize;
-        const ptrdiff_t next_bytes =
-            whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) * in_plane * esize : 0;
-        simd::Ahead ahead{next, next_bytes};
+        const int64_t next_planes = whole ? std::min<int64_t>(L, plan.n_planes - q0 - L) : 0;
+        simd::Ahead ahead{next, plan.lanes_prefetch_head > 0 ? 0 : next_planes * in_plane * esize};
+        for (int64_t q = 0; q < next_planes && plan.lanes_prefetch_head > 0; q++)
+            for (int64_t k = 0; k < plan.lanes_prefetch_head; k++)
+                prefetch_l2(next + q * in_plane * esize + k * 64);
         if (plan.lanes_prefetch_out) {
             ahead.out = y + q0 * out_plane * esize;
             ahead.out_bytes = count * out_plane * esize;

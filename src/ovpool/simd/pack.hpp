@@ -458,24 +458,6 @@ OVPOOL_INLINE __m256 load8_of(const void *p, ptrdiff_t i) {
     return _mm256_loadu_ps(static_cast<const float *>(p) + i);
 }
 
-OVPOOL_INLINE void transpose8(__m256 r[8]) {
-    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
 #endif
 
 // Whether lanes of E are widened in vector registers in this build.
@@ -689,7 +671,7 @@ inline bool planes_to_lanes(const void *const src[8], ptrdiff_t n, float *dst, p
             pf.some();
             for (int l = 0; l < 8; l++)
                 r[l] = load8_of<E>(src[l], at_i);
-            transpose8(r);
+            transpose8x8(r);
             // unordered: either operand a NaN (one compare for two
             // registers: max 2x2 s3 and 4x4 s2 on 7x7 planes 0.75-0.95x
             // at 1 thread)
@@ -811,7 +793,7 @@ OVPOOL_INLINE void lanes_block4(const float *src, ptrdiff_t i, int h, __m128 r[4
 OVPOOL_INLINE void lanes_block8(const float *src, ptrdiff_t i, __m256 r[8]) {
     for (int j = 0; j < 8; j++)
         r[j] = _mm256_load_ps(src + (i + j) * 8);
-    transpose8(r);
+    transpose8x8(r);
 }
 #endif
 

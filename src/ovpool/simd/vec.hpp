@@ -275,6 +275,20 @@ OVPOOL_INLINE void taps8s_left(const float *p, int stride, __m256 v[4]) {
     v[0] = _mm256_blend_ps(v[0], v[1], 1);
 }
 
+// store_indices4 of the 4 offsets in each half of at: the low half to
+// dst_lo, the high half to dst_hi
+OVPOOL_INLINE void store_indices8(int64_t *dst_lo, int64_t *dst_hi, __m256i at,
+                                  int64_t index_base) {
+    __m256i base = _mm256_set1_epi64x(index_base);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst_lo),
+                        _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(at)), base));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i *>(dst_hi),
+        _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(at, 1)), base));
+}
+#endif  // __AVX2__
+
+#if defined(__AVX__)
 // v[i] <- column i of the 8x8 matrix whose rows are v[0..8).
 OVPOOL_INLINE void transpose8x8(__m256 v[8]) {
     __m256 a[8], b[8];
@@ -293,19 +307,7 @@ OVPOOL_INLINE void transpose8x8(__m256 v[8]) {
         v[i + 4] = _mm256_permute2f128_ps(b[i], b[i + 4], 0x31);
     }
 }
-
-// store_indices4 of the 4 offsets in each half of at: the low half to
-// dst_lo, the high half to dst_hi
-OVPOOL_INLINE void store_indices8(int64_t *dst_lo, int64_t *dst_hi, __m256i at,
-                                  int64_t index_base) {
-    __m256i base = _mm256_set1_epi64x(index_base);
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst_lo),
-                        _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(at)), base));
-    _mm256_storeu_si256(
-        reinterpret_cast<__m256i *>(dst_hi),
-        _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(at, 1)), base));
-}
-#endif  // __AVX2__
+#endif  // __AVX__
 
 }  // namespace simd
 OVPOOL_END
