@@ -1812,12 +1812,13 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.path == Path::blocked &&
         (spec.family == Family::max || (spec.family == Family::argmax && short_taps)) &&
         !plan.lanes_by_table && keys_fit(plan);
-    plan.lanes_prefetch_out = plan.path == Path::blocked && plan.bands == 1 && !plan.lanes_keys &&
-                              plan.out_elements() * static_cast<int64_t>(dtype_size(spec.dtype)) >=
-                                  plan.tuning.blocked_prefetch_out_bytes;
-    const int64_t plane_bytes = plan.in_plane() * static_cast<int64_t>(dtype_size(spec.dtype));
-    if (plan.path == Path::blocked && plan.bands == 1 && !plan.lanes_keys &&
-        plane_bytes >= plan.tuning.blocked_prefetch_head_bytes)
+    // the blocked kernel's prefetches of whole planes (float groups, one band)
+    const bool whole_planes = plan.path == Path::blocked && plan.bands == 1 && !plan.lanes_keys;
+    const int64_t esize = static_cast<int64_t>(dtype_size(spec.dtype));
+    plan.lanes_prefetch_out =
+        whole_planes && plan.out_elements() * esize >= plan.tuning.blocked_prefetch_out_bytes;
+    const int64_t plane_bytes = plan.in_plane() * esize;
+    if (whole_planes && plane_bytes >= plan.tuning.blocked_prefetch_head_bytes)
         plan.lanes_prefetch_head = std::max<int64_t>(
             0, std::min(plan.tuning.blocked_prefetch_head_lines, plane_bytes / 64));
     plan.scratch = detail::scratch_layout(plan);
