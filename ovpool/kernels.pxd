@@ -196,7 +196,7 @@ cdef extern from "ovpool/ovpool.hpp" namespace "ovpool" nogil:
         int64_t blocked_prefetch_head_bytes, blocked_prefetch_head_lines
         bool blocked_everywhere
         bool key_lanes
-        double byte_ns, tap_ns, thread_ns
+        double row_windows_ratio, byte_ns, tap_ns, thread_ns
 
     cdef cppclass Plan:
         PoolSpec spec

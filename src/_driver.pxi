@@ -383,6 +383,8 @@ def make_plan(Lowering lowered not None, dict tuning=None):
             t.blocked_prefetch_head_bytes = value
         elif name == "blocked_prefetch_head_lines":
             t.blocked_prefetch_head_lines = value
+        elif name == "row_windows_ratio":
+            t.row_windows_ratio = value
         elif name == "blocked_units":
             t.blocked_units = value
         elif name == "blocked_everywhere":

@@ -476,6 +476,72 @@ def test_max_columns_pooled_once_as_whole_windows(dtype, style):
         np.testing.assert_array_equal(new, want.numpy().astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8])
+@pytest.mark.parametrize("style", ["zeros", "specials"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_indices_by_rows_as_whole_windows(dtype, style, threads):
+    """Max with indices of windows of many rows and columns: the blocked
+    kernel pools each row's W windows once, then each window over its rows
+    (``Plan.row_taps``). The values and indices are those of whole windows
+    (the first maximum, a +0 and a -0 equal; the last NaN), bands of rows,
+    padding, dilation and storage_order included, and PyTorch's."""
+    for kernel, strides, pads, dilations, order in [
+        ((5, 5, 5), (1, 1, 1), (0, 0, 0), (1, 1, 1), 0),
+        ((3, 3, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1), 0),
+        ((7, 7), (2, 2), (3, 3), (1, 1), 0),
+        ((3, 4), (1, 2), (1, 2), (2, 1), 0),
+        ((5, 3), (1, 1), (2, 1), (1, 2), 1),
+        ((2, 2), (1, 1), (1, 1), (1, 1), 0),
+    ]:
+        shape = (2, 9, *[(k - 1) * d + 5 for k, d in zip(kernel, dilations)])
+        if style == "zeros":
+            x = np.where(RNG.random(shape) < 0.5, 0.0, -0.0)
+            x[RNG.random(shape) < 0.1] = -1.0
+            x = x.astype(dtype)
+        elif dtype == np.int8:
+            x = RNG.integers(-3, 3, shape).astype(dtype)
+        else:
+            x = _data(shape, dtype, "specials")
+        kw = dict(strides=strides, pads=pads * 2, dilations=dilations, storage_order=order)
+
+        def call(x=x, kernel=kernel, kw=kw):
+            _core._cache.clear()
+            result = ovpool.max_pool(x, kernel, **kw, return_indices=True, num_threads=threads)
+            return result, [str(plan) for plan in _core.cached_plans()]
+
+        # bands of rows too: two thirds of the padded plane in lanes
+        padded = np.prod([n + 2 * p for n, p in zip(shape[2:], pads)])
+        bands = {"blocked_bytes": int(padded) * (64 if dtype == np.float64 else 32) * 2 // 3}
+        tuning = {"blocked_everywhere": True, "key_lanes": False}
+        (values, indices), plans = _with({**tuning, "row_windows_ratio": 0}, call)
+        (whole, whole_idx), whole_plans = _with({**tuning, "row_windows_ratio": 1e30}, call)
+        (banded, banded_idx), banded_plans = _with(
+            {**tuning, **bands, "row_windows_ratio": 0}, call
+        )
+        assert all("W windows pooled once first" in p for p in plans + banded_plans), plans
+        assert "bands a plane" in banded_plans[0], banded_plans
+        assert not any("W windows pooled once" in p for p in whole_plans), whole_plans
+        width = np.dtype(dtype).itemsize
+        for v, i in [(values, indices), (banded, banded_idx)]:
+            assert (v.view(f"u{width}") == whole.view(f"u{width}")).all(), kernel
+            np.testing.assert_array_equal(i, whole_idx)
+        if order == 0 and dtype != np.float16:
+            rank = len(kernel)
+            pool = getattr(F, f"max_pool{rank}d")
+            want, want_idx = pool(
+                _t(x.astype(np.float64 if dtype == np.float64 else np.float32)),
+                kernel,
+                strides,
+                pads,
+                dilations,
+                return_indices=True,
+            )
+            np.testing.assert_array_equal(values, want.numpy().astype(dtype))
+            plane = int(np.prod(shape[2:]))
+            base = np.arange(shape[0] * shape[1]).reshape(shape[0], shape[1], *[1] * rank)
+            np.testing.assert_array_equal(indices, want_idx.numpy() + base * plane)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("style", ["ties", "specials"])
 def test_strided_max_windows_on_large_planes(dtype, style):

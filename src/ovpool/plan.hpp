@@ -426,6 +426,10 @@ struct Tuning {
     // and 1.23x slower, on 32x160x38x38 even).
     int64_t blocked_prefetch_head_bytes = 8192;
     int64_t blocked_prefetch_head_lines = 8;
+    // Max with indices on the blocked kernel: each row's W windows pooled
+    // once first where the whole windows take at least this many times the
+    // steps (set_row_windows; 0: wherever windows are 2+ rows tall and wide).
+    double row_windows_ratio = 1.5;
     // Work units the blocked kernel splits the rows of a call into at least,
     // when there are fewer plane groups.
     int64_t blocked_units = 16;
@@ -468,7 +472,9 @@ struct ScratchLayout {
     int64_t win_aux = -1;     // blocked: each output's divisor / first position, compute type
     int64_t win_order = -1;   // blocked: the outputs grouped by tap list, int64
     int64_t win_runs = -1;    // blocked: where each list's group starts, and a cursor, int64
-    int64_t lanes_cols = -1;  // blocked: a row's pooled columns (Plan::column_span)
+    int64_t lanes_cols = -1;  // blocked: a row's pooled columns (Plan::column_span), or
+                              // every row's pooled W windows and their positions
+                              // (Plan::row_taps)
 };
 
 // The order in which the blocked kernel combines the taps of a max window
@@ -557,6 +563,10 @@ struct Plan {
                                        // column's rows pooled once first (0: every window
                                        // whole; see set_taps)
     std::vector<int64_t> column_taps;  // their W taps' offsets in the column buffer
+    std::vector<int64_t> row_taps;     // argmax: each layout row's W windows pooled once first,
+                                       // then each window over its rows: the offset of each
+                                       // of its rows in that row buffer (empty: every window
+                                       // whole; see set_row_windows)
     bool lanes_keys = false;           // 16-bit max values and indices: pairs of groups in
                                        // 16-bit order keys (simd/keys.hpp), a pair with a
                                        // NaN or a -0 pooled as floats
@@ -991,6 +1001,36 @@ inline void set_columns(Plan &plan) {
         plan.column_taps.push_back(t * plan.dil_w * simd::kLanes);
 }
 
+// Max with indices over uniform windows many rows tall and wide: the W
+// windows of every layout row of a band are pooled once (the first maximum,
+// or the last NaN, and its W position), then each window over its rows, in
+// order (Plan::row_taps). A row's winner comes before every later row's
+// element, so a strict ">" over the rows in order keeps the first maximum
+// of the whole window, and a NaN taken always the last NaN, as the whole
+// window row-major does: the same value and index. Taken where the whole
+// windows take Tuning::row_windows_ratio times the steps or more (a row's
+// step, which also loads and adds its position, counted 1.5). Paired
+// against whole windows at 1 thread: 5x5x5 s1 on 32x14x14 0.49x, 7x7 s1 on
+// 17x17 0.64x, 5x5 s1 on 28x28 0.67x, 7x7 s2 p3 on 56x56 0.67x, 5x5x5 s2
+// 0.78x, 4x4 s1 on 28x28 0.81x; under the ratio 3x3 s1 p1 on 14x14 was even
+// (0.97x) and 3x3x3 s1 on 4x14x14 1.16x slower, s(1,2,2) on 8x28x28 1.11x.
+// (Out of line: inlined, it grew set_taps past the size at which gcc's
+// x86-64-v3 build inlines the tap lists' std::vector::push_back, whose one
+// copy in the OpenVINO library must be baseline code.)
+OVPOOL_NOINLINE inline void set_row_windows(Plan &plan) {
+    const int64_t kd = plan.kernel[0], kh = plan.kernel[1], kw = plan.kernel[2];
+    const int64_t rows = kd * kh, out_rows = plan.unit_rows;
+    const int64_t in_rows = plan.lane_slices * plan.lane_rows;
+    const double whole = static_cast<double>(out_rows * plan.out_w * rows * kw);
+    const double first = static_cast<double>(in_rows * plan.out_w * kw) +
+                         1.5 * static_cast<double>(out_rows * plan.out_w * rows);
+    if (kw < 2 || rows < 2 || whole < plan.tuning.row_windows_ratio * first)
+        return;
+    const int64_t row_len = plan.lane_width * simd::kLanes;
+    for (int64_t r = 0; r < rows; r++)
+        plan.row_taps.push_back(plan.tap_offsets[r * kw] / row_len * plan.out_w * simd::kLanes);
+}
+
 // The blocked kernel's tap lists: the offsets (elements of the layout) and
 // index-space offsets of every tap from the window's first, in the order the
 // kernel combines them (see MaxOrder). Uniform windows take one list (max
@@ -1009,6 +1049,7 @@ inline void set_taps(Plan &plan) {
     plan.n_taps = 0;
     plan.column_span = 0;
     plan.column_taps.clear();
+    plan.row_taps.clear();
     if (plan.lanes_by_table)
         return;
     const int64_t L = simd::kLanes;
@@ -1138,6 +1179,8 @@ inline void set_taps(Plan &plan) {
                     for (int64_t t = 0; t < kw; t++)
                         add(td, th, t);
     });
+    if (plan.spec.family == Family::argmax)
+        set_row_windows(plan);
 }
 
 namespace detail {
@@ -1615,6 +1658,8 @@ inline ScratchLayout scratch_layout(const Plan &plan) {
             }
             if (plan.column_span > 0)
                 s.lanes_cols = part(s, plan.column_span * L * c);
+            if (!plan.row_taps.empty())
+                s.lanes_cols = part(s, 2 * plan.lane_slices * plan.lane_rows * plan.out_w * L * c);
             break;
         }
         case Path::argmax: {
@@ -1812,6 +1857,8 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.path == Path::blocked &&
         (spec.family == Family::max || (spec.family == Family::argmax && short_taps)) &&
         !plan.lanes_by_table && keys_fit(plan);
+    if (plan.path != Path::blocked || plan.lanes_keys)
+        plan.row_taps.clear();  // the float lanes' own order
     // the blocked kernel's prefetches of whole planes (float groups, one band)
     const bool whole_planes = plan.path == Path::blocked && plan.bands == 1 && !plan.lanes_keys;
     const int64_t esize = static_cast<int64_t>(dtype_size(spec.dtype));
@@ -2000,7 +2047,10 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     plan.spec.family == Family::max ? detail::order_name(plan.max_order)
                     : plan.column_span > 0          ? "columns first"
                                                     : "row-major",
-                    plan.column_span > 0 ? ", each row's columns pooled once first" : "",
+                    plan.column_span > 0     ? ", each row's columns pooled once first"
+                    : !plan.row_taps.empty() ? ", each row's W windows pooled once first, then the "
+                                               "windows over their rows"
+                                             : "",
                     plan.spec.family == Family::argmax ? 4 : 8,
                     plan.lanes_keys
                         ? "16-bit order keys, two groups (16 planes) a pass, a pair holding a NaN "

@@ -40,7 +40,9 @@
 //   NaN takes its windows whole);
 // * max with indices: row-major, the first maximum (a strict ">"); a NaN
 //   always wins and the last NaN is kept; the value is the element the index
-//   names;
+//   names; windows of many rows and columns (Plan::row_taps) pool each row's
+//   W windows once, then the windows over their rows, in order: the same
+//   first maximum, last NaN and index;
 // * sums: row-major (depth, row, column), the first tap, then each next one
 //   added, as PyTorch sums a window (padding adds +0, which changes nothing
 //   but the sign of a zero sum); windows of many rows and columns
@@ -391,6 +393,77 @@ OVPOOL_NOINLINE void pool_columns(const Plan &plan, const C *in, int64_t r0, int
     }
 }
 
+// Max with indices of outputs [r0, r1) x [0, out_w) by rows
+// (Plan::row_taps): the W windows of every row of the band, out_w of them a
+// row, into rows (values, then their W positions), by the first kw taps of
+// the tap list; then each window over its rows, in order, each row's
+// position added to its winner's. M windows at a time.
+template <class C, Op O, int M>
+OVPOOL_INLINE void over_rows(const C *const p[M], ptrdiff_t to_pos, const int64_t *row_taps,
+                             int64_t n_rows, const simd::Pack<C> *row_pos, int64_t pos_step,
+                             Acc<C, O> a[M]) {
+    for (int j = 0; j < M; j++) {
+        a[j].v = simd::load(p[j]);
+        a[j].aux = simd::load(p[j] + to_pos);  // the first row's position is 0
+    }
+    for (int64_t r = 1; r < n_rows; r++) {
+        const int64_t off = row_taps[r];
+        const simd::Pack<C> at = row_pos[r * pos_step];
+        for (int j = 0; j < M; j++) {
+            const simd::Pack<C> x = simd::load(p[j] + off);
+            simd::Pack<C> take = simd::gt(x, a[j].v);
+            if constexpr (O == Op::argmax_nan)
+                take = simd::or_(take, simd::unord(x));
+            a[j].v = simd::blend(take, x, a[j].v);
+            a[j].aux = simd::blend(take, simd::add(simd::load(p[j] + off + to_pos), at), a[j].aux);
+        }
+    }
+}
+
+template <class C, Op O>
+OVPOOL_NOINLINE void pool_by_rows(const Plan &plan, const C *in, int64_t r0, int64_t r1,
+                                  const Finish<C> &f, C *out, C *pos, const simd::Pack<C> *tap_pos,
+                                  const int64_t *first, const C *aux, C *rows) {
+    const int64_t out_w = plan.out_w, kw = plan.kernel[2];
+    const int64_t n_rows = plan.lane_slices * plan.lane_rows, row_len = plan.lane_width * L;
+    const int64_t step = plan.stride[2] * L, width = out_w * L;
+    const ptrdiff_t to_pos = n_rows * width;
+    const Finish<C> fin = f;
+    for (int64_t r = 0; r < n_rows; r++) {
+        C *v = rows + r * width;
+        by_list<C, O, 4>(
+            in + r * row_len, [step](int64_t k) { return k * step; }, 0, out_w,
+            plan.tap_offsets.data(), kw, tap_pos,
+            [=](int64_t k, const Acc<C, O> &a) {
+                simd::store(v + k * L, a.v);
+                simd::store(v + to_pos + k * L, a.aux);
+            });
+    }
+    const int64_t *row_taps = plan.row_taps.data();
+    const int64_t n_taps = static_cast<int64_t>(plan.row_taps.size());
+    auto output = [&](int64_t k, const Acc<C, O> &a) {
+        finish(a, C(0), aux[k], fin, out + k * L, pos + k * L);
+    };
+    for (int64_t row = r0; row < r1; row++) {
+        const int64_t k0 = (row - r0) * out_w;
+        const C *p0 = rows + first[k0] / row_len * width;
+        int64_t ow = 0;
+        for (; ow + 4 <= out_w; ow += 4) {
+            const C *p[4] = {p0 + ow * L, p0 + (ow + 1) * L, p0 + (ow + 2) * L, p0 + (ow + 3) * L};
+            Acc<C, O> a[4];
+            over_rows<C, O, 4>(p, to_pos, row_taps, n_taps, tap_pos, kw, a);
+            for (int j = 0; j < 4; j++)
+                output(k0 + ow + j, a[j]);
+        }
+        for (; ow < out_w; ow++) {
+            const C *p[1] = {p0 + ow * L};
+            Acc<C, O> a[1];
+            over_rows<C, O, 1>(p, to_pos, row_taps, n_taps, tap_pos, kw, a);
+            output(k0 + ow, a[0]);
+        }
+    }
+}
+
 // Outputs [r0, r1) x [0, out_w) of one group (a pair of groups as keys),
 // N at a time (across rows) from the unit's band table, by the tap lists
 // (one for the band, one a run of rows, or one a group of outputs:
@@ -428,6 +501,9 @@ inline void pool_lists(const Plan &plan, const C *in, int64_t r0, int64_t r1, co
     if ((O == Op::max || O == Op::sum) && plan.column_span > 0) {
         if constexpr (O == Op::max || O == Op::sum)
             pool_columns<C, O>(plan, in, r0, r1, first, cols, output);
+    } else if (has_positions(O) && !plan.row_taps.empty()) {
+        if constexpr (has_positions(O) && !std::is_same<C, simd::Key2>::value)
+            pool_by_rows<C, O>(plan, in, r0, r1, f, out, pos, tap_pos, first, aux, cols);
     } else if (plan.row_lists.empty()) {
         by_list<C, O, N>(in, from, 0, n_out, offsets, plan.n_taps, tap_pos, output);
     } else if (plan.n_col_kinds == 1) {
