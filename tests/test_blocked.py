@@ -435,6 +435,42 @@ def test_zero_maxima_of_deep_windows_as_the_depth_slab(dtype):
         np.testing.assert_array_equal(new, want)
 
 
+@pytest.mark.parametrize("style", ["zeros", "specials"])
+def test_three_wide_maxima_of_the_depth_slab_in_one_call(style):
+    """float32 3D max values of windows 3 wide at W stride 1 or 2 (2 wide at
+    stride 1) over up to 3 slab rows: the depth slab's rows go through the
+    run path's 3-wide kernel in one call, up to a row whose window rows hold
+    a NaN. The bits are the blocked kernel's (the same zero where a +0 and a
+    -0 tie, a NaN, -inf), the values PyTorch's."""
+    for kernel, strides, pads in [
+        ((3, 3, 3), (1, 1, 1), (1, 1, 1)),
+        ((3, 3, 3), (2, 2, 2), (0, 0, 0)),
+        ((2, 2, 2), (1, 1, 1), (0, 0, 0)),
+        ((3, 2, 3), (1, 1, 2), (1, 0, 1)),
+        ((4, 3, 2), (2, 1, 1), (0, 1, 1)),
+    ]:
+        shape = (2, 5, kernel[0] + 6, kernel[1] + 9, kernel[2] + 20)
+        if style == "zeros":
+            x = np.where(RNG.random(shape) < 0.5, 0.0, -0.0).astype(np.float32)
+            x[RNG.random(shape) < 0.05] = -1.0
+        else:
+            x = _data(shape, np.float32, "specials")
+
+        def call(x=x, kernel=kernel, strides=strides, pads=pads):
+            _core._cache.clear()
+            result = ovpool.max_pool(x, kernel, strides=strides, pads=pads * 2)
+            return result, [str(plan) for plan in _core.cached_plans()]
+
+        new, new_plans = _with({"blocked_bytes": 0}, call)
+        old, old_plans = _with({"blocked_everywhere": True}, call)
+        assert "by the 3-wide kernel, in one call" in new_plans[0], new_plans
+        assert "path blocked" in old_plans[0], old_plans
+        assert (new.view("u4") == old.view("u4")).all(), kernel
+        pad = [p for p in reversed(pads) for _ in range(2)]
+        want = F.max_pool3d(F.pad(_t(x), pad, value=-np.inf), kernel, strides).numpy()
+        np.testing.assert_array_equal(new, want)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("style", ["zeros", "specials"])
 def test_max_columns_pooled_once_as_whole_windows(dtype, style):

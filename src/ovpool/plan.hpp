@@ -513,6 +513,9 @@ struct Plan {
     int64_t prefetch = 0, prefetch_block = 0;  // elements ahead / advanced per row
     int64_t slice_rows = 0;                    // depth_slices: rows per scratch group
     int64_t slab_lo = 0, slab_hi = 0;          // depth_slab: the slab's input rows
+    bool slab_narrow = false;  // depth_slab: float32 max values of windows 3 wide at W stride 1
+                               // or 2 (2 wide at stride 1) over up to 3 slab rows, all of a
+                               // slice's rows in one call (simd::max_rows_k3_f32)
     bool slab_prefetch = false;
     int64_t tile_kh = 0, tile_kw = 0, tile_ahead = 0;
     bool bins_by_window = false;   // argmax: adaptive bins window by window
@@ -1493,6 +1496,7 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     const bool f32 = t == DType::f32, half = is_half(t);
     const bool average = family == Family::average;
     plan.row_kernel = RowKernel::separable;
+    plan.slab_narrow = false;
     plan.argmax_tiles = false;
     plan.path = Path::empty;
     if (plan.n_planes == 0 || plan.out_plane() == 0)
@@ -1529,8 +1533,14 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     // pooling along D first into a slab that fits a quarter of L2 (maxpool3d
     // 3x3x3 s2 3.63 -> 3.16 ms, aap3d 2.98 -> 2.37 ms at 2 threads)
     const bool slab = plan.slab_hi > plan.slab_lo;
-    if (slab && (average || family == Family::max))
+    if (slab && (average || family == Family::max)) {
+        const bool three = plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2);
+        plan.slab_narrow = f32 && family == Family::max && plan.uniform_w && plan.dil_w == 1 &&
+                           plan.dil_h == 1 &&
+                           (three || (plan.kernel_w == 2 && plan.stride_w == 1)) &&
+                           detail::max_taps(plan.win_h) <= 3;
         return rows(RowKernel::depth_slab);
+    }
     // else slice by slice, rows in address order (aap3d at 1 thread 6.4 ->
     // 2.8 ms against window row by window row)
     if (plan.slice_rows > 0 && (average || family == Family::max))
@@ -2090,7 +2100,9 @@ inline std::string describe(const Plan &plan, const Schedule &s) {
                     "  depth_slab: input rows %lld..%lld pooled along D first into a slab, a unit "
                     "an output depth%s\n",
                     static_cast<long long>(plan.slab_lo), static_cast<long long>(plan.slab_hi),
-                    plan.slab_prefetch ? ", the next slab prefetched" : "");
+                    plan.slab_prefetch ? ", the next slab prefetched"
+                    : plan.slab_narrow ? "; the slab's rows by the 3-wide kernel, in one call"
+                                       : "");
                 break;
             }
             text += format(
