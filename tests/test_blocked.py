@@ -512,15 +512,25 @@ def test_max_columns_pooled_once_as_whole_windows(dtype, style):
         np.testing.assert_array_equal(new, want.numpy().astype(dtype))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8])
-@pytest.mark.parametrize("style", ["zeros", "specials"])
+@pytest.mark.parametrize(
+    "dtype, keys",
+    [
+        (np.float32, False),
+        (np.float64, False),
+        (np.float16, False),
+        (np.float16, True),
+        (np.int8, False),
+    ],
+)
+@pytest.mark.parametrize("style", ["zeros", "specials", "normal"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_indices_by_rows_as_whole_windows(dtype, style, threads):
+def test_indices_by_rows_as_whole_windows(dtype, keys, style, threads):
     """Max with indices of windows of many rows and columns: the blocked
     kernel pools each row's W windows once, then each window over its rows
     (``Plan.row_taps``). The values and indices are those of whole windows
-    (the first maximum, a +0 and a -0 equal; the last NaN), bands of rows,
-    padding, dilation and storage_order included, and PyTorch's."""
+    (the first maximum, a +0 and a -0 equal; the last NaN), float16 as
+    order keys and as floats, bands of rows, padding, dilation and
+    storage_order included, and PyTorch's."""
     for kernel, strides, pads, dilations, order in [
         ((5, 5, 5), (1, 1, 1), (0, 0, 0), (1, 1, 1), 0),
         ((3, 3, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1), 0),
@@ -537,7 +547,7 @@ def test_indices_by_rows_as_whole_windows(dtype, style, threads):
         elif dtype == np.int8:
             x = RNG.integers(-3, 3, shape).astype(dtype)
         else:
-            x = _data(shape, dtype, "specials")
+            x = _data(shape, dtype, style)
         kw = dict(strides=strides, pads=pads * 2, dilations=dilations, storage_order=order)
 
         def call(x=x, kernel=kernel, kw=kw):
@@ -548,7 +558,7 @@ def test_indices_by_rows_as_whole_windows(dtype, style, threads):
         # bands of rows too: two thirds of the padded plane in lanes
         padded = np.prod([n + 2 * p for n, p in zip(shape[2:], pads)])
         bands = {"blocked_bytes": int(padded) * (64 if dtype == np.float64 else 32) * 2 // 3}
-        tuning = {"blocked_everywhere": True, "key_lanes": False}
+        tuning = {"blocked_everywhere": True, "key_lanes": keys}
         (values, indices), plans = _with({**tuning, "row_windows_ratio": 0}, call)
         (whole, whole_idx), whole_plans = _with({**tuning, "row_windows_ratio": 1e30}, call)
         (banded, banded_idx), banded_plans = _with(
@@ -557,6 +567,9 @@ def test_indices_by_rows_as_whole_windows(dtype, style, threads):
         assert all("W windows pooled once first" in p for p in plans + banded_plans), plans
         assert "bands a plane" in banded_plans[0], banded_plans
         assert not any("W windows pooled once" in p for p in whole_plans), whole_plans
+        # float16 as order keys where windows have 9+ taps (a group holding a
+        # NaN or a -0 is pooled as floats, by rows too)
+        assert all(("order keys" in p) == (keys and np.prod(kernel) >= 9) for p in plans), plans
         width = np.dtype(dtype).itemsize
         for v, i in [(values, indices), (banded, banded_idx)]:
             assert (v.view(f"u{width}") == whole.view(f"u{width}")).all(), kernel

@@ -1017,6 +1017,8 @@ inline void set_columns(Plan &plan) {
 // 17x17 0.64x, 5x5 s1 on 28x28 0.67x, 7x7 s2 p3 on 56x56 0.67x, 5x5x5 s2
 // 0.78x, 4x4 s1 on 28x28 0.81x; under the ratio 3x3 s1 p1 on 14x14 was even
 // (0.97x) and 3x3x3 s1 on 4x14x14 1.16x slower, s(1,2,2) on 8x28x28 1.11x.
+// 16-bit order keys alike (float16 5x5x5 s1 0.53x, 7x7 s2 p3 on 112x111
+// 0.79x; under the ratio 4x4 s1 p1 on 14x14 1.10x slower).
 // (Out of line: inlined, it grew set_taps past the size at which gcc's
 // x86-64-v3 build inlines the tap lists' std::vector::push_back, whose one
 // copy in the OpenVINO library must be baseline code.)
@@ -1867,8 +1869,8 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         plan.path == Path::blocked &&
         (spec.family == Family::max || (spec.family == Family::argmax && short_taps)) &&
         !plan.lanes_by_table && keys_fit(plan);
-    if (plan.path != Path::blocked || plan.lanes_keys)
-        plan.row_taps.clear();  // the float lanes' own order
+    if (plan.path != Path::blocked)
+        plan.row_taps.clear();
     // the blocked kernel's prefetches of whole planes (float groups, one band)
     const bool whole_planes = plan.path == Path::blocked && plan.bands == 1 && !plan.lanes_keys;
     const int64_t esize = static_cast<int64_t>(dtype_size(spec.dtype));

@@ -442,7 +442,13 @@ OVPOOL_NOINLINE void pool_by_rows(const Plan &plan, const C *in, int64_t r0, int
     const int64_t *row_taps = plan.row_taps.data();
     const int64_t n_taps = static_cast<int64_t>(plan.row_taps.size());
     auto output = [&](int64_t k, const Acc<C, O> &a) {
-        finish(a, C(0), aux[k], fin, out + k * L, pos + k * L);
+        if constexpr (std::is_same<C, simd::Key2>::value) {
+            // keys: positions relative to the window's first element
+            simd::store(out + k * L, a.v);
+            simd::store(pos + k * L, a.aux);
+        } else {
+            finish(a, C(0), aux[k], fin, out + k * L, pos + k * L);
+        }
     };
     for (int64_t row = r0; row < r1; row++) {
         const int64_t k0 = (row - r0) * out_w;
@@ -502,7 +508,7 @@ inline void pool_lists(const Plan &plan, const C *in, int64_t r0, int64_t r1, co
         if constexpr (O == Op::max || O == Op::sum)
             pool_columns<C, O>(plan, in, r0, r1, first, cols, output);
     } else if (has_positions(O) && !plan.row_taps.empty()) {
-        if constexpr (has_positions(O) && !std::is_same<C, simd::Key2>::value)
+        if constexpr (has_positions(O))
             pool_by_rows<C, O>(plan, in, r0, r1, f, out, pos, tap_pos, first, aux, cols);
     } else if (plan.row_lists.empty()) {
         by_list<C, O, N>(in, from, 0, n_out, offsets, plan.n_taps, tap_pos, output);

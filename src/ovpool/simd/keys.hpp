@@ -82,6 +82,10 @@ OVPOOL_INLINE Pack<Key2> gt(Pack<Key2> a, Pack<Key2> b) {
 OVPOOL_INLINE Pack<Key2> blend(Pack<Key2> mask, Pack<Key2> yes, Pack<Key2> no) {
     return {_mm256_blendv_epi8(no.v, yes.v, mask.v)};
 }
+// positions (in 16 bits) added: the row kernel of max with indices
+OVPOOL_INLINE Pack<Key2> add(Pack<Key2> a, Pack<Key2> b) {
+    return {_mm256_add_epi16(a.v, b.v)};
+}
 #elif defined(__SSE2__)
 OVPOOL_INLINE Pack<Key2> load(const Key2 *p) {
     const __m128i *q = reinterpret_cast<const __m128i *>(p);
@@ -106,6 +110,9 @@ OVPOOL_INLINE __m128i select16(__m128i mask, __m128i yes, __m128i no) {
 }
 OVPOOL_INLINE Pack<Key2> blend(Pack<Key2> mask, Pack<Key2> yes, Pack<Key2> no) {
     return {select16(mask.lo, yes.lo, no.lo), select16(mask.hi, yes.hi, no.hi)};
+}
+OVPOOL_INLINE Pack<Key2> add(Pack<Key2> a, Pack<Key2> b) {
+    return {_mm_add_epi16(a.lo, b.lo), _mm_add_epi16(a.hi, b.hi)};
 }
 #else
 OVPOOL_INLINE Pack<Key2> load(const Key2 *p) {
@@ -138,6 +145,12 @@ OVPOOL_INLINE Pack<Key2> blend(Pack<Key2> mask, Pack<Key2> yes, Pack<Key2> no) {
     Pack<Key2> r;
     for (int l = 0; l < 16; l++)
         r.a[l] = mask.a[l] ? yes.a[l] : no.a[l];
+    return r;
+}
+OVPOOL_INLINE Pack<Key2> add(Pack<Key2> a, Pack<Key2> b) {
+    Pack<Key2> r;
+    for (int l = 0; l < 16; l++)
+        r.a[l] = static_cast<int16_t>(a.a[l] + b.a[l]);
     return r;
 }
 #endif
