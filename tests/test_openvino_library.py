@@ -222,34 +222,117 @@ def test_a_process_that_never_imports_ovpool(ov_extension, tmp_path):
         np.testing.assert_array_equal(g, e)
 
 
-def test_only_the_x86_64_v3_build_uses_avx(ov_extension):
-    """The library links the kernel core twice; every function outside the
-    x86-64-v3 build (the standard library's inline functions that both builds
-    share included) must be baseline x86-64 code, or the library would crash
-    on a CPU without AVX2."""
-    objdump = shutil.which("objdump")
-    if objdump is None:
-        pytest.skip("objdump is not installed")
-    text = subprocess.run(
-        [objdump, "-d", "-C", "--no-show-raw-insn", ov_extension],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    ).stdout
-    vex = re.compile(
-        r"%[yz]mm\d|\sv(?:mov|add|sub|mul|div|max|min|cvt|perm|broadcast|blend|shuf|"
-        r"unpck|and|or|xor|fmadd|insert|extract|pcmp|cmp|pmax|pmin|padd|psub|"
-        r"gather)\w*\s"
-    )
-    offenders, v3 = [], 0
-    for block in re.split(r"\n(?=[0-9a-f]+ <)", text):
-        header = re.match(r"[0-9a-f]+ <(.*)>:", block)
-        if header is None or not vex.search(block):
+VEX = re.compile(
+    r"%[yz]mm\d|\sv(?:mov|add|sub|mul|div|max|min|cvt|perm|broadcast|blend|shuf|"
+    r"unpck|and|or|xor|fmadd|insert|extract|pcmp|cmp|pmax|pmin|padd|psub|"
+    r"gather)\w*\s"
+)
+
+
+def _avx_reachable_outside_v3(library):
+    """The functions with AVX code that code outside the x86-64-v3 build can
+    reach in ``library``, and how many of that build's functions have AVX
+    code. Reach starts at the entry points (exported functions) and the
+    addresses the library's data holds (vtables, initializers) and follows
+    calls, jumps and addresses taken, without entering the x86-64-v3 build
+    (which runs only where the CPU has AVX2).
+
+    Both core builds emit their copies of the standard library's inline
+    functions, and the linker keeps the first copy of each: CMake lists the
+    baseline objects first, so an x86-64-v3 copy stays only where no baseline
+    object emitted one, that is where only the x86-64-v3 build calls it.
+    """
+    tools = [shutil.which("objdump"), shutil.which("readelf")]
+    if None in tools:
+        pytest.skip("objdump or readelf is not installed")
+
+    def run(*args):
+        return subprocess.run(args, capture_output=True, text=True, timeout=300, check=True).stdout
+
+    functions = {}
+    for block in re.split(
+        r"\n(?=[0-9a-f]+ <)", run(tools[0], "-d", "-C", "--no-show-raw-insn", library)
+    ):
+        header = re.match(r"([0-9a-f]+) <(.*)>:", block)
+        if header is not None:
+            functions[int(header.group(1), 16)] = (header.group(2), block)
+    symbols = run(tools[1], "-rW", "--dyn-syms", library)
+    roots = {int(a, 16) for a in re.findall(r"R_X86_64_RELATIVE\s+([0-9a-f]+)", symbols)}
+    roots |= {
+        int(a, 16)
+        for a in re.findall(
+            r"\d+: ([0-9a-f]+)\s+\d+ FUNC\s+(?:GLOBAL|WEAK).*?\s(?!UND)\S+ \S+$", symbols, re.M
+        )
+    }
+    v3 = {a for a, (name, _) in functions.items() if "x86_64_v3" in name}
+    avx = {a for a, (_, block) in functions.items() if VEX.search(block)}
+    seen, todo = set(), [a for a in roots if a in functions and a not in v3]
+    while todo:
+        address = todo.pop()
+        if address in seen:
             continue
-        if "x86_64_v3" in header.group(1):
-            v3 += 1
-        else:
-            offenders.append(header.group(1))
+        seen.add(address)
+        for line in functions[address][1].splitlines()[1:]:
+            for target in re.findall(r"\b([0-9a-f]+) <", line.partition(":")[2]):
+                target = int(target, 16)
+                if target in functions and target not in v3 and target not in seen:
+                    todo.append(target)
+    return sorted(functions[a][0] for a in avx & seen), len(avx & v3)
+
+
+def test_the_avx_check_on_a_library_linked_both_ways(tmp_path):
+    """The premise of _avx_reachable_outside_v3, on a library of two builds of
+    one function: linked baseline first, the standard library's shared inline
+    functions are baseline copies; linked the other way, baseline code calls
+    AVX code, and the check says so."""
+    if COMPILER is None:
+        pytest.skip("no C++ compiler")
+    source = textwrap.dedent("""\
+        #include <array>
+        #include <vector>
+        namespace NS {
+        long fill(long n) {
+            std::vector<std::array<long, 4>> v;
+            for (long i = 0; i < n; i++) v.push_back({i, i + 1, i + 2, i + 3});
+            long s = 0;
+            for (auto &a : v) s += a[0] * a[3];
+            return s;
+        }
+        }
+    """)
+    objects = []
+    for ns, flags in (("baseline", []), ("x86_64_v3", ["-march=x86-64-v3"])):
+        (tmp_path / f"{ns}.cpp").write_text(source.replace("NS", ns))
+        objects.append(str(tmp_path / f"{ns}.o"))
+        subprocess.run(
+            [
+                COMPILER,
+                "-O2",
+                "-fPIC",
+                "-fno-inline",
+                *flags,
+                "-c",
+                str(tmp_path / f"{ns}.cpp"),
+                "-o",
+                objects[-1],
+            ],
+            check=True,
+            timeout=120,
+        )
+    found = []
+    for name, order in (("first", objects), ("last", objects[::-1])):
+        library = str(tmp_path / f"lib{name}.so")
+        subprocess.run([COMPILER, "-shared", *order, "-o", library], check=True, timeout=120)
+        found.append(_avx_reachable_outside_v3(library)[0])
+    assert found[0] == []
+    assert any("std::" in name for name in found[1]), found[1]
+
+
+def test_only_the_x86_64_v3_build_uses_avx(ov_extension):
+    """The library links the kernel core twice: no code outside the x86-64-v3
+    build may reach AVX code, or the library would crash on a CPU without
+    AVX2."""
+    offenders, v3 = _avx_reachable_outside_v3(ov_extension)
     assert v3 > 0
     assert not offenders, offenders[:20]
 

@@ -90,7 +90,7 @@ void depth_slab_unit(const Plan &plan, const Call &call, int64_t unit, char *scr
         // cost more than the arithmetic on small slices (3x3x3 s1 p1 on
         // 32x32x32 0.56-0.59x, 2x2x2 s1 on 8x28x28 0.51-0.55x at 1 and 2
         // threads)
-        if (plan.slab_narrow && !ahead)
+        if (plan.slab_narrow)
             oh = simd::max_rows_k3_f32(slab, plan.in_w, plan.win_h.data(), plan.out_h, out_d,
                                        plan.out_w, buf, plan.pad_w, static_cast<int>(plan.stride_w),
                                        static_cast<int>(plan.kernel_w));

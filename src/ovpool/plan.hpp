@@ -590,12 +590,17 @@ inline int64_t run_rows(const Plan &plan) {
 
 // Windows 3 wide at W stride 1 or 2 over at most 3 rows: the run path's own
 // kernels (simd::max_rows_k3_f32, sum_rows_k3_f32) take them, padded or not;
-// max values 2 wide at stride 1 too (max_rows_k3_f32 with k = 2).
-inline bool run_narrow(const Plan &plan) {
+// max values 2 wide at stride 1 too (max_rows_k3_f32 with k = 2). rows: the
+// rows a window takes (of the input, or of the depth slab).
+inline bool run_narrow(const Plan &plan, int64_t rows) {
     const bool three = plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2);
     const bool max_two =
         plan.spec.family == Family::max && plan.kernel_w == 2 && plan.stride_w == 1;
-    return (three || max_two) && plan.dil_w == 1 && plan.dil_h == 1 && plan.max_rows <= 3;
+    return (three || max_two) && plan.dil_w == 1 && plan.dil_h == 1 && rows <= 3;
+}
+
+inline bool run_narrow(const Plan &plan) {
+    return run_narrow(plan, plan.max_rows);
 }
 
 // Whether a plan on the run path takes those kernels (max values, averages
@@ -1019,10 +1024,7 @@ inline void set_columns(Plan &plan) {
 // (0.97x) and 3x3x3 s1 on 4x14x14 1.16x slower, s(1,2,2) on 8x28x28 1.11x.
 // 16-bit order keys alike (float16 5x5x5 s1 0.53x, 7x7 s2 p3 on 112x111
 // 0.79x; under the ratio 4x4 s1 p1 on 14x14 1.10x slower).
-// (Out of line: inlined, it grew set_taps past the size at which gcc's
-// x86-64-v3 build inlines the tap lists' std::vector::push_back, whose one
-// copy in the OpenVINO library must be baseline code.)
-OVPOOL_NOINLINE inline void set_row_windows(Plan &plan) {
+inline void set_row_windows(Plan &plan) {
     const int64_t kd = plan.kernel[0], kh = plan.kernel[1], kw = plan.kernel[2];
     const int64_t rows = kd * kh, out_rows = plan.unit_rows;
     const int64_t in_rows = plan.lane_slices * plan.lane_rows;
@@ -1534,13 +1536,12 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
         return;  // 16-bit rows are widened and take the separable rows
     // pooling along D first into a slab that fits a quarter of L2 (maxpool3d
     // 3x3x3 s2 3.63 -> 3.16 ms, aap3d 2.98 -> 2.37 ms at 2 threads)
+    // (float32 max values of run_narrow's windows over the slab's rows: its
+    // kernel, unless the next slab is prefetched a row at a time)
     const bool slab = plan.slab_hi > plan.slab_lo;
     if (slab && (average || family == Family::max)) {
-        const bool three = plan.kernel_w == 3 && (plan.stride_w == 1 || plan.stride_w == 2);
-        plan.slab_narrow = f32 && family == Family::max && plan.uniform_w && plan.dil_w == 1 &&
-                           plan.dil_h == 1 &&
-                           (three || (plan.kernel_w == 2 && plan.stride_w == 1)) &&
-                           detail::max_taps(plan.win_h) <= 3;
+        plan.slab_narrow = f32 && family == Family::max && plan.uniform_w && !plan.slab_prefetch &&
+                           run_narrow(plan, detail::max_taps(plan.win_h));
         return rows(RowKernel::depth_slab);
     }
     // else slice by slice, rows in address order (aap3d at 1 thread 6.4 ->
