@@ -1222,6 +1222,29 @@ def test_global_max_and_mean_against_numpy(n, dtype):
         assert np.isnan(got[1, 2]) and not np.isnan(np.delete(got.reshape(-1), 6)).any()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_global_means_of_large_planes_four_at_a_time(threads):
+    """float32 planes of 1024+ values are summed four at a time with their
+    additions interleaved: each plane's sum is the one a plane alone gets
+    (the same bits), at lengths around the blocks of 16, with NaN and inf,
+    and numpy's float64 mean within float32 rounding."""
+    for n in [1024, 1025, 1039, 1040, 1089, 4099]:
+        x = RNG.standard_normal((3, 48, n)).astype(np.float32)  # 4+ planes a unit
+        x[1, 3, 7] = np.nan
+        x[2, 5, n - 1] = np.inf
+        x[2, 6, :] = 2.0**100  # every partial sum exact, so the mean is too
+        got = ovpool.global_avg_pool(x, num_threads=threads)[..., 0]
+        alone = np.stack(
+            [ovpool.global_avg_pool(x[:, c : c + 1], num_threads=1)[..., 0, 0] for c in range(48)],
+            axis=1,
+        )
+        np.testing.assert_array_equal(got.view(np.uint32), alone.view(np.uint32), err_msg=f"n={n}")
+        assert np.isnan(got[1, 3]) and got[2, 5] == np.inf and got[2, 6] == 2.0**100
+        np.testing.assert_allclose(
+            got[0], x[0].astype(np.float64).mean(axis=1), rtol=1e-5, atol=1e-6
+        )
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_global_max_of_long_planes(dtype):
     """Planes of 64+ values are reduced with four running maxima: the same

@@ -503,6 +503,8 @@ def _cases():
         (2, 3, 1, 1),
         (1, 9, 8000),
         (8, 7, 5),
+        (8, 32, 33, 33),
+        (4, 64, 40, 41),
     ]:
         for dtype in FLOATS:
             for style in ("normal", "nan"):

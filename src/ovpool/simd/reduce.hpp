@@ -437,6 +437,33 @@ OVPOOL_INLINE void plane_sums8_block(const void *x, ptrdiff_t size, float *out, 
     }
     _mm256_storeu_ps(out, _mm256_add_ps(fold8x8(v), tail8x8(x, size, full, size, half)));
 }
+
+// Sums of four contiguous float32 planes of size elements into out[0..4),
+// each exactly as plane_sum_any sums one, the four planes' additions
+// interleaved: one plane's two running sums wait on the adds' latency, four
+// planes' eight keep the adders busy.
+OVPOOL_INLINE void plane_sums4_f32(const float *x, ptrdiff_t size, float *out) {
+    const float *p[4] = {x, x + size, x + 2 * size, x + 3 * size};
+    __m256 a[4][2];
+    for (int q = 0; q < 4; q++)
+        a[q][0] = a[q][1] = _mm256_setzero_ps();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= size; i += 16)
+        for (int q = 0; q < 4; q++) {
+            a[q][0] = _mm256_add_ps(a[q][0], _mm256_loadu_ps(p[q] + i));
+            a[q][1] = _mm256_add_ps(a[q][1], _mm256_loadu_ps(p[q] + i + 8));
+        }
+    for (int q = 0; q < 4; q++) {
+        const __m256 s = _mm256_add_ps(a[q][0], a[q][1]);
+        __m128 c = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+        c = _mm_add_ps(c, _mm_movehl_ps(c, c));
+        const float total = _mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1));
+        float tail = 0.0f;
+        for (ptrdiff_t j = i; j < size; j++)
+            tail += p[q][j];
+        out[q] = total + tail;
+    }
+}
 #endif  // __AVX2__
 
 // Sums of n_out windows of k >= 8 contiguous taps, window o starting at
@@ -480,7 +507,12 @@ inline ptrdiff_t span_sums8_f32(const float *x, ptrdiff_t stride, ptrdiff_t k, p
 // code had run 1.11-1.30x slower, the same instructions, after an unrelated
 // change moved it by 32 bytes), 4x4 and 5x5 0.79-0.89x, the memory-bound
 // 128x2048x7x7 0.88-1.03x; float32 planes of 64 and more measured even (8x8
-// to 56x56 0.96-1.06x) and stay one by one.
+// to 56x56 0.96-1.06x) there. float32 planes of 1024 and more (a 4 KiB page
+// each) four at a time, interleaved (plane_sums4_f32), paired at 1 and 2
+// threads: 16x64x71x71 0.53x / 0.56x, 16x160x64x64 0.67x / 0.69x,
+// 16x256x32x32 0.78x / 0.87x, 4x128x45x45 0.94x / 0.92x; smaller planes
+// lost that way (four streams within a page: 17x17 1.55-1.62x, 14x14
+// 1.19-1.26x, 20x20 1.04-1.08x) and stay one by one.
 inline void plane_sums(const void *x, ptrdiff_t size, ptrdiff_t n_planes, float *out, int half) {
     const ptrdiff_t esize = half ? 2 : 4;
     const char *at = static_cast<const char *>(x);
@@ -489,6 +521,9 @@ inline void plane_sums(const void *x, ptrdiff_t size, ptrdiff_t n_planes, float 
     if (size >= 16 && (half || size < 64))
         for (; plane + 8 <= n_planes; plane += 8)
             plane_sums8_block(at + plane * size * esize, size, out + plane, half);
+    else if (size >= 1024 && !half)
+        for (; plane + 4 <= n_planes; plane += 4)
+            plane_sums4_f32(reinterpret_cast<const float *>(at) + plane * size, size, out + plane);
 #endif
     for (; plane < n_planes; plane++)
         out[plane] = plane_sum_any(at + plane * size * esize, size, half);
