@@ -1222,6 +1222,40 @@ def test_global_max_and_mean_against_numpy(n, dtype):
         assert np.isnan(got[1, 2]) and not np.isnan(np.delete(got.reshape(-1), 6)).any()
 
 
+def _sum16(v):
+    """A plane's sum in the order docs/reference/semantics.md gives global
+    sums, in float32: 16 lanes, lane j taking elements j, j + 16, ... in
+    order, folded pairwise (j + 8 -> j, j + 4 -> j, j + 2 -> j, 1 -> 0), then
+    the last n % 16 elements in order."""
+    full = len(v) - len(v) % 16
+    lanes = np.zeros(16, np.float32)
+    for i in range(0, full, 16):
+        lanes = lanes + v[i : i + 16]
+    lanes = lanes[:8] + lanes[8:]
+    lanes = lanes[:4] + lanes[4:]
+    lanes = lanes[:2] + lanes[2:]
+    tail = np.float32(0)
+    for t in v[full:]:
+        tail = np.float32(tail + t)
+    return np.float32(np.float32(lanes[0] + lanes[1]) + tail)
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100, 1089])
+def test_global_sums_in_the_documented_order(n):
+    """Global averages and float32 global Lp of p 1 and 2, bit for bit
+    against the documented order computed in numpy."""
+    x = RNG.standard_normal((2, 24, n)).astype(np.float32)
+    for threads in (1, 2):
+        avg = ovpool.global_avg_pool(x, num_threads=threads)[..., 0]
+        lp1 = ovpool.global_lp_pool(x, p=1, num_threads=threads)[..., 0]
+        lp2 = ovpool.global_lp_pool(x, p=2, num_threads=threads)[..., 0]
+        for b, c in np.ndindex(2, 24):
+            v = x[b, c]
+            assert avg[b, c] == np.float32(_sum16(v) / np.float32(n)), (b, c)
+            assert lp1[b, c] == _sum16(np.abs(v)), (b, c)
+            assert lp2[b, c] == np.float32(np.sqrt(np.float64(_sum16(v * v)))), (b, c)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_global_means_of_large_planes_four_at_a_time(threads):
     """float32 planes of 1024+ values are summed four at a time with their

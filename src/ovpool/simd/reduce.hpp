@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include "vec.hpp"
 
@@ -249,29 +250,55 @@ inline ptrdiff_t span_argmax_f64(const double *x, ptrdiff_t n) {
 // the fold lanes j+8 -> j, j+4 -> j, j+2 -> j, lane 1 -> 0, and the tail
 // (n % 16 values) added in order. Every build computes exactly this order.
 // float32 values or, with half set (F16C builds only), float16 values
-// converted in registers, as span_max_any.
+// converted in registers, as span_max_any. Of: each value as it is
+// (SumOf::value), its magnitude or its square (the global Lp sums of p 1
+// and 2).
+enum class SumOf { value, abs, square };
+
+template <SumOf Of = SumOf::value>
 OVPOOL_INLINE float plane_sum_any(const void *x, ptrdiff_t n, int half) {
     ptrdiff_t i = 0;
     float total, tail = 0.0f;
 #if defined(__AVX2__)
+    const auto of = [](__m256 v) {
+        if constexpr (Of == SumOf::abs)
+            return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+        else if constexpr (Of == SumOf::square)
+            return _mm256_mul_ps(v, v);
+        return v;
+    };
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_ps(a0, load8(x, i, half));
-        a1 = _mm256_add_ps(a1, load8(x, i + 8, half));
+        a0 = _mm256_add_ps(a0, of(load8(x, i, half)));
+        a1 = _mm256_add_ps(a1, of(load8(x, i + 8, half)));
     }
     a0 = _mm256_add_ps(a0, a1);
     __m128 c = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
 #elif defined(__SSE2__)
+    const auto of = [](__m128 v) {
+        if constexpr (Of == SumOf::abs)
+            return _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+        else if constexpr (Of == SumOf::square)
+            return _mm_mul_ps(v, v);
+        return v;
+    };
     __m128 q0 = _mm_setzero_ps(), q1 = _mm_setzero_ps(), q2 = _mm_setzero_ps(),
            q3 = _mm_setzero_ps();
     for (; i + 16 <= n; i += 16) {
-        q0 = _mm_add_ps(q0, load4(x, i, half));
-        q1 = _mm_add_ps(q1, load4(x, i + 4, half));
-        q2 = _mm_add_ps(q2, load4(x, i + 8, half));
-        q3 = _mm_add_ps(q3, load4(x, i + 12, half));
+        q0 = _mm_add_ps(q0, of(load4(x, i, half)));
+        q1 = _mm_add_ps(q1, of(load4(x, i + 4, half)));
+        q2 = _mm_add_ps(q2, of(load4(x, i + 8, half)));
+        q3 = _mm_add_ps(q3, of(load4(x, i + 12, half)));
     }
     __m128 c = _mm_add_ps(_mm_add_ps(q0, q2), _mm_add_ps(q1, q3));
 #endif
+    const auto of1 = [](float v) {
+        if constexpr (Of == SumOf::abs)
+            return std::fabs(v);
+        else if constexpr (Of == SumOf::square)
+            return v * v;
+        return v;
+    };
 #if defined(__AVX2__) || defined(__SSE2__)
     c = _mm_add_ps(c, _mm_movehl_ps(c, c));
     total = _mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1));
@@ -279,7 +306,7 @@ OVPOOL_INLINE float plane_sum_any(const void *x, ptrdiff_t n, int half) {
     float acc[16] = {0};
     for (; i + 16 <= n; i += 16)
         for (int j = 0; j < 16; j++)
-            acc[j] += load1(x, i + j, half);
+            acc[j] += of1(load1(x, i + j, half));
     for (int j = 0; j < 8; j++)
         acc[j] += acc[j + 8];
     for (int j = 0; j < 4; j++)
@@ -289,7 +316,7 @@ OVPOOL_INLINE float plane_sum_any(const void *x, ptrdiff_t n, int half) {
     total = acc[0] + acc[1];
 #endif
     for (; i < n; i++)
-        tail += load1(x, i, half);
+        tail += of1(load1(x, i, half));
     return total + tail;
 }
 
