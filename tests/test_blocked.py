@@ -471,6 +471,39 @@ def test_three_wide_maxima_of_the_depth_slab_in_one_call(style):
         np.testing.assert_array_equal(new, want)
 
 
+@pytest.mark.parametrize("style", ["zeros", "specials"])
+def test_3d_max_tilings_take_the_blocked_kernel(style):
+    """float32 3D max values of whole windows as wide as their stride along
+    every axis go to the blocked kernel on slices up to 64x64 (the depth slab
+    takes larger ones, and windows that overlap or are padded): the slab's
+    bits (the same zero where a +0 and a -0 tie, a NaN, -inf), PyTorch's
+    values."""
+    for kernel, shape, blocked in [
+        ((2, 2, 2), (2, 3, 8, 32, 32), True),
+        ((3, 3, 3), (1, 4, 9, 33, 34), True),
+        ((2, 2, 2), (1, 2, 5, 64, 64), True),
+        ((2, 2, 2), (1, 2, 4, 66, 64), False),
+        ((2, 3, 2), (1, 9, 4, 12, 12), True),
+    ]:
+        if style == "zeros":
+            x = np.where(RNG.random(shape) < 0.5, 0.0, -0.0).astype(np.float32)
+            x[RNG.random(shape) < 0.05] = -1.0
+        else:
+            x = _data(shape, np.float32, "specials")
+
+        def call(x=x, kernel=kernel):
+            _core._cache.clear()
+            result = ovpool.max_pool(x, kernel, strides=kernel)
+            return result, [str(plan) for plan in _core.cached_plans()]
+
+        new, new_plans = call()
+        old, old_plans = _with({"blocked_bytes": 0}, call)
+        assert ("path blocked" in new_plans[0]) == blocked, new_plans
+        assert "depth_slab" in old_plans[0], old_plans
+        assert (new.view("u4") == old.view("u4")).all(), kernel
+        np.testing.assert_array_equal(new, F.max_pool3d(_t(x), kernel, kernel).numpy())
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("style", ["zeros", "specials"])
 def test_max_columns_pooled_once_as_whole_windows(dtype, style):
