@@ -1243,24 +1243,32 @@ def _sum16(v):
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100, 1089])
 def test_global_sums_in_the_documented_order(n):
     """Global averages and float32 global Lp of p 1 and 2, bit for bit
-    against the documented order computed in numpy."""
-    x = RNG.standard_normal((2, 24, n)).astype(np.float32)
+    against the documented order computed in numpy (192 planes: units of 4+
+    planes at 1 and 2 threads, so planes of 1024+ take the interleaved sums)."""
+    x = RNG.standard_normal((4, 48, n)).astype(np.float32)
+    want = np.empty((3, 4, 48), np.float32)
+    for b, c in np.ndindex(4, 48):
+        v = x[b, c]
+        want[:, b, c] = (
+            _sum16(v) / np.float32(n),
+            _sum16(np.abs(v)),
+            np.sqrt(np.float64(_sum16(v * v))),
+        )
     for threads in (1, 2):
-        avg = ovpool.global_avg_pool(x, num_threads=threads)[..., 0]
-        lp1 = ovpool.global_lp_pool(x, p=1, num_threads=threads)[..., 0]
-        lp2 = ovpool.global_lp_pool(x, p=2, num_threads=threads)[..., 0]
-        for b, c in np.ndindex(2, 24):
-            v = x[b, c]
-            assert avg[b, c] == np.float32(_sum16(v) / np.float32(n)), (b, c)
-            assert lp1[b, c] == _sum16(np.abs(v)), (b, c)
-            assert lp2[b, c] == np.float32(np.sqrt(np.float64(_sum16(v * v)))), (b, c)
+        got = [
+            ovpool.global_avg_pool(x, num_threads=threads)[..., 0],
+            ovpool.global_lp_pool(x, p=1, num_threads=threads)[..., 0],
+            ovpool.global_lp_pool(x, p=2, num_threads=threads)[..., 0],
+        ]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.view(np.uint32), w.view(np.uint32))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_global_means_of_large_planes_four_at_a_time(threads):
     """float32 planes of 1024+ values are summed four at a time with their
-    additions interleaved: each plane's sum is the one a plane alone gets
-    (the same bits), at lengths around the blocks of 16, with NaN and inf,
+    additions interleaved: each plane's sum in the documented order (_sum16,
+    computed in numpy) at lengths around the blocks of 16, with NaN and inf,
     and numpy's float64 mean within float32 rounding."""
     for n in [1024, 1025, 1039, 1040, 1089, 4099]:
         x = RNG.standard_normal((3, 48, n)).astype(np.float32)  # 4+ planes a unit
@@ -1268,11 +1276,8 @@ def test_global_means_of_large_planes_four_at_a_time(threads):
         x[2, 5, n - 1] = np.inf
         x[2, 6, :] = 2.0**100  # every partial sum exact, so the mean is too
         got = ovpool.global_avg_pool(x, num_threads=threads)[..., 0]
-        alone = np.stack(
-            [ovpool.global_avg_pool(x[:, c : c + 1], num_threads=1)[..., 0, 0] for c in range(48)],
-            axis=1,
-        )
-        np.testing.assert_array_equal(got.view(np.uint32), alone.view(np.uint32), err_msg=f"n={n}")
+        want = np.array([[_sum16(p) / np.float32(n) for p in planes] for planes in x])
+        np.testing.assert_array_equal(got, want.astype(np.float32), err_msg=f"n={n}")
         assert np.isnan(got[1, 3]) and got[2, 5] == np.inf and got[2, 6] == 2.0**100
         np.testing.assert_allclose(
             got[0], x[0].astype(np.float64).mean(axis=1), rtol=1e-5, atol=1e-6

@@ -55,21 +55,16 @@ void global_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
         for (int64_t q = first; q < last; q++) {
             const T *row = x + q * size;
             T total = 0;
-            if constexpr (std::is_same<T, float>::value) {
-                // p 1 and 2: the global average's 16 lanes (against one
-                // chain of scalar adds 0.12-0.34x on 7x7 to 71x71 planes at
-                // 1 and 2 threads)
-                if (mode == kSumLp1 || mode == kSumLp2) {
+            // float32 p 1 and 2: the global average's 16 lanes (against one
+            // chain of scalar adds 0.12-0.34x on 7x7 to 71x71 planes at 1
+            // and 2 threads)
+            const bool lanes = std::is_same<T, float>::value && mode != kSumLpP;
+            if constexpr (std::is_same<T, float>::value)
+                if (lanes)
                     total = mode == kSumLp1
                                 ? simd::plane_sum_any<simd::SumOf::abs>(row, size, 0)
                                 : simd::plane_sum_any<simd::SumOf::square>(row, size, 0);
-                    out[q] = mode == kSumLp1
-                                 ? total
-                                 : static_cast<T>(std::sqrt(static_cast<double>(total)));
-                    continue;
-                }
-            }
-            for (int64_t i = 0; i < size; i++) {
+            for (int64_t i = 0; !lanes && i < size; i++) {
                 if (mode == kSumLp1)
                     total = total + std::fabs(row[i]);
                 else if (mode == kSumLp2)

@@ -534,6 +534,7 @@ struct Plan {
     // pad (in the padding when negative) and takes kernel taps
     bool uniform[3] = {true, true, true};
     int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
+    bool tiling_axes = false;  // every axis a tiling (detail::is_tiling_axis)
 
     // blocked: groups of kLanes planes, bands of unit_rows output rows, each
     // group's band of input in lanes laid out [slice][row][column][lane]
@@ -1444,17 +1445,9 @@ inline bool prefer_blocked(const Plan &plan) {
     // 0.49x / 0.55x, on 8x32x32 0.87x / 0.89x, on 16x56x56 0.76x / 0.80x, on
     // 8x64x64 0.91x / 0.95x, 3x3x3 s3 on 9x33x33 0.68x / 0.69x (on 8x112x112
     // 0.99x / 1.08x: the slab keeps larger slices)
-    if (slab && plan.spec.family == Family::max && plan.compute == DType::f32 && slice <= 64 * 64 &&
-        plan.dil_d == 1 && plan.dil_h == 1 && plan.dil_w == 1) {
-        const std::vector<int64_t> *tables[3] = {&plan.win_d, &plan.win_h, &plan.win_w};
-        bool tiles = true;
-        for (int a = 0; a < 3; a++)
-            tiles = tiles && plan.uniform[a] && plan.pad[a] == 0 &&
-                    plan.kernel[a] == plan.stride[a] &&
-                    detail::min_taps(*tables[a]) == plan.kernel[a];
-        if (tiles)
-            return true;
-    }
+    if (slab && plan.tiling_axes && plan.spec.family == Family::max && plan.compute == DType::f32 &&
+        slice <= 64 * 64)
+        return true;
     if ((by_table && !bins_prefer_blocked(plan)) || (slab && slice > (columns ? 784 : 400)) ||
         plan.n_planes < 4 || (!by_table && wide_bins_ok(plan) && plan.in_plane() > 1024))
         return false;
@@ -1768,6 +1761,8 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
         global = detail::is_global(axes);
         detail::tiling_of(axes, &plan.tile_kh, &plan.tile_kw);
         tiling = plan.tile_kh > 0 && !global;
+        plan.tiling_axes = detail::is_tiling_axis(axes[0]) && detail::is_tiling_axis(axes[1]) &&
+                           detail::is_tiling_axis(axes[2]);
     }
     set_geometry(plan, n_planes, axes);  // (moves the tables into the plan)
     plan.row_major = plan.index_stride_w == 1 && plan.index_stride_h == plan.in_w &&
