@@ -1265,20 +1265,25 @@ def test_global_sums_in_the_documented_order(n):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_global_means_of_large_planes_four_at_a_time(threads):
-    """float32 planes of 1024+ values are summed four at a time with their
+def test_global_means_of_planes_of_64_and_more(threads):
+    """float32 planes of 64 to 127 values are summed eight at a time, longer
+    ones four at a time, a quarter of the unit's planes apart, with their
     additions interleaved: each plane's sum in the documented order (_sum16,
-    computed in numpy) at lengths around the blocks of 16, with NaN and inf,
-    and numpy's float64 mean within float32 rounding."""
-    for n in [1024, 1025, 1039, 1040, 1089, 4099]:
-        x = RNG.standard_normal((3, 48, n)).astype(np.float32)  # 4+ planes a unit
+    computed in numpy) at lengths around the blocks of 16 and the bounds of
+    the paths, in units of 64 planes and of planes not a multiple of four (a
+    unit's last planes one by one), with NaN and inf, and numpy's float64
+    mean within float32 rounding."""
+    cases = [(64, 2060), (100, 2060), (127, 2060), (128, 2060), (196, 2060), (300, 2060)]
+    cases += [(1024, 864), (1025, 864), (1039, 96), (1040, 96), (1089, 96), (4099, 864)]
+    for n, planes in cases:
+        x = RNG.standard_normal((planes // 4, 4, n)).astype(np.float32)
         x[1, 3, 7] = np.nan
-        x[2, 5, n - 1] = np.inf
-        x[2, 6, :] = 2.0**100  # every partial sum exact, so the mean is too
+        x[2, 1, n - 1] = np.inf
+        x[-1, 2, :] = 2.0**100  # every partial sum exact, so the mean is too
         got = ovpool.global_avg_pool(x, num_threads=threads)[..., 0]
-        want = np.array([[_sum16(p) / np.float32(n) for p in planes] for planes in x])
+        want = np.array([[_sum16(p) / np.float32(n) for p in q] for q in x])
         np.testing.assert_array_equal(got, want.astype(np.float32), err_msg=f"n={n}")
-        assert np.isnan(got[1, 3]) and got[2, 5] == np.inf and got[2, 6] == 2.0**100
+        assert np.isnan(got[1, 3]) and got[2, 1] == np.inf and got[-1, 2] == 2.0**100
         np.testing.assert_allclose(
             got[0], x[0].astype(np.float64).mean(axis=1), rtol=1e-5, atol=1e-6
         )

@@ -505,6 +505,8 @@ def _cases():
         (8, 7, 5),
         (8, 32, 33, 33),
         (4, 64, 40, 41),
+        (8, 256, 9, 9),
+        (16, 256, 14, 14),
     ]:
         for dtype in FLOATS:
             for style in ("normal", "nan"):

@@ -465,12 +465,13 @@ OVPOOL_INLINE void plane_sums8_block(const void *x, ptrdiff_t size, float *out, 
     _mm256_storeu_ps(out, _mm256_add_ps(fold8x8(v), tail8x8(x, size, full, size, half)));
 }
 
-// Sums of four contiguous float32 planes of size elements into out[0..4),
-// each exactly as plane_sum_any sums one, the four planes' additions
-// interleaved: one plane's two running sums wait on the adds' latency, four
-// planes' eight keep the adders busy.
-OVPOOL_INLINE void plane_sums4_f32(const float *x, ptrdiff_t size, float *out) {
-    const float *p[4] = {x, x + size, x + 2 * size, x + 3 * size};
+// Sums of the float32 planes x, x + step planes, x + 2 step and x + 3 step
+// of size elements into out[0], out[step], out[2 step], out[3 step], each
+// exactly as plane_sum_any sums one, the four planes' additions interleaved:
+// one plane's two running sums wait on the adds' latency, four planes' eight
+// keep the adders busy.
+OVPOOL_INLINE void plane_sums4_f32(const float *x, ptrdiff_t size, ptrdiff_t step, float *out) {
+    const float *p[4] = {x, x + step * size, x + 2 * step * size, x + 3 * step * size};
     __m256 a[4][2];
     for (int q = 0; q < 4; q++)
         a[q][0] = a[q][1] = _mm256_setzero_ps();
@@ -488,8 +489,34 @@ OVPOOL_INLINE void plane_sums4_f32(const float *x, ptrdiff_t size, float *out) {
         float tail = 0.0f;
         for (ptrdiff_t j = i; j < size; j++)
             tail += p[q][j];
-        out[q] = total + tail;
+        out[q * step] = total + tail;
     }
+}
+
+// plane_sums8_block over the blocks of eight of n_planes planes; returns the
+// planes done. Out of line, so that gcc compiles its loops the same whatever
+// the caller knows of size (inlined, the same loops ran 7x7 planes
+// 1.07-1.13x slower).
+OVPOOL_NOINLINE ptrdiff_t plane_sums8(const char *x, ptrdiff_t size, ptrdiff_t n_planes, float *out,
+                                      int half) {
+    const ptrdiff_t esize = half ? 2 : 4;
+    ptrdiff_t plane = 0;
+    for (; plane + 8 <= n_planes; plane += 8)
+        plane_sums8_block(x + plane * size * esize, size, out + plane, half);
+    return plane;
+}
+
+// plane_sums4_f32 over n_planes planes taken as four runs, a quarter of the
+// planes apart; returns the planes done (none where a run would be too short
+// to pay).
+OVPOOL_NOINLINE ptrdiff_t plane_sums4_strided(const float *x, ptrdiff_t size, ptrdiff_t n_planes,
+                                              float *out) {
+    const ptrdiff_t step = n_planes / 4;
+    if (step < 1 || (step * size < 3072 && size < 1024))
+        return 0;
+    for (ptrdiff_t plane = 0; plane < step; plane++)
+        plane_sums4_f32(x + plane * size, size, step, out + plane);
+    return 4 * step;
 }
 #endif  // __AVX2__
 
@@ -525,21 +552,25 @@ inline ptrdiff_t span_sums8_f32(const float *x, ptrdiff_t stride, ptrdiff_t k, p
 }
 
 // The sums of n_planes contiguous planes of size elements, float32 or, with
-// half (F16C builds only), float16, each exactly as plane_sum_any: eight
-// planes at a time folded together (the same argument about the dropped
-// zeros as above) where size >= 16, for float32 under 64, the others one by
-// one. Small planes spent most of their time in each plane's own fold: a
-// float16 7x7 global average, 32x2048x7x7 at 1 thread, 0.234 -> 0.179 ms;
-// float32 7x7 planes 0.67-0.98x at 1 thread (32x2048x7x7, whose per-plane
-// code had run 1.11-1.30x slower, the same instructions, after an unrelated
-// change moved it by 32 bytes), 4x4 and 5x5 0.79-0.89x, the memory-bound
-// 128x2048x7x7 0.88-1.03x; float32 planes of 64 and more measured even (8x8
-// to 56x56 0.96-1.06x) there. float32 planes of 1024 and more (a 4 KiB page
-// each) four at a time, interleaved (plane_sums4_f32), paired at 1 and 2
-// threads: 16x64x71x71 0.53x / 0.56x, 16x160x64x64 0.67x / 0.69x,
-// 16x256x32x32 0.78x / 0.87x, 4x128x45x45 0.94x / 0.92x; smaller planes
-// lost that way (four streams within a page: 17x17 1.55-1.62x, 14x14
-// 1.19-1.26x, 20x20 1.04-1.08x) and stay one by one.
+// half (F16C builds only), float16, each exactly as plane_sum_any (the same
+// argument about the dropped zeros as above):
+// - size 16+, float16, and float32 under 128: eight planes at a time folded
+//   together. Small planes spent most of their time in each plane's own
+//   fold: a float16 7x7 global average, 32x2048x7x7 at 1 thread, 0.234 ->
+//   0.179 ms; float32 7x7 planes 0.67-0.98x at 1 thread, 4x4 and 5x5
+//   0.79-0.89x, the memory-bound 128x2048x7x7 0.88-1.03x; 8x8 to 11x11
+//   0.86-0.94x at 1 and 2 threads. Under 64 inlined here and over 64 out of
+//   line (plane_sums8): the 7x7 planes' loops, compiled for sizes up to
+//   127, ran 1.07-1.24x slower.
+// - float32 of 128+: four planes at a time, interleaved, a quarter of the
+//   unit's planes apart (plane_sums4_strided; one plane's sum is two chains
+//   of adds waiting on their latency). Paired at 1 / 2 threads against four
+//   contiguous planes for 1024+ and one by one under: 16x256x28x27 0.63x /
+//   0.85x, 64x256x14x14 0.82x / 0.90x, 32x256x17x17 0.88x / 0.91x,
+//   16x256x32x32 0.67x / 0.79x, 16x64x71x71 0.80x / 0.89x, the rest of
+//   17x17 to 112x112 0.95-1.03x. Runs shorter than 3072 values lost (a
+//   quarter of 64 8x8 planes: 1.69x / 1.24x) and go one by one, as do four
+//   contiguous planes under 1024 (within a page: 17x17 1.55-1.62x).
 inline void plane_sums(const void *x, ptrdiff_t size, ptrdiff_t n_planes, float *out, int half) {
     const ptrdiff_t esize = half ? 2 : 4;
     const char *at = static_cast<const char *>(x);
@@ -548,9 +579,10 @@ inline void plane_sums(const void *x, ptrdiff_t size, ptrdiff_t n_planes, float 
     if (size >= 16 && (half || size < 64))
         for (; plane + 8 <= n_planes; plane += 8)
             plane_sums8_block(at + plane * size * esize, size, out + plane, half);
-    else if (size >= 1024 && !half)
-        for (; plane + 4 <= n_planes; plane += 4)
-            plane_sums4_f32(reinterpret_cast<const float *>(at) + plane * size, size, out + plane);
+    else if (!half && size >= 64 && size < 128)
+        plane = plane_sums8(at, size, n_planes, out, 0);
+    else if (!half && size >= 128)
+        plane = plane_sums4_strided(reinterpret_cast<const float *>(at), size, n_planes, out);
 #endif
     for (; plane < n_planes; plane++)
         out[plane] = plane_sum_any(at + plane * size * esize, size, half);
