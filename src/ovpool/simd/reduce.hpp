@@ -558,17 +558,18 @@ inline ptrdiff_t span_sums8_f32(const float *x, ptrdiff_t stride, ptrdiff_t k, p
 //   together. Small planes spent most of their time in each plane's own
 //   fold: a float16 7x7 global average, 32x2048x7x7 at 1 thread, 0.234 ->
 //   0.179 ms; float32 7x7 planes 0.67-0.98x at 1 thread, 4x4 and 5x5
-//   0.79-0.89x, the memory-bound 128x2048x7x7 0.88-1.03x; 8x8 to 11x11
-//   0.86-0.94x at 1 and 2 threads. Under 64 inlined here and over 64 out of
-//   line (plane_sums8): the 7x7 planes' loops, compiled for sizes up to
-//   127, ran 1.07-1.24x slower.
+//   0.79-0.89x, the memory-bound 128x2048x7x7 0.88-1.03x; 8x8 to 11x11 at
+//   1 and 2 threads 0.86-0.94x in the quietest of three runs, 0.87-1.11x in
+//   the others. Under 64 inlined here and over 64 out of line (plane_sums8):
+//   the 7x7 planes' loops, compiled for sizes up to 127, ran 1.07-1.24x
+//   slower.
 // - float32 of 128+: four planes at a time, interleaved, a quarter of the
 //   unit's planes apart (plane_sums4_strided; one plane's sum is two chains
 //   of adds waiting on their latency). Paired at 1 / 2 threads against four
-//   contiguous planes for 1024+ and one by one under: 16x256x28x27 0.63x /
-//   0.85x, 64x256x14x14 0.82x / 0.90x, 32x256x17x17 0.88x / 0.91x,
-//   16x256x32x32 0.67x / 0.79x, 16x64x71x71 0.80x / 0.89x, the rest of
-//   17x17 to 112x112 0.95-1.03x. Runs shorter than 3072 values lost (a
+//   contiguous planes for 1024+ and one by one under, three runs:
+//   16x256x28x27 0.54-0.63x / 0.62-0.88x, 64x256x14x14 0.63-0.82x /
+//   0.65-0.94x, 16x256x32x32 0.61-0.67x / 0.53-0.79x, the rest of 17x17 to
+//   112x112 0.78-1.01x / 0.65-1.03x. Runs shorter than 3072 values lost (a
 //   quarter of 64 8x8 planes: 1.69x / 1.24x) and go one by one, as do four
 //   contiguous planes under 1024 (within a page: 17x17 1.55-1.62x).
 inline void plane_sums(const void *x, ptrdiff_t size, ptrdiff_t n_planes, float *out, int half) {
