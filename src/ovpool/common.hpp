@@ -26,9 +26,11 @@
 #if defined(__GNUC__)
 #define OVPOOL_INLINE inline __attribute__((always_inline))
 #define OVPOOL_NOINLINE __attribute__((noinline))
+#define OVPOOL_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define OVPOOL_INLINE inline
 #define OVPOOL_NOINLINE
+#define OVPOOL_INLINE_LAMBDA
 #endif
 
 // Each instruction-set build of the core lives in an inline namespace of its
