@@ -83,6 +83,52 @@ def test_tiling_max_matches_numpy(kh, kw, dtype):
     np.testing.assert_array_equal(got, want)
 
 
+def _lp_tiles_in_order(x, kh, kw, p):
+    """Lp norms of p 1 and 2 over tiles in the documented order: |x| or
+    x * x of each tap in float32 (float64 stays float64), added in
+    row-major window order from the first tap, then the square root."""
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+    v = x.astype(compute)
+    oh, ow = x.shape[-2] // kh, x.shape[-1] // kw
+    acc = None
+    for t in range(kh):
+        for u in range(kw):
+            tap = v[..., t : oh * kh : kh, u : ow * kw : kw]
+            tap = np.abs(tap) if p == 1 else tap * tap
+            acc = tap if acc is None else acc + tap
+    return (acc if p == 1 else np.sqrt(acc)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_tiling_lp_norms_sum_in_row_major_order(p, dtype):
+    """Lp tilings of p 1 and 2 take the tiling path (the vector blocks for
+    kw 1, 2 and 4 at 4+ outputs a row, the scalar passes otherwise): bit for
+    bit the documented order (numpy, above), and within rounding of
+    PyTorch's lp_pool2d in float64; NaN and infinity propagate."""
+    dt = _bfloat16() if dtype == "bfloat16" else np.dtype(dtype)
+    for kh, kw in TILES:
+        for out_w in (2, 3, 5, 8, 17):
+            x = RNG.standard_normal((2, 5, 3 * kh + 1, out_w * kw + 1)).astype(np.float32)
+            x.reshape(-1)[[7, 40]] = [np.nan, np.inf]
+            x = x.astype(dt)
+            _core._cache.clear()
+            got = ovpool.lp_pool(x, (kh, kw), strides=(kh, kw), p=p)
+            assert [plan.path for plan in _core.cached_plans()] == ["tiles"]
+            want = _lp_tiles_in_order(x, kh, kw, p)
+            assert got.dtype == x.dtype
+            # widened exactly, so that NaN compares as NaN for bfloat16 too
+            np.testing.assert_array_equal(
+                got.astype(np.float64), want.astype(np.float64), err_msg=f"{kh}x{kw} on {x.shape}"
+            )
+            # (PyTorch sums x, not |x|, for p 1: given |x|)
+            ref = F.lp_pool2d(_t(np.abs(x.astype(np.float64))), p, (kh, kw), (kh, kw)).numpy()
+            finite = np.isfinite(ref)
+            assert np.array_equal(np.isnan(got.astype(np.float64)), np.isnan(ref))
+            tol = 1e-2 if np.dtype(dt).itemsize == 2 else 1e-6
+            np.testing.assert_allclose(got.astype(np.float64)[finite], ref[finite], rtol=tol)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_tiling_prefetching_ahead(dtype, monkeypatch):
     """Large inputs of tiling windows prefetch the input 8 KiB ahead of each

@@ -1394,12 +1394,16 @@ inline bool keys_fit(const Plan &plan) {
 //   (0.48-0.66x from 128x128 to 320x320; 9x9 s3 and 11x11 s4 0.94-1.34x,
 //   5x5 s1 on 128x128 to 224x224 0.93-1.30x, stay on the rows). float64
 //   keeps the rules of other windows.
-// Lp tilings follow the rules of other windows (Lp norms have no tiling
-// kernel: 2x2 s2 on 38x37 0.61x). Bins of unequal size as
-// bins_prefer_blocked says; bins of 8+ taps along W of one size at one step
-// on planes up to 1024 elements (22x22 -> 3x3 0.54-0.65x, 29x29 -> 4x4
-// 0.80-0.90x; 36x36 -> 5x5 1.11-1.17x and 50x50 -> 7x7 1.5x slower:
-// wide_bins), and not calls of under 4 planes (spare lanes).
+// Lp tilings of p 1 and 2 take the tiling rules (the tile kernel sums |x|
+// or x * x: paired against the blocked kernel and the rows at 1 / 2
+// threads, 2x2 s2 on 4x384x38x37 0.50-0.67x / 0.45-0.54x for p 1 and 2,
+// 4x4 s4 p 1 on 4x64x112x112 0.63-0.68x / 0.34-0.38x, float16 2x2 s2 on
+// 8x256x28x28 0.47-0.49x / 0.46-0.48x); other p the rules of other
+// windows. Bins of unequal size as bins_prefer_blocked says; bins of 8+
+// taps along W of one size at one step on planes up to 1024 elements
+// (22x22 -> 3x3 0.54-0.65x, 29x29 -> 4x4 0.80-0.90x; 36x36 -> 5x5
+// 1.11-1.17x and 50x50 -> 7x7 1.5x slower: wide_bins), and not calls of
+// under 4 planes (spare lanes).
 inline bool prefer_blocked(const Plan &plan) {
     if (plan.tuning.blocked_everywhere)
         return true;
@@ -1453,7 +1457,7 @@ inline bool prefer_blocked(const Plan &plan) {
         return false;
     if (by_table)
         return true;
-    if (plan.tile_kw > 0 && plan.spec.family != Family::lp) {
+    if (plan.tile_kw > 0 && plan.mode != kSumLpP) {
         const bool vector_tiles = (plan.compute == DType::f32 || plan.compute == DType::f16) &&
                                   simd::vector_rows_ok(plan.out_w, plan.tile_kw, plan.tile_kw);
         if (vector_tiles && plan.in_d == 1 && detail::merged_planes(plan) < 2)
@@ -1537,7 +1541,8 @@ inline void choose_path(Plan &plan, bool global, bool tiling) {
     }
     // tiles: straight from the input in PyTorch's order (adaptive 28->7 at 1
     // thread 320 -> 200 ns a plane against the separable passes)
-    if (tiling && (average || family == Family::max)) {
+    if (tiling &&
+        (average || family == Family::max || plan.mode == kSumLp1 || plan.mode == kSumLp2)) {
         plan.path = Path::tiles;
         return;
     }

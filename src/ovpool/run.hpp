@@ -77,12 +77,23 @@ UnitFn argmax_of(const Plan &plan) {
 // float32, float64 and the 8-bit integers (maxima only) in their own type.
 template <class T>
 UnitFn native_unit(const Plan &plan) {
-    const bool is_max = plan.spec.family == Family::max;
     switch (plan.path) {
         case Path::rows:
             return rows_unit<T>(plan);
         case Path::tiles:
-            return is_max ? tile_unit<T, true> : tile_unit<T, false>;
+            if constexpr (std::is_floating_point<T>::value) {
+                switch (tile_op(plan)) {
+                    case simd::kTileSquares:
+                        return tile_unit<T, simd::kTileSquares>;
+                    case simd::kTileAbs:
+                        return tile_unit<T, simd::kTileAbs>;
+                    case simd::kTileSum:
+                        return tile_unit<T, simd::kTileSum>;
+                    default:
+                        break;
+                }
+            }
+            return tile_unit<T, simd::kTileMax>;
         case Path::global:
             if constexpr (std::is_floating_point<T>::value) {
                 if (plan.spec.family == Family::average)
@@ -101,12 +112,20 @@ UnitFn native_unit(const Plan &plan) {
 
 template <bool Bf16>
 UnitFn half_unit(const Plan &plan) {
-    const bool is_max = plan.spec.family == Family::max;
     switch (plan.path) {
         case Path::rows:
             return half_rows_unit<Bf16>;
         case Path::tiles:
-            return is_max ? half_tile_unit<Bf16, true> : half_tile_unit<Bf16, false>;
+            switch (tile_op(plan)) {
+                case simd::kTileSquares:
+                    return half_tile_unit<Bf16, simd::kTileSquares>;
+                case simd::kTileAbs:
+                    return half_tile_unit<Bf16, simd::kTileAbs>;
+                case simd::kTileSum:
+                    return half_tile_unit<Bf16, simd::kTileSum>;
+                default:
+                    return half_tile_unit<Bf16, simd::kTileMax>;
+            }
         case Path::global:
             return half_global_unit<Bf16>;
         case Path::argmax:

@@ -1,5 +1,6 @@
 // Tiling windows (Path::tiles): kernel == stride <= 4 along H and W, no
-// padding, no pooling along D; averages and max values.
+// padding, no pooling along D; averages, max values and Lp norms of p 1
+// and 2 (simd::TileOp).
 //
 // Each input element belongs to at most one window, so the separable passes'
 // column buffer only adds work; on short rows (14 wide and less) their loop
@@ -18,20 +19,30 @@
 
 OVPOOL_BEGIN
 
-template <class T, int KW>
+// A tap as Op sums it: |x| or x * x for the Lp norms.
+template <int Op, class T>
+OVPOOL_INLINE T tile_fold(T v) {
+    if constexpr (Op == simd::kTileSquares)
+        return v * v;
+    else if constexpr (Op == simd::kTileAbs)
+        return std::fabs(v);
+    return v;
+}
+
+template <class T, int KW, int Op>
 OVPOOL_INLINE void tile_sum_pass(const T *row, T *out, ptrdiff_t n_out, bool first) {
     if (first) {
         for (ptrdiff_t o = 0; o < n_out; o++) {
-            T acc = row[o * KW];
+            T acc = tile_fold<Op>(row[o * KW]);
             for (int t = 1; t < KW; t++)
-                acc = acc + row[o * KW + t];
+                acc = acc + tile_fold<Op>(row[o * KW + t]);
             out[o] = acc;
         }
     } else {
         for (ptrdiff_t o = 0; o < n_out; o++) {
             T acc = out[o];
             for (int t = 0; t < KW; t++)
-                acc = acc + row[o * KW + t];
+                acc = acc + tile_fold<Op>(row[o * KW + t]);
             out[o] = acc;
         }
     }
@@ -56,41 +67,53 @@ OVPOOL_INLINE void tile_max_pass(const T *row, T *out, ptrdiff_t n_out, bool fir
 
 // first row initialises, later rows accumulate: literal flags, so that each
 // pass inlines into one unrolled, vectorised loop
-template <class T, int KW, bool IsMax>
+template <class T, int KW, int Op>
 OVPOOL_INLINE void tile_row_k(const T *row0, T *out, const Plan &plan, int64_t kh) {
-    if constexpr (IsMax) {
+    if constexpr (Op == simd::kTileMax) {
         tile_max_pass<T, KW>(row0, out, plan.out_w, true);
         for (int64_t th = 1; th < kh; th++)
             tile_max_pass<T, KW>(row0 + th * plan.in_w, out, plan.out_w, false);
     } else {
-        tile_sum_pass<T, KW>(row0, out, plan.out_w, true);
+        tile_sum_pass<T, KW, Op>(row0, out, plan.out_w, true);
         for (int64_t th = 1; th < kh; th++)
-            tile_sum_pass<T, KW>(row0 + th * plan.in_w, out, plan.out_w, false);
+            tile_sum_pass<T, KW, Op>(row0 + th * plan.in_w, out, plan.out_w, false);
     }
 }
 
 // One output row of tiles by the scalar passes (a divide by kh * kw for the
-// average).
-template <class T, bool IsMax>
+// average, a square root for Lp 2).
+template <class T, int Op>
 inline void tile_row(const T *row0, T *out, const Plan &plan) {
     const int64_t kh = plan.tile_kh, kw = plan.tile_kw;
     if (kw == 2)
-        tile_row_k<T, 2, IsMax>(row0, out, plan, kh);
+        tile_row_k<T, 2, Op>(row0, out, plan, kh);
     else if (kw == 3)
-        tile_row_k<T, 3, IsMax>(row0, out, plan, kh);
+        tile_row_k<T, 3, Op>(row0, out, plan, kh);
     else if (kw == 4)
-        tile_row_k<T, 4, IsMax>(row0, out, plan, kh);
+        tile_row_k<T, 4, Op>(row0, out, plan, kh);
     else
-        tile_row_k<T, 1, IsMax>(row0, out, plan, kh);
-    if constexpr (!IsMax) {
+        tile_row_k<T, 1, Op>(row0, out, plan, kh);
+    if constexpr (Op == simd::kTileSum) {
         const T divisor = static_cast<T>(kh * kw);
         for (ptrdiff_t o = 0; o < plan.out_w; o++)
             out[o] = out[o] / divisor;
+    } else if constexpr (Op == simd::kTileSquares) {
+        for (ptrdiff_t o = 0; o < plan.out_w; o++)
+            out[o] = std::sqrt(out[o]);
     }
 }
 
+// The TileOp of a plan on the tiling path.
+inline int tile_op(const Plan &plan) {
+    if (plan.spec.family == Family::max)
+        return simd::kTileMax;
+    if (plan.spec.family == Family::lp)
+        return plan.mode == kSumLp2 ? simd::kTileSquares : simd::kTileAbs;
+    return simd::kTileSum;
+}
+
 // The work unit of the tiling path, native types.
-template <class T, bool IsMax>
+template <class T, int Op>
 void tile_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
     const T *x = static_cast<const T *>(call.x);
     T *out = static_cast<T *>(call.out);
@@ -109,18 +132,18 @@ void tile_unit(const Plan &plan, const Call &call, int64_t unit, char *) {
                               // the rest of this depth slice's rows in one call
                               const int64_t n = std::min(left, plan.out_h - oh);
                               simd::tile_rows_f32(row0, plan.in_w, out_rows, plan.out_w, n,
-                                                  static_cast<int>(kh), static_cast<int>(kw), IsMax,
+                                                  static_cast<int>(kh), static_cast<int>(kw), Op,
                                                   scale, factor, plan.tile_ahead);
                               return n;
                           }
                       }
-                      tile_row<T, IsMax>(row0, out_rows, plan);
+                      tile_row<T, Op>(row0, out_rows, plan);
                       return 1;
                   });
 }
 
 // The work unit of the tiling path, float16 / bfloat16 (Bf16) raw bits.
-template <bool Bf16, bool IsMax>
+template <bool Bf16, int Op>
 void half_tile_unit(const Plan &plan, const Call &call, int64_t unit, char *scratch) {
     const uint16_t *x = static_cast<const uint16_t *>(call.x);
     uint16_t *out = static_cast<uint16_t *>(call.out);
@@ -143,16 +166,16 @@ void half_tile_unit(const Plan &plan, const Call &call, int64_t unit, char *scra
             uint16_t *out_rows = out + q * out_plane + row * plan.out_w;
             if (in_registers) {
                 simd::tile_rows_f16(row0, plan.in_w, out_rows, plan.out_w, n, static_cast<int>(kh),
-                                    static_cast<int>(kw), IsMax, scale, factor, plan.tile_ahead);
+                                    static_cast<int>(kw), Op, scale, factor, plan.tile_ahead);
                 return n;
             }
             simd::widen(row0, rows, n * kh * plan.in_w, Bf16);
             if (simd_rows) {
                 simd::tile_rows_f32(rows, plan.in_w, outs, plan.out_w, n, static_cast<int>(kh),
-                                    static_cast<int>(kw), IsMax, scale, factor, 0);
+                                    static_cast<int>(kw), Op, scale, factor, 0);
             } else {
                 for (int64_t j = 0; j < n; j++)
-                    tile_row<float, IsMax>(rows + j * kh * plan.in_w, outs + j * plan.out_w, plan);
+                    tile_row<float, Op>(rows + j * kh * plan.in_w, outs + j * plan.out_w, plan);
             }
             simd::narrow(outs, out_rows, n * plan.out_w, Bf16);
             return n;

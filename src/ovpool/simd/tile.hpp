@@ -3,7 +3,8 @@
 //
 // out[o] = taps of window o combined in row-major order (row t, then column
 // u), the order of the scalar tiling passes and of PyTorch, so sums are
-// bit-exact with it. Vector lanes are outputs; a lane's kw taps are kw
+// bit-exact with it (Lp norms of p 1 and 2 sum |x| or x * x in that order,
+// as the blocked kernel does). Vector lanes are outputs; a lane's kw taps are kw
 // consecutive elements, so kw vectors of taps come from kw contiguous loads
 // and a deinterleave. A row is covered by whole vector blocks, the last one
 // overlapping the one before it (its outputs are recomputed from the input,
@@ -16,6 +17,11 @@
 
 OVPOOL_BEGIN
 namespace simd {
+
+// What a tile kernel makes of a window's taps: their maximum, or a sum of
+// them (divided: averages), of their squares (square-rooted: Lp 2) or of
+// their magnitudes (Lp 1).
+enum TileOp : int { kTileSum = 0, kTileMax = 1, kTileSquares = 2, kTileAbs = 3 };
 
 // 1 when dividing by divisor is multiplying by *factor (a power of two:
 // x * 2^-k and x / 2^k round the same exact value); else *factor = divisor.
@@ -45,92 +51,116 @@ inline bool vector_rows_ok(ptrdiff_t n_out, int64_t stride, int64_t k) {
 }
 
 #if defined(__SSE2__)
-OVPOOL_INLINE __m128 comb4(__m128 acc, __m128 v, __m128 *nan, int is_max) {
-    if (!is_max)
-        return _mm_add_ps(acc, v);
+// A tap as op combines it: |x| or x * x for the Lp sums.
+OVPOOL_INLINE __m128 fold4(__m128 v, int op) {
+    if (op == kTileSquares)
+        return _mm_mul_ps(v, v);
+    if (op == kTileAbs)
+        return _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+    return v;
+}
+
+OVPOOL_INLINE __m128 comb4(__m128 acc, __m128 v, __m128 *nan, int op) {
+    if (op != kTileMax)
+        return _mm_add_ps(acc, fold4(v, op));
     *nan = _mm_or_ps(*nan, _mm_cmpunord_ps(v, v));
     return _mm_max_ps(acc, v);  // acc > v ? acc : v, as the scalar chain
+}
+
+// A window's result from its combined taps: the canonical NaN where a max
+// met one, the average's divide (a multiply by factor with scale), the
+// square root of Lp 2.
+OVPOOL_INLINE __m128 finish4(__m128 acc, __m128 nan, int op, int scale, __m128 divisor) {
+    if (op == kTileMax)
+        return _mm_or_ps(_mm_andnot_ps(nan, acc), _mm_and_ps(nan, _mm_set1_ps(NAN)));
+    if (op == kTileSquares)
+        return _mm_sqrt_ps(acc);
+    if (op == kTileAbs)
+        return acc;
+    return scale ? _mm_mul_ps(acc, divisor) : _mm_div_ps(acc, divisor);
 }
 
 // Blocks at p and q at once: each block is a serial chain of kh * kw
 // operations (the exact tap order), so two chains keep the adder busy.
 // With scale set, divisor holds the factor of tile_scale.
 OVPOOL_INLINE void tile_block4x2(const void *p, const void *q, ptrdiff_t in_w, void *out_p,
-                                 void *out_q, int kh, int kw, int is_max, int scale, __m128 divisor,
+                                 void *out_q, int kh, int kw, int op, int scale, __m128 divisor,
                                  int half) {
     __m128 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
     taps4(p, kw, v, half);
     taps4(q, kw, w, half);
-    acc_p = v[0];
-    acc_q = w[0];
+    acc_p = fold4(v[0], op);
+    acc_q = fold4(w[0], op);
     nan_p = _mm_cmpunord_ps(acc_p, acc_p);
     nan_q = _mm_cmpunord_ps(acc_q, acc_q);
     for (int u = 1; u < kw; u++) {  // constant kw: fully unrolled
-        acc_p = comb4(acc_p, v[u], &nan_p, is_max);
-        acc_q = comb4(acc_q, w[u], &nan_q, is_max);
+        acc_p = comb4(acc_p, v[u], &nan_p, op);
+        acc_q = comb4(acc_q, w[u], &nan_q, op);
     }
     for (int t = 1; t < kh; t++) {
         taps4(at(p, t * in_w, half), kw, v, half);
         taps4(at(q, t * in_w, half), kw, w, half);
         for (int u = 0; u < kw; u++) {
-            acc_p = comb4(acc_p, v[u], &nan_p, is_max);
-            acc_q = comb4(acc_q, w[u], &nan_q, is_max);
+            acc_p = comb4(acc_p, v[u], &nan_p, op);
+            acc_q = comb4(acc_q, w[u], &nan_q, op);
         }
     }
-    if (is_max) {
-        __m128 qnan = _mm_set1_ps(NAN);
-        acc_p = _mm_or_ps(_mm_andnot_ps(nan_p, acc_p), _mm_and_ps(nan_p, qnan));
-        acc_q = _mm_or_ps(_mm_andnot_ps(nan_q, acc_q), _mm_and_ps(nan_q, qnan));
-    } else {
-        acc_p = scale ? _mm_mul_ps(acc_p, divisor) : _mm_div_ps(acc_p, divisor);
-        acc_q = scale ? _mm_mul_ps(acc_q, divisor) : _mm_div_ps(acc_q, divisor);
-    }
-    store4(out_p, acc_p, half);
-    store4(out_q, acc_q, half);
+    store4(out_p, finish4(acc_p, nan_p, op, scale, divisor), half);
+    store4(out_q, finish4(acc_q, nan_q, op, scale, divisor), half);
 }
 #endif  // __SSE2__
 
 #if defined(__AVX2__)
-OVPOOL_INLINE __m256 comb8(__m256 acc, __m256 v, __m256 *nan, int is_max) {
-    if (!is_max)
-        return _mm256_add_ps(acc, v);
+OVPOOL_INLINE __m256 fold8(__m256 v, int op) {
+    if (op == kTileSquares)
+        return _mm256_mul_ps(v, v);
+    if (op == kTileAbs)
+        return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    return v;
+}
+
+OVPOOL_INLINE __m256 comb8(__m256 acc, __m256 v, __m256 *nan, int op) {
+    if (op != kTileMax)
+        return _mm256_add_ps(acc, fold8(v, op));
     *nan = _mm256_or_ps(*nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     return _mm256_max_ps(acc, v);
 }
 
+OVPOOL_INLINE __m256 finish8(__m256 acc, __m256 nan, int op, int scale, __m256 divisor) {
+    if (op == kTileMax)
+        return _mm256_blendv_ps(acc, _mm256_set1_ps(NAN), nan);
+    if (op == kTileSquares)
+        return _mm256_sqrt_ps(acc);
+    if (op == kTileAbs)
+        return acc;
+    return scale ? _mm256_mul_ps(acc, divisor) : _mm256_div_ps(acc, divisor);
+}
+
 // tile_block4x2 for 8 outputs; the lanes come out permuted (unpermute8).
 OVPOOL_INLINE void tile_block8x2(const void *p, const void *q, ptrdiff_t in_w, void *out_p,
-                                 void *out_q, int kh, int kw, int is_max, int scale, __m256 divisor,
+                                 void *out_q, int kh, int kw, int op, int scale, __m256 divisor,
                                  int half) {
     __m256 v[4], w[4], acc_p, acc_q, nan_p, nan_q;
     taps8(p, kw, v, half);
     taps8(q, kw, w, half);
-    acc_p = v[0];
-    acc_q = w[0];
+    acc_p = fold8(v[0], op);
+    acc_q = fold8(w[0], op);
     nan_p = _mm256_cmp_ps(acc_p, acc_p, _CMP_UNORD_Q);
     nan_q = _mm256_cmp_ps(acc_q, acc_q, _CMP_UNORD_Q);
     for (int u = 1; u < kw; u++) {
-        acc_p = comb8(acc_p, v[u], &nan_p, is_max);
-        acc_q = comb8(acc_q, w[u], &nan_q, is_max);
+        acc_p = comb8(acc_p, v[u], &nan_p, op);
+        acc_q = comb8(acc_q, w[u], &nan_q, op);
     }
     for (int t = 1; t < kh; t++) {
         taps8(at(p, t * in_w, half), kw, v, half);
         taps8(at(q, t * in_w, half), kw, w, half);
         for (int u = 0; u < kw; u++) {
-            acc_p = comb8(acc_p, v[u], &nan_p, is_max);
-            acc_q = comb8(acc_q, w[u], &nan_q, is_max);
+            acc_p = comb8(acc_p, v[u], &nan_p, op);
+            acc_q = comb8(acc_q, w[u], &nan_q, op);
         }
     }
-    if (is_max) {
-        __m256 qnan = _mm256_set1_ps(NAN);
-        acc_p = _mm256_blendv_ps(acc_p, qnan, nan_p);
-        acc_q = _mm256_blendv_ps(acc_q, qnan, nan_q);
-    } else {
-        acc_p = scale ? _mm256_mul_ps(acc_p, divisor) : _mm256_div_ps(acc_p, divisor);
-        acc_q = scale ? _mm256_mul_ps(acc_q, divisor) : _mm256_div_ps(acc_q, divisor);
-    }
-    store8(out_p, unpermute8(acc_p, kw), half);
-    store8(out_q, unpermute8(acc_q, kw), half);
+    store8(out_p, unpermute8(finish8(acc_p, nan_p, op, scale, divisor), kw), half);
+    store8(out_q, unpermute8(finish8(acc_q, nan_q, op, scale, divisor), kw), half);
 }
 
 // tile_block4x2 with its two blocks side by side in 256-bit registers (rows
@@ -142,7 +172,7 @@ OVPOOL_INLINE void tile_block8x2(const void *p, const void *q, ptrdiff_t in_w, v
 // chains hide each other's latency (adaptive 8x512x28x28 -> 7 in float16:
 // 0.434 -> 0.400 ms at 1 thread, 0.225 -> 0.207 ms at 2).
 OVPOOL_INLINE void tile_block4x2_wide(const void *p, const void *q, ptrdiff_t in_w, void *out_p,
-                                      void *out_q, int kh, int kw, int is_max, int scale,
+                                      void *out_q, int kh, int kw, int op, int scale,
                                       __m256 divisor, int half, int n, ptrdiff_t next,
                                       ptrdiff_t out_next) {
     __m256 v[2][4], acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -154,39 +184,35 @@ OVPOOL_INLINE void tile_block4x2_wide(const void *p, const void *q, ptrdiff_t in
         for (int u = 0; u < kw; u++)
             for (int j = 0; j < n; j++) {
                 if (t == 0 && u == 0) {
-                    acc[j] = v[j][0];
+                    acc[j] = fold8(v[j][0], op);
                     nan[j] = _mm256_cmp_ps(acc[j], acc[j], _CMP_UNORD_Q);
                 } else {
-                    acc[j] = comb8(acc[j], v[j][u], &nan[j], is_max);
+                    acc[j] = comb8(acc[j], v[j][u], &nan[j], op);
                 }
             }
     }
     for (int j = 0; j < n; j++) {
-        __m256 a = acc[j];
-        char *op = static_cast<char *>(out_p) + j * out_next;
-        char *oq = static_cast<char *>(out_q) + j * out_next;
-        if (is_max)
-            a = _mm256_blendv_ps(a, _mm256_set1_ps(NAN), nan[j]);
-        else
-            a = scale ? _mm256_mul_ps(a, divisor) : _mm256_div_ps(a, divisor);
-        a = unpermute8(a, kw);  // p's 4 outputs, then q's
+        char *to_p = static_cast<char *>(out_p) + j * out_next;
+        char *to_q = static_cast<char *>(out_q) + j * out_next;
+        // p's 4 outputs, then q's
+        const __m256 a = unpermute8(finish8(acc[j], nan[j], op, scale, divisor), kw);
 #if defined(__F16C__)
         if (half) {
             __m128i h = _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT);
-            _mm_storel_epi64(reinterpret_cast<__m128i *>(op), h);
-            _mm_storel_epi64(reinterpret_cast<__m128i *>(oq), _mm_unpackhi_epi64(h, h));
+            _mm_storel_epi64(reinterpret_cast<__m128i *>(to_p), h);
+            _mm_storel_epi64(reinterpret_cast<__m128i *>(to_q), _mm_unpackhi_epi64(h, h));
             continue;
         }
 #endif
-        _mm_storeu_ps(reinterpret_cast<float *>(op), _mm256_castps256_ps128(a));
-        _mm_storeu_ps(reinterpret_cast<float *>(oq), _mm256_extractf128_ps(a, 1));
+        _mm_storeu_ps(reinterpret_cast<float *>(to_p), _mm256_castps256_ps128(a));
+        _mm_storeu_ps(reinterpret_cast<float *>(to_q), _mm256_extractf128_ps(a, 1));
     }
 }
 #endif  // __AVX2__
 
 #if defined(__SSE2__)
 OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrdiff_t out_w, int kh,
-                               int kw, int is_max, int scale, float divisor, int half) {
+                               int kw, int op, int scale, float divisor, int half) {
     // block starts 0, L, 2L, ..., and out_w - L for a partial last block,
     // taken two at a time (an odd count repeats the last block)
     ptrdiff_t out_size =
@@ -200,8 +226,7 @@ OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrd
             ptrdiff_t o2 = block_start(b + 1 < n_blocks ? b + 1 : b, 8, out_w);
             tile_block8x2(at(row0, o * kw, half), at(row0, o2 * kw, half), in_w,
                           static_cast<char *>(out) + o * out_size,
-                          static_cast<char *>(out) + o2 * out_size, kh, kw, is_max, scale, d8,
-                          half);
+                          static_cast<char *>(out) + o2 * out_size, kh, kw, op, scale, d8, half);
         }
         return;
     }
@@ -214,20 +239,20 @@ OVPOOL_INLINE void tile_row_kw(const void *row0, ptrdiff_t in_w, void *out, ptrd
 #if defined(__AVX2__)
         tile_block4x2_wide(at(row0, o * kw, half), at(row0, o2 * kw, half), in_w,
                            static_cast<char *>(out) + o * out_size,
-                           static_cast<char *>(out) + o2 * out_size, kh, kw, is_max, scale,
+                           static_cast<char *>(out) + o2 * out_size, kh, kw, op, scale,
                            _mm256_set1_ps(divisor), half, 1, 0, 0);
         (void)d4;
 #else
         tile_block4x2(at(row0, o * kw, half), at(row0, o2 * kw, half), in_w,
                       static_cast<char *>(out) + o * out_size,
-                      static_cast<char *>(out) + o2 * out_size, kh, kw, is_max, scale, d4, half);
+                      static_cast<char *>(out) + o2 * out_size, kh, kw, op, scale, d4, half);
 #endif
     }
 }
 
 OVPOOL_INLINE void tile_rows_kw(const void *row0, ptrdiff_t in_w, void *out, ptrdiff_t out_w,
-                                ptrdiff_t n_rows, int kh, int kw, int is_max, int scale,
-                                float divisor, int half, ptrdiff_t ahead) {
+                                ptrdiff_t n_rows, int kh, int kw, int op, int scale, float divisor,
+                                int half, ptrdiff_t ahead) {
     ptrdiff_t out_size =
         half ? static_cast<ptrdiff_t>(sizeof(uint16_t)) : static_cast<ptrdiff_t>(sizeof(float));
     ptrdiff_t r = 0;
@@ -241,8 +266,8 @@ OVPOOL_INLINE void tile_rows_kw(const void *row0, ptrdiff_t in_w, void *out, ptr
                           ahead ? 2 * next * out_size : 0);
             tile_block4x2_wide(at(row0, r * next, half), at(row0, r * next + o2 * kw, half), in_w,
                                static_cast<char *>(out) + r * out_next,
-                               static_cast<char *>(out) + r * out_next + o2 * out_size, kh, kw,
-                               is_max, scale, _mm256_set1_ps(divisor), half, 2, next, out_next);
+                               static_cast<char *>(out) + r * out_next + o2 * out_size, kh, kw, op,
+                               scale, _mm256_set1_ps(divisor), half, 2, next, out_next);
         }
     }
 #endif
@@ -250,51 +275,58 @@ OVPOOL_INLINE void tile_rows_kw(const void *row0, ptrdiff_t in_w, void *out, ptr
         prefetch_span(static_cast<const char *>(at(row0, r * kh * in_w, half)) + ahead,
                       ahead ? kh * in_w * out_size : 0);
         tile_row_kw(at(row0, r * kh * in_w, half), in_w,
-                    static_cast<char *>(out) + r * out_w * out_size, out_w, kh, kw, is_max, scale,
+                    static_cast<char *>(out) + r * out_w * out_size, out_w, kh, kw, op, scale,
                     divisor, half);
     }
 }
 
-// Every (is_max, scale, kw) instance for one element type (half constant).
+// Every (op, scale, kw) instance for one element type (half constant).
 OVPOOL_INLINE void tile_rows_any(const void *row0, ptrdiff_t in_w, void *out, ptrdiff_t out_w,
-                                 ptrdiff_t n_rows, int kh, int kw, int is_max, int scale,
-                                 float divisor, int half, ptrdiff_t ahead) {
-    if (is_max) {
+                                 ptrdiff_t n_rows, int kh, int kw, int op, int scale, float divisor,
+                                 int half, ptrdiff_t ahead) {
+    // kw, op and scale as constants: each instance unrolled (and inlined,
+    // so that half stays a constant in it too)
+    const auto by_kw = [&](auto op_c, auto scale_c) OVPOOL_INLINE_LAMBDA {
         if (kw == 1)
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 1, 0, divisor, half, ahead);
+            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, op_c, scale_c, divisor, half,
+                         ahead);
         else if (kw == 2)
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 1, 0, divisor, half, ahead);
+            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, op_c, scale_c, divisor, half,
+                         ahead);
         else
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 1, 0, divisor, half, ahead);
-    } else if (scale) {
-        if (kw == 1)
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 1, divisor, half, ahead);
-        else if (kw == 2)
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 1, divisor, half, ahead);
-        else
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 1, divisor, half, ahead);
-    } else {
-        if (kw == 1)
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 1, 0, 0, divisor, half, ahead);
-        else if (kw == 2)
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 2, 0, 0, divisor, half, ahead);
-        else
-            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, 0, 0, divisor, half, ahead);
-    }
+            tile_rows_kw(row0, in_w, out, out_w, n_rows, kh, 4, op_c, scale_c, divisor, half,
+                         ahead);
+    };
+    using Max = std::integral_constant<int, kTileMax>;
+    using Squares = std::integral_constant<int, kTileSquares>;
+    using Abs = std::integral_constant<int, kTileAbs>;
+    using Sum = std::integral_constant<int, kTileSum>;
+    using Zero = std::integral_constant<int, 0>;
+    using One = std::integral_constant<int, 1>;
+    if (op == kTileMax)
+        by_kw(Max(), Zero());
+    else if (op == kTileSquares)
+        by_kw(Squares(), Zero());
+    else if (op == kTileAbs)
+        by_kw(Abs(), Zero());
+    else if (scale)
+        by_kw(Sum(), One());
+    else
+        by_kw(Sum(), Zero());
 }
 #endif  // __SSE2__
 
 // n_rows consecutive output rows of tiling windows: row r reads the kh input
 // rows from row0 + r * kh * in_w and writes out + r * out_w. Needs
-// vector_rows_ok(out_w, kw, kw); (scale, divisor) from tile_scale. kw and
-// is_max become constants here, so each instance is unrolled; kh stays a
-// loop. A call per run of rows, not per row: a 7x7 output plane paid more for
-// the call than for its 7 rows.
+// vector_rows_ok(out_w, kw, kw); (scale, divisor) from tile_scale (the
+// average's; op a TileOp). kw and op become constants here, so each instance
+// is unrolled; kh stays a loop. A call per run of rows, not per row: a 7x7 output plane paid more
+// for the call than for its 7 rows.
 inline void tile_rows_f32(const float *row0, ptrdiff_t in_w, float *out, ptrdiff_t out_w,
-                          ptrdiff_t n_rows, int kh, int kw, int is_max, int scale, float divisor,
+                          ptrdiff_t n_rows, int kh, int kw, int op, int scale, float divisor,
                           ptrdiff_t ahead) {
 #if defined(__SSE2__)
-    tile_rows_any(row0, in_w, out, out_w, n_rows, kh, kw, is_max, scale, divisor, 0, ahead);
+    tile_rows_any(row0, in_w, out, out_w, n_rows, kh, kw, op, scale, divisor, 0, ahead);
 #else
     (void)row0;
     (void)in_w;
@@ -303,7 +335,7 @@ inline void tile_rows_f32(const float *row0, ptrdiff_t in_w, float *out, ptrdiff
     (void)n_rows;
     (void)kh;
     (void)kw;
-    (void)is_max;
+    (void)op;
     (void)scale;
     (void)divisor;
     (void)ahead;
@@ -313,10 +345,10 @@ inline void tile_rows_f32(const float *row0, ptrdiff_t in_w, float *out, ptrdiff
 // The same on float16 rows and outputs, converted in registers; only where
 // kF16cRows (else the caller widens into scratch).
 inline void tile_rows_f16(const uint16_t *row0, ptrdiff_t in_w, uint16_t *out, ptrdiff_t out_w,
-                          ptrdiff_t n_rows, int kh, int kw, int is_max, int scale, float divisor,
+                          ptrdiff_t n_rows, int kh, int kw, int op, int scale, float divisor,
                           ptrdiff_t ahead) {
 #if defined(__F16C__)
-    tile_rows_any(row0, in_w, out, out_w, n_rows, kh, kw, is_max, scale, divisor, 1, ahead);
+    tile_rows_any(row0, in_w, out, out_w, n_rows, kh, kw, op, scale, divisor, 1, ahead);
 #else
     (void)row0;
     (void)in_w;
@@ -325,7 +357,7 @@ inline void tile_rows_f16(const uint16_t *row0, ptrdiff_t in_w, uint16_t *out, p
     (void)n_rows;
     (void)kh;
     (void)kw;
-    (void)is_max;
+    (void)op;
     (void)scale;
     (void)divisor;
     (void)ahead;
