@@ -74,6 +74,21 @@ UnitFn argmax_of(const Plan &plan) {
     return argmax_unit<T, I, false>;
 }
 
+// make(op) for the plan's TileOp as a constant (std::integral_constant).
+template <class Make>
+UnitFn by_tile_op(const Plan &plan, const Make &make) {
+    switch (tile_op(plan)) {
+        case simd::kTileSquares:
+            return make(std::integral_constant<int, simd::kTileSquares>());
+        case simd::kTileAbs:
+            return make(std::integral_constant<int, simd::kTileAbs>());
+        case simd::kTileSum:
+            return make(std::integral_constant<int, simd::kTileSum>());
+        default:
+            return make(std::integral_constant<int, simd::kTileMax>());
+    }
+}
+
 // float32, float64 and the 8-bit integers (maxima only) in their own type.
 template <class T>
 UnitFn native_unit(const Plan &plan) {
@@ -81,18 +96,9 @@ UnitFn native_unit(const Plan &plan) {
         case Path::rows:
             return rows_unit<T>(plan);
         case Path::tiles:
-            if constexpr (std::is_floating_point<T>::value) {
-                switch (tile_op(plan)) {
-                    case simd::kTileSquares:
-                        return tile_unit<T, simd::kTileSquares>;
-                    case simd::kTileAbs:
-                        return tile_unit<T, simd::kTileAbs>;
-                    case simd::kTileSum:
-                        return tile_unit<T, simd::kTileSum>;
-                    default:
-                        break;
-                }
-            }
+            if constexpr (std::is_floating_point<T>::value)
+                return by_tile_op(
+                    plan, [](auto op) -> UnitFn { return tile_unit<T, decltype(op)::value>; });
             return tile_unit<T, simd::kTileMax>;
         case Path::global:
             if constexpr (std::is_floating_point<T>::value) {
@@ -116,16 +122,8 @@ UnitFn half_unit(const Plan &plan) {
         case Path::rows:
             return half_rows_unit<Bf16>;
         case Path::tiles:
-            switch (tile_op(plan)) {
-                case simd::kTileSquares:
-                    return half_tile_unit<Bf16, simd::kTileSquares>;
-                case simd::kTileAbs:
-                    return half_tile_unit<Bf16, simd::kTileAbs>;
-                case simd::kTileSum:
-                    return half_tile_unit<Bf16, simd::kTileSum>;
-                default:
-                    return half_tile_unit<Bf16, simd::kTileMax>;
-            }
+            return by_tile_op(
+                plan, [](auto op) -> UnitFn { return half_tile_unit<Bf16, decltype(op)::value>; });
         case Path::global:
             return half_global_unit<Bf16>;
         case Path::argmax:
