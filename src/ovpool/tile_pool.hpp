@@ -104,7 +104,7 @@ inline void tile_row(const T *row0, T *out, const Plan &plan) {
 }
 
 // The TileOp of a plan on the tiling path.
-inline int tile_op(const Plan &plan) {
+inline simd::TileOp tile_op(const Plan &plan) {
     if (plan.spec.family == Family::max)
         return simd::kTileMax;
     if (plan.spec.family == Family::lp)

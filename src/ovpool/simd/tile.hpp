@@ -3,10 +3,10 @@
 //
 // out[o] = taps of window o combined in row-major order (row t, then column
 // u), the order of the scalar tiling passes and of PyTorch, so sums are
-// bit-exact with it (Lp norms of p 1 and 2 sum |x| or x * x in that order,
-// as the blocked kernel does). Vector lanes are outputs; a lane's kw taps are kw
-// consecutive elements, so kw vectors of taps come from kw contiguous loads
-// and a deinterleave. A row is covered by whole vector blocks, the last one
+// bit-exact with it (Lp norms of p 1 and 2 sum |x| or x * x in that
+// order, as the blocked kernel does). Vector lanes are outputs; a lane's kw
+// taps are kw consecutive elements, so kw vectors of taps come from kw
+// contiguous loads and a deinterleave. A row is covered by whole vector blocks, the last one
 // overlapping the one before it (its outputs are recomputed from the input,
 // not accumulated), so rows of 4 to 15 outputs (adaptive 28->7, 14->7) need
 // no scalar tail. Loads stay within the first out_w * kw elements of each
@@ -320,8 +320,8 @@ OVPOOL_INLINE void tile_rows_any(const void *row0, ptrdiff_t in_w, void *out, pt
 // rows from row0 + r * kh * in_w and writes out + r * out_w. Needs
 // vector_rows_ok(out_w, kw, kw); (scale, divisor) from tile_scale (the
 // average's; op a TileOp). kw and op become constants here, so each instance
-// is unrolled; kh stays a loop. A call per run of rows, not per row: a 7x7 output plane paid more
-// for the call than for its 7 rows.
+// is unrolled; kh stays a loop. A call per run of rows, not per row: a 7x7
+// output plane paid more for the call than for its 7 rows.
 inline void tile_rows_f32(const float *row0, ptrdiff_t in_w, float *out, ptrdiff_t out_w,
                           ptrdiff_t n_rows, int kh, int kw, int op, int scale, float divisor,
                           ptrdiff_t ahead) {
