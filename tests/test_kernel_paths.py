@@ -129,6 +129,88 @@ def test_tiling_lp_norms_sum_in_row_major_order(p, dtype):
             np.testing.assert_allclose(got.astype(np.float64)[finite], ref[finite], rtol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8"])
+def test_one_element_windows_pool_planes_as_rows(dtype, monkeypatch):
+    """Pools whose every window is one element (an adaptive pool to its
+    input's size, as VGG's head is at 224x224; kernel 1 at stride 1; a width
+    of 1 padded by 1 under a 3-wide kernel, without counting pads) take groups
+    of whole planes as rows of 1x1 tiles, with the channel-blocked kernel on
+    (the default): 1D, 2D and 3D, planes shorter and longer than a row, at 1
+    and 2 threads. Each output is its one element bit for bit, NaN, infinity
+    and -0 included (a maximum of one, a sum of one divided by 1, |x| for
+    Lp 1); PyTorch's pools give the same values (their sums start from +0,
+    so -0 compares equal, not identical); Lp 2 within rounding of PyTorch's
+    lp_pool (x * x, then its square root)."""
+    monkeypatch.delitem(_core.TUNING, "blocked_bytes", raising=False)
+    dt = _bfloat16() if dtype == "bfloat16" else np.dtype(dtype)
+    for shape in [(2, 24, 7, 7), (2, 8, 50), (3, 5, 3, 4, 5), (1, 2, 70, 70)]:
+        x = RNG.standard_normal(shape).astype(np.float32) * 4
+        x.reshape(-1)[[3, 11, 20, 29]] = [np.nan, np.inf, -np.inf, -0.0]
+        if dtype == "int8":
+            x = np.nan_to_num(x, posinf=127, neginf=-128)
+        x = x.astype(dt)
+        rank = len(shape) - 2
+        wide = x.astype(np.float64)
+        t = _t(x.astype(np.float32))
+        pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[rank]
+        max_pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[rank]
+        adaptive = {1: F.adaptive_avg_pool1d, 2: F.adaptive_avg_pool2d}.get(
+            rank, F.adaptive_avg_pool3d
+        )
+        calls = [("max", lambda th: ovpool.max_pool(x, (1,) * rank, num_threads=th))]
+        if dtype != "int8":
+            calls += [
+                ("avg", lambda th: ovpool.avg_pool(x, (1,) * rank, num_threads=th)),
+                ("adaptive", lambda th: ovpool.adaptive_avg_pool(x, shape[2:], num_threads=th)),
+                ("lp1", lambda th: ovpool.lp_pool(x, (1,) * rank, p=1, num_threads=th)),
+                ("lp2", lambda th: ovpool.lp_pool(x, (1,) * rank, p=2, num_threads=th)),
+            ]
+        if rank == 2 and dtype != "int8":
+            calls.append(
+                (
+                    "avg",
+                    lambda th: ovpool.avg_pool(
+                        x[..., :1], (1, 3), strides=(1, 1), pads=(0, 1, 0, 1), num_threads=th
+                    ),
+                )
+            )
+        for name, call in calls:
+            _core._cache.clear()
+            got = call(1)
+            assert [plan.path for plan in _core.cached_plans()] == ["tiles"], name
+            assert "windows of one element" in _core.cached_plans()[0].explain(1)
+            np.testing.assert_array_equal(call(2).view(np.uint8), got.view(np.uint8))
+            assert got.dtype == x.dtype
+            message = f"{name} on {shape} {dtype}"
+            if got.shape[-1] == 1:  # the padded width of 1: its first column
+                want = wide[..., :1]
+                ref = F.avg_pool2d(t[..., :1], (1, 3), 1, (0, 1), count_include_pad=False)
+                ref = ref.numpy()
+            elif name == "max":
+                want, ref = wide, max_pool(t, 1).numpy()
+            elif name == "avg":
+                want, ref = wide, pool(t, 1).numpy()
+            elif name == "adaptive":
+                want, ref = wide, adaptive(t, shape[2:]).numpy()
+            else:  # (PyTorch sums x, not |x|, for p 1: given |x|)
+                p = int(name[2])
+                want = np.abs(wide)
+                ref = F.lp_pool1d(t.abs().reshape(1, 1, -1), p, 1).numpy().reshape(shape)
+            got64, ref64 = got.astype(np.float64), ref.astype(dt).astype(np.float64)
+            if name != "lp2":
+                # bit for bit: the same sign of each zero, NaN where NaN
+                np.testing.assert_array_equal(np.signbit(got64), np.signbit(want), err_msg=message)
+                np.testing.assert_array_equal(got64, want, err_msg=message)
+                np.testing.assert_array_equal(got64, ref64, err_msg=message)
+            else:
+                np.testing.assert_array_equal(np.isnan(got64), np.isnan(want), err_msg=message)
+                finite = np.isfinite(want)
+                for other in (want, ref64):
+                    np.testing.assert_allclose(
+                        got64[finite], other[finite], rtol=1e-6, err_msg=message
+                    )
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_tiling_prefetching_ahead(dtype, monkeypatch):
     """Large inputs of tiling windows prefetch the input 8 KiB ahead of each
@@ -797,6 +879,18 @@ def test_depth_pooling_adaptive_against_torch(depth_path):
     depth_path()
 
 
+def _assert_rows_runs(plans, width, one_element=True):
+    """Every plan of _three_wide_geometries takes the run-of-rows kernel,
+    without prefetches, but on a width of 1: there the (1, 3) windows padded
+    by 1 (W strides 1 and 2) hold one element each (pads not counted), which
+    the 1x1 tiles take."""
+    tiles = [plan for plan in plans if plan.kernel == "tiles"]
+    assert len(tiles) == (2 if width == 1 and one_element else 0)
+    assert all(
+        plan.kernel == "rows.runs" and plan.prefetch == 0 for plan in plans if plan not in tiles
+    )
+
+
 def _three_wide_geometries(width):
     """(kh, sh, ph, pw, sw) of the run-of-rows kernels' tests: H windows of
     1-3 rows at strides 1-2 (edge windows of 1-2 rows), W padded or not, W
@@ -933,8 +1027,7 @@ def test_average_3_wide_rows(width, count_include_pad):
             atol=1e-7,
             err_msg=f"kernel ({kh}, 3) strides {sh} {sw} pads {ph} {pw}",
         )
-    # every plan so far takes the run-of-rows kernel
-    assert all(plan.kernel == "rows.runs" for plan in _core.cached_plans())
+    _assert_rows_runs(_core.cached_plans(), width, one_element=not count_include_pad)
     if width >= 2:
         for sw in (1, 2):
             attrs = onnx_pool_attrs(
@@ -1012,7 +1105,7 @@ def test_l2_norm_3_wide_rows(width):
         if ph == pw == 0:
             want = F.lp_pool2d(_t(x), 2, (kh, 3), (sh, sw)).numpy()
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=message)
-    assert all(plan.kernel == "rows.runs" and plan.prefetch == 0 for plan in _core.cached_plans())
+    _assert_rows_runs(_core.cached_plans(), width)
     if width >= 2:
         for sw in (1, 2):
             attrs = onnx_pool_attrs((2, 3), strides=(2, sw), pads=(0, 1, 1, 0), ceil_mode=True, p=2)
@@ -1124,12 +1217,7 @@ def test_max_3_wide_rows(width, nans):
         by_rows = ovpool.max_pool(x.astype(np.float64), (kh, 3), **args)
         np.testing.assert_array_equal(got, by_rows, err_msg=message)
         assert got.dtype == np.float32
-    # every float32 plan so far takes the run-of-rows kernel
-    assert all(
-        plan.kernel == "rows.runs" and plan.prefetch == 0
-        for plan in _core.cached_plans()
-        if plan.dtype == "float32"
-    )
+    _assert_rows_runs([plan for plan in _core.cached_plans() if plan.dtype == "float32"], width)
     if width >= 2:
         finite = np.nan_to_num(x, nan=0.5)  # the reference's NaN rule is not PyTorch's
         for sw in (1, 2):

@@ -238,6 +238,37 @@ def _cases():
                 lambda m, x, size=size: m.adaptive_max_pool(x, size, index_dtype=np.int32),
             )
 
+    # windows of one element: groups of planes as rows of 1x1 tiles
+    for shape in [(4, 16, 7, 7), (2, 8, 50), (2, 3, 3, 4, 5), (1, 2, 70, 70)]:
+        k = (1,) * (len(shape) - 2)
+        for dtype in FLOATS:
+            for style in ("normal", "nan", "zeros"):
+                add(
+                    "adaptive_avg_pool to its size",
+                    shape,
+                    dtype,
+                    style,
+                    lambda m, x: m.adaptive_avg_pool(x, x.shape[2:]),
+                )
+                add(
+                    "adaptive_max_pool to its size",
+                    shape,
+                    dtype,
+                    style,
+                    lambda m, x: m.adaptive_max_pool(x, x.shape[2:]),
+                )
+                add(f"avg_pool {k}", shape, dtype, style, lambda m, x, k=k: m.avg_pool(x, k))
+                add(f"max_pool {k}", shape, dtype, style, lambda m, x, k=k: m.max_pool(x, k))
+                for p in (1, 2, 3):
+                    add(
+                        f"lp_pool p {p} {k}",
+                        shape,
+                        dtype,
+                        style,
+                        lambda m, x, k=k, p=p: m.lp_pool(x, k, p=p),
+                    )
+        for dtype in (np.int8, np.uint8):
+            add(f"max_pool {k}", shape, dtype, "ties", lambda m, x, k=k: m.max_pool(x, k))
     # fixed windows: (kernel, strides, pads, dilations, auto_pad, ceil, cip)
     fixed2d = [
         ((3, 3), (2, 2), (1, 1, 1, 1), None, "NOTSET", False, False),

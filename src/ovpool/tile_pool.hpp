@@ -1,6 +1,7 @@
 // Tiling windows (Path::tiles): kernel == stride <= 4 along H and W, no
-// padding, no pooling along D; averages, max values and Lp norms of p 1
-// and 2 (simd::TileOp).
+// padding, no pooling along D, or windows of one element (make_plan lays
+// groups of their planes out as rows); averages, max values and Lp norms of
+// p 1 and 2 (simd::TileOp).
 //
 // Each input element belongs to at most one window, so the separable passes'
 // column buffer only adds work; on short rows (14 wide and less) their loop
