@@ -887,6 +887,14 @@ inline bool is_one_tap(const Windows axes[3]) {
     return true;
 }
 
+// The largest divisor of n (n >= 1) that is at most cap (cap >= 1).
+inline int64_t divisor_at_most(int64_t n, int64_t cap) {
+    int64_t d = std::min(n, cap);
+    while (n % d)
+        d -= 1;
+    return d;
+}
+
 inline bool is_global(const Windows axes[3]) {
     for (int a = 0; a < 3; a++) {
         const Windows &w = axes[a];
@@ -1217,11 +1225,8 @@ inline int64_t merged_planes(const Plan &plan) {
     if (plan.n_planes < 2 || rows_in != rows_out * plan.tile_kh ||
         plan.n_planes * plan.in_plane() >= (int64_t(1) << 31))
         return 1;
-    int64_t group = std::min(plan.n_planes,
-                             std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
-    while (plan.n_planes % group)
-        group -= 1;
-    return group;
+    return divisor_at_most(plan.n_planes,
+                           std::max<int64_t>(1, plan.tuning.merged_outputs / plan.out_plane()));
 }
 
 }  // namespace detail
@@ -1788,13 +1793,12 @@ inline Plan make_plan(const PoolSpec &spec, const Tuning &tuning = Tuning()) {
     const bool one_tap = spec.family != Family::argmax && plan.mode != kSumLpP && n_planes > 0 &&
                          in_plane > 0 && detail::is_one_tap(axes);
     if (one_tap) {
-        int64_t group = std::max<int64_t>(1, std::min(n_planes, tuning.merged_outputs / in_plane));
-        while (n_planes % group)
-            group -= 1;
+        const int64_t group = detail::divisor_at_most(
+            n_planes, std::max<int64_t>(1, tuning.merged_outputs / in_plane));
         const int64_t merged = group * in_plane;
-        int64_t width = std::max(in_w, std::min(merged, tuning.merged_outputs));
-        while (merged % width)
-            width -= 1;
+        // in_w divides merged, so the row is never narrower than an input row
+        const int64_t width =
+            detail::divisor_at_most(merged, std::max(in_w, tuning.merged_outputs));
         n_planes /= group;
         axes[0] = adaptive_windows(1, 1);
         axes[1] = adaptive_windows(merged / width, merged / width);
