@@ -92,6 +92,13 @@ MODULES = [
     (nn.AdaptiveMaxPool2d((5, 4), return_indices=True), (1, 3, 17, 6), True),
     (nn.AdaptiveMaxPool2d(2), "nan", False),  # NaN propagates
     (nn.AdaptiveMaxPool3d(2, return_indices=True), (1, 2, 5, 6, 7), True),
+    # the stride left out (PyTorch's default: the kernel)
+    (nn.AvgPool2d(2), (2, 3, 9, 8), True),
+    (nn.AvgPool1d(3), (3, 10), True),  # unbatched
+    (nn.AvgPool3d((2, 1, 3), ceil_mode=True, count_include_pad=False), (1, 2, 5, 6, 7), True),
+    (nn.MaxPool2d(2), (2, 3, 9, 8), True),
+    (nn.MaxPool1d(3, return_indices=True), (1, 2, 10), True),
+    (nn.MaxPool3d((2, 1, 3), dilation=(1, 2, 1)), (1, 2, 5, 6, 7), True),
 ]
 
 
@@ -172,6 +179,71 @@ def test_dynamic_input_shapes(core):
         assert_matches_torch([result[o] for o in compiled.outputs], torch_outputs(module, x))
 
 
+class Functional(nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)
+
+
+# every way F.avg_pool2d / F.max_pool2d take their windows: ints, lists,
+# tuples, the stride left out, None or empty
+FUNCTIONAL_FORMS = [
+    lambda x: nn.functional.avg_pool2d(x, 2),
+    lambda x: nn.functional.avg_pool2d(x, [3, 2], None, (1, 0), True, False),
+    lambda x: nn.functional.avg_pool2d(x, (2, 3), [], 1),
+    lambda x: nn.functional.max_pool2d(x, 3, None, 1, 1, True),
+    lambda x: nn.functional.max_pool2d(x, [2, 3], [], [1, 1], (2, 1)),
+    lambda x: nn.functional.max_pool2d(x, 3, return_indices=True)[1],
+    lambda x: nn.functional.avg_pool1d(x[0], 3),
+    lambda x: nn.functional.max_pool3d(x[:, None], (1, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("policy", ovp.POLICIES)
+@pytest.mark.parametrize("form", range(len(FUNCTIONAL_FORMS)))
+def test_every_argument_form_converts(core, form, policy):
+    module = Functional(FUNCTIONAL_FORMS[form])
+    x = torch.randn(2, 3, 11, 10, generator=torch.Generator().manual_seed(form))
+    with ovp.conversion_policy(policy):
+        model = convert(module, x)
+    if policy == "all":
+        kinds = {n.get_type_info().version_id for n in model.get_ordered_ops()}
+        assert "ovpool" in kinds and not {"opset14", "opset16"} & kinds
+    assert_matches_torch(run(core, model, x), torch_outputs(module, x))
+
+
+def test_torch_export_dynamic_shapes(core):
+    """torch.export with dynamic spatial dims: the FX names convert onto
+    ovpool's ops, and one compiled model serves every shape."""
+
+    class Net(nn.Module):
+        def forward(self, x):
+            v, i = nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True)
+            return v, i, nn.functional.avg_pool2d(x, 2), nn.functional.adaptive_avg_pool2d(x, 3)
+
+    net = Net()
+    dim = 2 * torch.export.Dim("half", min=3, max=32)  # ceil_mode's guard wants even sides
+    x = torch.randn(1, 2, 12, 12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(net, (x,), dynamic_shapes={"x": {2: dim, 3: dim}})
+        with ovp.conversion_policy("all"):
+            model = ov.convert_model(program, extension=ovp.pytorch_extensions())
+    kinds = {
+        n.get_type_info().version_id for n in model.get_ordered_ops() if "Pool" in n.get_type_name()
+    }
+    assert kinds == {"ovpool"}
+    compiled = core.compile_model(model, "CPU", F32)
+    request = compiled.create_infer_request()
+    for side in (12, 8, 34):
+        x = torch.randn(1, 2, side, side)
+        result = request.infer([x.numpy()])
+        assert_matches_torch([result[o] for o in compiled.outputs], torch_outputs(net, x))
+
+
 def test_divisor_override_is_refused_clearly(core):
     module = nn.AvgPool2d(3, 2, 1, divisor_override=2)
     with pytest.raises(Exception, match="divisor_override is not supported"):
@@ -180,5 +252,7 @@ def test_divisor_override_is_refused_clearly(core):
 
 def test_the_converted_ops(core):
     assert "aten::max_pool2d_with_indices" in ovp.PYTORCH_OPS
-    assert len(ovp.PYTORCH_OPS) == 15
+    assert "aten.max_pool2d_with_indices.default" in ovp.PYTORCH_OPS
+    assert "aten._adaptive_avg_pool3d.default" in ovp.PYTORCH_OPS
+    assert len(ovp.PYTORCH_OPS) == 15 + 18
     assert ovp.pytorch_extensions() == [ovp.extension_path()]

@@ -117,8 +117,22 @@ PYTORCH_OPS = tuple(
         ("adaptive_avg_pool", ""),
         ("adaptive_max_pool", ""),
     )
+) + tuple(
+    f"aten.{name}{n}d{suffix}.default"
+    for n in (1, 2, 3)
+    for name, suffix in (
+        ("max_pool", ""),
+        ("max_pool", "_with_indices"),
+        ("avg_pool", ""),
+        ("adaptive_avg_pool", ""),
+        ("_adaptive_avg_pool", ""),
+        ("adaptive_max_pool", ""),
+    )
 )
-"""The TorchScript ops the library's PyTorch conversions take."""
+"""The ops the library's PyTorch conversions take: TorchScript's names
+(``ov.convert_model(module, example_input=x)``) and torch.export's FX names
+(``ov.convert_model(exported_program)``), before and after ATen's
+decompositions."""
 
 POLICIES = ("default", "all")
 
@@ -210,12 +224,15 @@ def _core():
 
 def pytorch_extensions():
     """The library's path in a list, for ``ov.convert_model(module,
-    example_input=..., extension=pytorch_extensions())``: aten max_poolNd
-    (and ``_with_indices``), avg_poolNd, adaptive_avg_poolNd and
-    adaptive_max_poolNd, N = 1, 2, 3, are converted with PyTorch's semantics
+    example_input=..., extension=pytorch_extensions())`` (TorchScript) and
+    ``ov.convert_model(exported_program, extension=pytorch_extensions())``
+    (torch.export): aten max_poolNd (and ``_with_indices``), avg_poolNd,
+    adaptive_avg_poolNd and adaptive_max_poolNd, N = 1, 2, 3
+    (:data:`PYTORCH_OPS`), are converted with PyTorch's semantics
     (``ceil_mode``, ``count_include_pad``'s divisor, indices per (n, c) plane,
-    NaN, unbatched inputs): on ovpool's ops where native OpenVINO deviates or
-    is slow, natively elsewhere (every one on ovpool's ops within
+    NaN, unbatched inputs, every argument form including a stride left out):
+    on ovpool's ops where native OpenVINO deviates or is slow, natively
+    elsewhere (every one ovpool's kernels take on ovpool's ops within
     ``conversion_policy("all")``). ``divisor_override`` is refused with a
     clear error. A model converted with them needs :func:`register` on the
     Core that reads a saved copy."""

@@ -13,7 +13,8 @@ namespace ovpool_openvino {
 std::vector<ov::Extension::Ptr> onnx_extensions();
 
 // aten::max_poolNd, aten::max_poolNd_with_indices, aten::avg_poolNd,
-// aten::adaptive_avg_poolNd, aten::adaptive_max_poolNd for N = 1, 2, 3.
+// aten::adaptive_avg_poolNd, aten::adaptive_max_poolNd for N = 1, 2, 3, under
+// their TorchScript names and torch.export's FX names.
 std::vector<ov::Extension::Ptr> pytorch_extensions();
 
 }  // namespace ovpool_openvino

@@ -12,11 +12,13 @@
 // indices, adaptive bins, adaptive max and the averages native OpenVINO
 // divides wrongly.
 #include <algorithm>
+#include <functional>
 
 #include "conversions.hpp"
 #include "geometry.hpp"
 #include "openvino/frontend/node_context.hpp"
 #include "openvino/frontend/pytorch/extension/conversion.hpp"
+#include "openvino/frontend/sequence_mark.hpp"
 #include "openvino/op/constant.hpp"
 #include "openvino/op/squeeze.hpp"
 #include "openvino/op/unsqueeze.hpp"
@@ -28,13 +30,29 @@ namespace {
 
 using Context = ov::frontend::NodeContext;
 
-// A constant input as ints (None or absent: `fallback`; one value: repeated
-// for every axis).
+// Whether input `index` is left out: absent, None, or an empty list (the
+// stride of F.avg_pool2d(x, 2) reaches TorchScript as an empty
+// prim::ListConstruct, which the frontend cannot fold into a constant).
+bool input_absent(const Context &ctx, size_t index) {
+    if (index >= ctx.get_input_size() || ctx.input_is_none(index))
+        return true;
+    const auto node = ctx.get_input(static_cast<int>(index)).get_node_shared_ptr();
+    const std::string type = node->get_type_info().name;
+    return node->get_input_size() == 0 && (type == "SequenceMark" || type == "FrameworkNode");
+}
+
+// A constant input as ints (left out, or an empty list: `fallback`; one
+// value: repeated for every axis).
 std::vector<int64_t> ints_input(const Context &ctx, size_t index, size_t n,
                                 std::vector<int64_t> fallback, const std::string &name) {
-    if (index >= ctx.get_input_size())
+    if (input_absent(ctx, index))
         return fallback;
-    const ov::Any value = ctx.get_values_from_const_input(static_cast<int>(index));
+    ov::Any value;
+    try {
+        value = ctx.get_values_from_const_input(static_cast<int>(index));
+    } catch (const std::exception &) {
+        OPENVINO_THROW("ovpool: ", ctx.get_op_type(), " needs a constant ", name);
+    }
     std::vector<int64_t> out;
     if (value.empty())
         return fallback;
@@ -60,7 +78,7 @@ std::vector<int64_t> ints_input(const Context &ctx, size_t index, size_t n,
 }
 
 bool flag_input(const Context &ctx, size_t index, bool fallback) {
-    if (index >= ctx.get_input_size())
+    if (input_absent(ctx, index))
         return fallback;
     const ov::Any value = ctx.get_values_from_const_input(static_cast<int>(index));
     if (value.empty())
@@ -116,7 +134,7 @@ ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
 }
 
 ov::OutputVector avg_pool(size_t n, const Context &ctx) {
-    if (ctx.get_input_size() > 6 && !ctx.get_values_from_const_input(6).empty())
+    if (!input_absent(ctx, 6) && !ctx.get_values_from_const_input(6).empty())
         OPENVINO_THROW(
             "ovpool: avg_pool with divisor_override is not supported (OpenVINO has no such "
             "attribute); convert this module without ovpool's extensions");
@@ -162,26 +180,45 @@ ov::OutputVector adaptive_pool(size_t n, bool max_pool, const Context &ctx) {
                    unbatched);
 }
 
+// torch.export's graphs (FX) hand an op of several results to its users as
+// one value that getitem nodes take apart: a sequence of the outputs, as the
+// frontend's own translators return it.
+ov::OutputVector as_sequence(const ov::OutputVector &outputs) {
+    return {std::make_shared<ov::frontend::SequenceMark>(outputs)->output(0)};
+}
+
 }  // namespace
 
 std::vector<ov::Extension::Ptr> pytorch_extensions() {
     using ov::frontend::pytorch::ConversionExtension;
     std::vector<ov::Extension::Ptr> result;
+    const auto add = [&result](const std::string &name,
+                               std::function<ov::OutputVector(const Context &)> convert) {
+        result.push_back(std::make_shared<ConversionExtension>(name, convert));
+    };
     for (size_t n = 1; n <= 3; n++) {
         const std::string d = std::to_string(n) + "d";
-        result.push_back(std::make_shared<ConversionExtension>(
-            "aten::max_pool" + d, [n](const Context &ctx) { return max_pool(n, false, ctx); }));
-        result.push_back(std::make_shared<ConversionExtension>(
-            "aten::max_pool" + d + "_with_indices",
-            [n](const Context &ctx) { return max_pool(n, true, ctx); }));
-        result.push_back(std::make_shared<ConversionExtension>(
-            "aten::avg_pool" + d, [n](const Context &ctx) { return avg_pool(n, ctx); }));
-        result.push_back(std::make_shared<ConversionExtension>(
-            "aten::adaptive_avg_pool" + d,
-            [n](const Context &ctx) { return adaptive_pool(n, false, ctx); }));
-        result.push_back(std::make_shared<ConversionExtension>(
-            "aten::adaptive_max_pool" + d,
-            [n](const Context &ctx) { return adaptive_pool(n, true, ctx); }));
+        const auto max_values = [n](const Context &ctx) { return max_pool(n, false, ctx); };
+        const auto max_indices = [n](const Context &ctx) { return max_pool(n, true, ctx); };
+        const auto avg = [n](const Context &ctx) { return avg_pool(n, ctx); };
+        const auto adaptive_avg = [n](const Context &ctx) { return adaptive_pool(n, false, ctx); };
+        const auto adaptive_max = [n](const Context &ctx) { return adaptive_pool(n, true, ctx); };
+        // TorchScript (torch.jit.trace / script, ov.convert_model(module))
+        add("aten::max_pool" + d, max_values);
+        add("aten::max_pool" + d + "_with_indices", max_indices);
+        add("aten::avg_pool" + d, avg);
+        add("aten::adaptive_avg_pool" + d, adaptive_avg);
+        add("aten::adaptive_max_pool" + d, adaptive_max);
+        // torch.export (ov.convert_model(ExportedProgram)): the FX names, before
+        // and after ATen's decompositions
+        add("aten.max_pool" + d + ".default", max_values);
+        add("aten.max_pool" + d + "_with_indices.default",
+            [max_indices](const Context &ctx) { return as_sequence(max_indices(ctx)); });
+        add("aten.avg_pool" + d + ".default", avg);
+        add("aten.adaptive_avg_pool" + d + ".default", adaptive_avg);
+        add("aten._adaptive_avg_pool" + d + ".default", adaptive_avg);
+        add("aten.adaptive_max_pool" + d + ".default",
+            [adaptive_max](const Context &ctx) { return as_sequence(adaptive_max(ctx)); });
     }
     return result;
 }
