@@ -112,6 +112,7 @@ cdef extern from "ovpool/lower.hpp" namespace "ovpool" nogil:
         Semantics semantics
         Family family
         bool adaptive
+        bool global_pool
         vector[int64_t] output_size
         vector[int64_t] kernel, strides, dilations, pads, pads_begin, pads_end
         AutoPad auto_pad

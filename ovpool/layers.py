@@ -1260,7 +1260,9 @@ def _infer_global_lp(layer, types, attrs, values):
     if data.shape is None:
         return [TensorType(None, data.etype)]
     lead, spatial = _split_nc(data, None, "X")
-    lowering = ops.adaptive_lowering(lead + spatial, _spec.DTYPE_F32, _core.LP, None, p=attrs["p"])
+    lowering = ops.adaptive_lowering(
+        lead + spatial, _spec.DTYPE_F32, _core.LP, None, p=attrs["p"], global_pool=True
+    )
     return [TensorType(lowering.out_shape, data.etype)]
 
 

@@ -460,9 +460,11 @@ def adaptive_lowering(
     *,
     index_dtype: Any = None,
     p: float = 2.0,
+    global_pool: bool = False,
 ) -> Any:
-    """An adaptive pool (a global one: ``output_size`` None) lowered by the
-    kernel core on an input of shape ``dims``."""
+    """An adaptive pool lowered by the kernel core on an input of shape
+    ``dims``; a global one (one bin per axis) with ``global_pool``, whose
+    ``output_size`` is then None."""
     n = len(dims) - 2
     return lower(
         ONNX,
@@ -470,9 +472,8 @@ def adaptive_lowering(
         code,
         tuple(dims),
         adaptive=True,
-        output_size=ints(
-            output_size, "output_size", n, required=family != LP and output_size is not None
-        ),
+        global_pool=global_pool,
+        output_size=None if global_pool else ints(output_size, "output_size", n, required=True),
         index_type=index_code(index_dtype),
         p=p,
     )
@@ -486,11 +487,18 @@ def _adaptive(
     *,
     index_dtype: Any = None,
     p: float = 2.0,
+    global_pool: bool = False,
 ) -> Any:
     """The pool of an adaptive pool of ``inp`` (also of the global pools:
-    ``output_size`` None, 1 per axis)."""
+    ``global_pool``, one bin per axis)."""
     lowering = adaptive_lowering(
-        inp.shape, inp.code, family, output_size, index_dtype=index_dtype, p=p
+        inp.shape,
+        inp.code,
+        family,
+        output_size,
+        index_dtype=index_dtype,
+        p=p,
+        global_pool=global_pool,
     )
     return _core.pool(op, inp, lowering, index_dtype)
 
@@ -1195,7 +1203,7 @@ def global_lp_pool(
 
 def _build_global_pool(op, family, shape, dtype, p=2.0):
     inp = _core.input_of(shape, dtype, op, allow_int8=family == MAX)
-    return _adaptive(op, inp, None, family, p=p)
+    return _adaptive(op, inp, None, family, p=p, global_pool=True)
 
 
 def _build_global_avg_pool(shape, dtype):

@@ -290,7 +290,7 @@ def parse_rounding(str text, str name="rounding_type"):
 
 def lower(int semantics, int family, int dtype, dims, *, kernel=None, strides=None,
           dilations=None, pads=None, pads_begin=None, pads_end=None, output_size=None,
-          bint adaptive=False, int auto_pad=0, int rounding=0, bint count_pads=False,
+          bint adaptive=False, bint global_pool=False, int auto_pad=0, int rounding=0, bint count_pads=False,
           int64_t storage_order=0, int64_t axis=0, int index_type=1, double p=2.0):
     """The rules of an op (lower.hpp) applied to its attributes (lists of
     ints; None: not given) on an input of shape ``dims`` (None for an unknown
@@ -306,6 +306,7 @@ def lower(int semantics, int family, int dtype, dims, *, kernel=None, strides=No
     a.semantics = <k.Semantics>semantics
     a.family = <k.Family>family
     a.adaptive = adaptive
+    a.global_pool = global_pool
     a.output_size = _ints(output_size)
     a.kernel = _ints(kernel)
     a.strides = _ints(strides)

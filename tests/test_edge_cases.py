@@ -116,6 +116,40 @@ def test_averagepool_1d_count_include_pad_without_ceil():
     np.testing.assert_allclose(excluded, f32([[[1, 1.5, 2, 3, 3.5]]]), rtol=1e-6)
 
 
+def test_averagepool_3d_counts_the_pads_of_a_depth_of_one():
+    """A depth of 1 padded (1, 1) by SAME_UPPER under a 3-deep kernel, with
+    count_include_pad: each window's divisor is 3 (depth, two of it padding)
+    x 2 x 2 = 12, though every depth window holds one element and H, W tile
+    (the first window sums 0 + 1 + 4 + 5 = 10: 10 / 12)."""
+    x = np.arange(24, dtype=np.float32).reshape(1, 3, 1, 2, 4)
+    got = ovpool.avg_pool(
+        x, (3, 2, 2), strides=(1, 2, 2), auto_pad="SAME_UPPER", count_include_pad=True
+    )
+    sums = np.array([10, 18, 42, 50, 74, 82], np.float32)
+    np.testing.assert_allclose(got.ravel(), sums / 12, rtol=1e-6)
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node(
+        "AveragePool",
+        ["X"],
+        ["Y"],
+        kernel_shape=[3, 2, 2],
+        strides=[1, 2, 2],
+        auto_pad="SAME_UPPER",
+        count_include_pad=1,
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    np.testing.assert_allclose(got, ReferenceEvaluator(model).run(None, {"X": x})[0], rtol=1e-6)
+
+
 # --------------------------------------------------------------------------
 # auto_pad
 # --------------------------------------------------------------------------
@@ -798,6 +832,23 @@ def test_nested_list_input_is_accepted():
 
 
 EMPTY_SHAPES = [(0, 3, 6, 6), (2, 0, 6, 6), (0, 2, 7), (0, 1, 4, 4, 4)]
+
+
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_openvino_max_pool_of_an_empty_row_is_its_padding(return_indices):
+    """OpenVINO's MaxPool on a row of no element padded (1, 1): one window,
+    all padding: the lowest float32 and index 0 (ovpool.ov_ops follows
+    OpenVINO on empty windows), values alone or with indices."""
+    from ovpool import ov_ops
+
+    x = np.zeros((1, 1, 0), np.float32)
+    got = ov_ops.max_pool(
+        x, [2], [1], [1], [1], rounding_type="ceil", axis=2, return_indices=return_indices
+    )
+    values = got[0] if return_indices else got
+    np.testing.assert_array_equal(values, np.full((1, 1, 1), np.finfo(np.float32).min))
+    if return_indices:
+        np.testing.assert_array_equal(got[1], np.zeros((1, 1, 1), np.int64))
 
 
 @pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)

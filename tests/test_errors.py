@@ -61,6 +61,43 @@ CASES = [
         ["output_shape", "[4, 4]"],
     ),
     ("lp_pool_kernel_length", lambda: ovpool.lp_pool(X, (2,)), V, ["kernel_shape"]),
+    # an empty kernel or output size is no identity (ONNX wants an entry per
+    # spatial axis; ONNX Runtime and OpenVINO refuse both)
+    ("max_pool_kernel_empty", lambda: ovpool.max_pool(X, ()), V, ["kernel_shape", "got 0"]),
+    ("avg_pool_kernel_empty", lambda: ovpool.avg_pool(X, []), V, ["kernel_shape", "got 0"]),
+    ("lp_pool_kernel_empty", lambda: ovpool.lp_pool(X, ()), V, ["kernel_shape", "got 0"]),
+    ("ov_max_pool_kernel_empty", lambda: ov_ops.max_pool(X, []), V, ["kernel", "got 0"]),
+    ("ov_avg_pool_kernel_empty", lambda: ov_ops.avg_pool(X, ()), V, ["kernel", "got 0"]),
+    (
+        "max_unpool_kernel_empty",
+        lambda: ovpool.max_unpool(np.zeros((1, 1, 2, 2), np.float32), INT_INDICES, ()),
+        V,
+        ["kernel_shape", "got 0"],
+    ),
+    (
+        "adaptive_avg_output_size_empty",
+        lambda: ovpool.adaptive_avg_pool(X, ()),
+        V,
+        ["output_size", "got 0"],
+    ),
+    (
+        "adaptive_avg_output_size_none",
+        lambda: ovpool.adaptive_avg_pool(X, None),
+        V,
+        ["output_size"],
+    ),
+    (
+        "adaptive_max_output_size_empty",
+        lambda: ovpool.adaptive_max_pool(X, []),
+        V,
+        ["output_size", "got 0"],
+    ),
+    (
+        "prepared_kernel_empty",
+        lambda: ovpool.prepare(ovpool.max_pool, X.shape, X.dtype, ()),
+        V,
+        ["kernel_shape", "got 0"],
+    ),
     # zero or negative
     ("kernel_zero", lambda: ovpool.avg_pool(X, (0, 2)), V, ["kernel_shape", "[0, 2]"]),
     ("kernel_negative", lambda: ovpool.max_pool(X, (-1, 2)), V, ["kernel_shape", "[-1, 2]"]),

@@ -277,3 +277,35 @@ def test_default_policy_decisions(core):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ovpool.OvpoolValueError, match="policy"):
         ovp.patch_model(model, policy="fast")
+
+
+@pytest.mark.parametrize(
+    "type_, version",
+    [("MaxPool", "opset8"), ("AvgPool", "opset1"), ("MaxPool", "ovpool"), ("AvgPool", "ovpool")],
+)
+@pytest.mark.parametrize("kernel", ["", "2", "2, 2, 2"], ids=["empty", "1", "3"])
+def test_an_ir_pool_without_one_kernel_entry_per_axis_is_refused(tmp_path, type_, version, kernel):
+    """A pool whose kernel does not give one entry per spatial axis is no
+    identity: ovpool's IR reader refuses it naming the layer and its line,
+    and OpenVINO with the library loaded refuses it too."""
+    from ir_helpers import pool_model
+
+    data = {
+        "kernel": kernel,
+        "strides": "2, 2",
+        "pads_begin": "0, 0",
+        "pads_end": "0, 0",
+        "rounding_type": "floor",
+        "auto_pad": "explicit",
+    }
+    if type_ == "AvgPool":
+        data["exclude-pad"] = "true"
+    n_out = 2 if type_ == "MaxPool" and version == "opset8" else 1
+    _, path = pool_model(tmp_path, data, type_, version, n_out=n_out)
+    with pytest.raises(IRError, match=r"model.xml:\d+: .* layer .pool.") as error:
+        ir.read_model(path)(np.zeros((1, 2, 8, 8), np.float32))
+    assert "pool" in str(error.value) and "kernel" in str(error.value)
+    # OpenVINO reads a stock layer itself (and refuses it its own way); an
+    # ovpool layer is the library's, whose message names the kernel
+    with pytest.raises(RuntimeError, match="kernel" if version == "ovpool" else ""):
+        ovp.register(ov.Core()).compile_model(path, "CPU")

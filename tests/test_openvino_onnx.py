@@ -239,3 +239,59 @@ def test_average_pool_dynamic_batch_f16(core):
         np.testing.assert_allclose(
             got.astype(np.float32), expected.astype(np.float32), rtol=2e-3, atol=2e-3
         )
+
+
+def _window_node(op, kernel, name, **attrs):
+    node = helper.make_node(op, ["X"], ["Y"], name=name, **attrs)
+    if kernel is not None:
+        node.attribute.append(
+            helper.make_attribute("kernel_shape", kernel, attr_type=onnx.AttributeProto.INTS)
+        )
+    return node
+
+
+@pytest.mark.parametrize("policy", ovp.POLICIES)
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("kernel", [None, [], [2], [2, 2, 2]], ids=["absent", "empty", "1", "3"])
+@pytest.mark.parametrize("name", ["pool1", ""], ids=["named", "unnamed"])
+def test_a_kernel_that_is_not_one_per_axis_is_refused(core, op, kernel, name, policy):
+    """ONNX wants one kernel_shape entry per spatial axis: absent, empty or
+    of another length, the node is refused with ovpool's message (onnx's
+    checker, ONNX Runtime and native OpenVINO refuse it too), never run as
+    an identity; the message names the node, by its output when unnamed."""
+    node = _window_node(op, kernel, name)
+    model = node_model(
+        node,
+        [tensor("X", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [tensor("Y", TensorProto.FLOAT, None)],
+        opset=18,
+    )
+    with ovp.conversion_policy(policy), pytest.raises(RuntimeError) as error:
+        read(core, model)
+    message = str(error.value)
+    expected = (
+        "kernel_shape must have 2 entries for 2 spatial dims"
+        if not kernel
+        else f"kernel_shape={kernel} gives {len(kernel)} spatial dims"
+    )
+    assert expected.replace(" ", "") in message.replace(" ", "")
+    assert f"<Node({op}): {name or 'Y'}>" in message  # the frontend's report of the node
+    # the independent verdicts: ONNX Runtime and native OpenVINO refuse it too
+    ort = pytest.importorskip("onnxruntime")
+    state = ort.capi.onnxruntime_pybind11_state
+    with pytest.raises((state.Fail, state.InvalidGraph, state.InvalidArgument)):
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(RuntimeError):
+        ov.Core().read_model(model.SerializeToString(), ov.Tensor(np.empty(0, np.uint8)))
+
+
+def test_an_attribute_message_names_an_unnamed_node(core):
+    node = _window_node("MaxPool", [2, 2], "", ceil_mode=2)
+    model = node_model(
+        node,
+        [tensor("X", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [tensor("Y", TensorProto.FLOAT, None)],
+        opset=18,
+    )
+    with pytest.raises(RuntimeError, match="ceil_mode of the unnamed MaxPool node must be 0 or 1"):
+        read(core, model)

@@ -25,6 +25,13 @@ namespace {
 
 using Context = ov::frontend::NodeContext;
 
+// The node in messages: its name, or its op type when it has none (the
+// frontend's report adds the node's output name around the message).
+std::string node_text(const Context &node) {
+    const std::string &name = node.get_name();
+    return name.empty() ? "the unnamed " + node.get_op_type() + " node" : "'" + name + "'";
+}
+
 std::vector<int64_t> ints_attr(const Context &node, const std::string &name) {
     const ov::Any value = node.get_attribute_as_any(name);
     if (value.empty())
@@ -33,7 +40,7 @@ std::vector<int64_t> ints_attr(const Context &node, const std::string &name) {
         return value.as<std::vector<int64_t>>();
     if (value.is<int64_t>())
         return {value.as<int64_t>()};
-    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(),
+    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node_text(node),
                    " is not a list of ints");
 }
 
@@ -45,14 +52,14 @@ int64_t int_attr(const Context &node, const std::string &name, int64_t fallback)
         return value.as<int64_t>();
     if (value.is<float>())
         return static_cast<int64_t>(value.as<float>());
-    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(), " is not an int");
+    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node_text(node), " is not an int");
 }
 
 // An ONNX flag (ceil_mode, count_include_pad): 0 or 1, as ovpool.ops takes it.
 bool flag_attr(const Context &node, const std::string &name) {
     const int64_t value = int_attr(node, name, 0);
     OPENVINO_ASSERT(value == 0 || value == 1, "ovpool: the ONNX attribute ", name, " of ",
-                    node.get_name(), " must be 0 or 1, got ", value);
+                    node_text(node), " must be 0 or 1, got ", value);
     return value == 1;
 }
 
@@ -67,7 +74,7 @@ double number_attr(const Context &node, const std::string &name, double fallback
         return value.as<double>();
     if (value.is<int64_t>())
         return static_cast<double>(value.as<int64_t>());
-    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node.get_name(),
+    OPENVINO_THROW("ovpool: the ONNX attribute ", name, " of ", node_text(node),
                    " is not a number");
 }
 

@@ -189,7 +189,8 @@ ovpool::PoolAttrs GlobalLpPool::attrs() const {
     ovpool::PoolAttrs a;
     a.semantics = ovpool::Semantics::onnx;
     a.family = ovpool::Family::lp;
-    a.adaptive = true;  // one bin per axis: the whole plane
+    a.adaptive = true;
+    a.global_pool = true;  // one bin per axis: the whole plane
     a.p = m_p;
     return a;
 }

@@ -30,13 +30,16 @@ namespace ovpool {
 enum class Semantics : int32_t { onnx = 0, openvino = 1 };
 
 // The attributes of one pool op as a front door read them. An empty list is
-// an attribute not given (its default).
+// an attribute not given: its default, except for the kernel and the
+// output_size of an adaptive pool, which every spatial axis needs (ONNX and
+// OpenVINO refuse a pool without them; an empty one is no identity).
 struct PoolAttrs {
     Semantics semantics = Semantics::onnx;
     Family family = Family::average;  // argmax: max with its indices
     // adaptive bins (AdaptiveAvgPool-8, AdaptiveMaxPool-8) of output_size;
-    // global pools: adaptive with an empty output_size (1 per axis)
+    // global pools: adaptive with global_pool set (1 bin per axis)
     bool adaptive = false;
+    bool global_pool = false;
     std::vector<int64_t> output_size;
     // fixed windows
     std::vector<int64_t> kernel, strides, dilations;
@@ -115,12 +118,15 @@ inline Names names(Semantics s) {
 
 // A per-axis attribute: per_dim entries for each of n spatial dims (and
 // `extra` more: MaxUnpool's output_shape holds N and C), each in [minimum,
-// kMaxElements]; an empty list gives `fill` on every axis.
+// kMaxElements]; an empty list gives `fill` on every axis, or is refused
+// where `fill` is kRequired.
+constexpr int64_t kRequired = -1;
+
 inline std::vector<int64_t> per_axis(const std::vector<int64_t> &values, const char *name,
                                      int n_spatial, int64_t minimum, int64_t fill, int per_dim = 1,
                                      int extra = 0) {
     const size_t count = static_cast<size_t>(n_spatial * per_dim + extra);
-    if (values.empty())
+    if (values.empty() && fill != kRequired)
         return std::vector<int64_t>(count, fill);
     if (values.size() != count)
         throw LoweringError(std::string(name) + " must have " + std::to_string(count) +
@@ -204,7 +210,9 @@ inline Lowered lower(const PoolAttrs &a, DType dtype, int rank, const int64_t *d
     }
 
     if (a.adaptive) {
-        const std::vector<int64_t> sizes = per_axis(a.output_size, "output_size", n, 1, 1);
+        const std::vector<int64_t> sizes =
+            a.global_pool ? std::vector<int64_t>(static_cast<size_t>(n), 1)
+                          : per_axis(a.output_size, "output_size", n, 1, lowering::kRequired);
         int64_t total = 1;
         for (int s = 0; s < n; s++)
             total = saturating_mul(total, sizes[s], limits::kMaxElements + 1);
@@ -225,7 +233,7 @@ inline Lowered lower(const PoolAttrs &a, DType dtype, int rank, const int64_t *d
         }
     } else {
         const lowering::Names name = lowering::names(a.semantics);
-        const std::vector<int64_t> kernel = per_axis(a.kernel, name.kernel, n, 1, 1);
+        const std::vector<int64_t> kernel = per_axis(a.kernel, name.kernel, n, 1, lowering::kRequired);
         const std::vector<int64_t> strides = per_axis(a.strides, "strides", n, 1, 1);
         const std::vector<int64_t> dilations = per_axis(a.dilations, "dilations", n, 1, 1);
         std::vector<int64_t> begins, ends;
@@ -405,7 +413,7 @@ inline UnpoolLowered lower_unpool(const std::vector<int64_t> &kernel_shape,
             std::to_string(rank));
     const int n = rank - 2;
     out.rank = rank;
-    out.kernel = per_axis(kernel_shape, "kernel_shape", n, 1, 1);
+    out.kernel = per_axis(kernel_shape, "kernel_shape", n, 1, lowering::kRequired);
     out.strides = per_axis(strides, "strides", n, 1, 1);
     const std::vector<int64_t> p = per_axis(pads, "pads", n, 0, 0, 2);
     out.pads_begin.assign(p.begin(), p.begin() + n);

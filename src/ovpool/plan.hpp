@@ -586,7 +586,8 @@ struct Plan {
 
 // Output rows whose column sums or maxima the run path keeps at a time.
 inline int64_t run_rows(const Plan &plan) {
-    return std::max<int64_t>(1, std::min(plan.out_h, plan.tuning.run_elements / plan.in_w));
+    return std::max<int64_t>(
+        1, std::min(plan.out_h, plan.tuning.run_elements / std::max<int64_t>(1, plan.in_w)));
 }
 
 // Windows 3 wide at W stride 1 or 2 over at most 3 rows: the run path's own
@@ -861,8 +862,9 @@ inline void tiling_of(const Windows axes[3], int64_t *kh, int64_t *kw, bool one_
     const Windows &d = axes[0];
     if (d.n_out != d.n_in)
         return;
+    // (a divisor factor other than 1: a depth of 1 padded and counted)
     for (int64_t o = 0; o < d.n_out; o++)
-        if (d.table[3 * o + 1] != 1 || d.table[3 * o] != o)
+        if (d.table[3 * o + 1] != 1 || d.table[3 * o] != o || d.table[3 * o + 2] != 1)
             return;
     if (!is_tiling_axis(axes[1]) || !is_tiling_axis(axes[2]))
         return;

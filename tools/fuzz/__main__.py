@@ -207,6 +207,24 @@ def library_summary(passes):
                 ].append(o)
             elif o.cls == "error":
                 o.cls = "foreign"
+    # A kernel that is not one entry per spatial axis: where the oracle (the
+    # stock twin on native OpenVINO; ONNX Runtime) refuses the file, the
+    # library must refuse it too, never run it (as an identity); where the
+    # oracle runs it, the fuzzer's rule is wrong.
+    for lib, oracle in (("lib-ir", "native-ir"), ("lib-onnx", "ort")):
+        for index, o in sorted(by_kind.get(lib, {}).items()):
+            reason = o.extra.get("must_refuse")
+            verdict = by_kind.get(oracle, {}).get(index)
+            if not reason or verdict is None or verdict.cls in ("no-twin",):
+                continue
+            if verdict.cls == "ok":
+                if verdict.extra.get("stage") == "ran":
+                    o.cls, o.detail = "oracle", f"{oracle} runs a file with {reason}"
+                continue
+            if o.cls == "ok" and o.extra.get("stage") in ("infer", "ran"):
+                o.cls, o.detail = "accepted-invalid", f"ran a file with {reason}"
+            else:
+                notes[f"{lib}: refuses a kernel not one per axis, as {oracle} does"].append(o)
     lib = by_kind.get("lib-onnx", {})
     for index, o in sorted(by_kind.get("ort", {}).items()):
         ours = lib.get(index)

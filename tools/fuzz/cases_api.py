@@ -503,10 +503,40 @@ def _corrupt(rng, case, known_open):
         _corrupt_out(rng, case)
 
 
+# Arguments every spatial axis needs an entry of: empty, they are no
+# identity (ONNX and OpenVINO refuse a pool without them).
+REQUIRED = ("kernel_shape", "kernel", "output_size")
+
+
+def _missing_or_mis_sized(rng, case, name):
+    """The value of a per-axis argument taken away, emptied or given the
+    wrong number of entries: the mutations the spec refuses (kept apart from
+    the other hostile values, so that each front door meets them often)."""
+    old = case.kwargs.get(name)
+    n = len(case.sem["shape"]) - 2 if case.sem is not None else 2
+    forms = [(), [], np.array([], np.int64), None, [2] * (n + 1)]
+    if n > 1:
+        forms.append([2] * (n - 1))
+    if isinstance(old, (list, tuple)) and len(old) > 1:
+        forms.append(list(old)[:-1])
+    return forms[int(rng.integers(len(forms)))]
+
+
 def _corrupt_argument(rng, case, name, known_open):
     kw = case.kwargs
     pool = HOSTILE_INTS + (MIDDLE_INTS if known_open else ())
     r = rng.random()
+    if name in REQUIRED + ("strides", "dilations", "pads", "pads_begin", "pads_end") and (
+        rng.random() < 0.35
+    ):
+        value = _missing_or_mis_sized(rng, case, name)
+        kw[name] = value
+        case.notes.append(f"{name}={_short(value)}")
+        if case.sem is not None and case.sem.get("error") == "out":
+            case.sem = None  # (the new default may make the bad out= right again)
+        _update_semantics(case, name, value)
+        _recheck_out(case)
+        return
     if name == "indices":
         x = case.x
         shape = getattr(x, "shape", ())
@@ -547,13 +577,17 @@ def _corrupt_argument(rng, case, name, known_open):
     kw[name] = value
     case.notes.append(f"{name}={_short(value)}")
     _update_semantics(case, name, value)
+    _recheck_out(case)
+
+
+def _recheck_out(case):
     sem = case.sem
-    if sem is not None and "error" not in sem and isinstance(kw.get("out"), np.ndarray):
+    if sem is not None and "error" not in sem and isinstance(case.kwargs.get("out"), np.ndarray):
         try:
             shape = expected_shape(sem)
         except (KeyError, TypeError):
             shape = None
-        if shape != kw["out"].shape:
+        if shape != case.kwargs["out"].shape:
             sem["error"] = "out"  # the out= made for the arguments before
 
 
@@ -588,8 +622,27 @@ def _update_semantics(case, name, value):
     sem = case.sem
     if sem is None:
         return
+    if sem.get("error") == name:
+        del sem["error"]  # (an earlier bad value of this argument, replaced)
     ints = _as_int_tuple(value)
     n = len(sem["shape"]) - 2
+    empty = (isinstance(value, (list, tuple)) and len(value) == 0) or (
+        isinstance(value, np.ndarray) and value.ndim == 1 and value.size == 0
+    )
+    if name in REQUIRED and (empty or value is None):
+        sem["error"] = name  # required: one entry per spatial axis
+        return
+    if empty or value is None:
+        # an optional per-axis argument left out: its default
+        if name in ("strides", "dilations"):
+            sem[name] = (1,) * n
+            return
+        if name in ("pads", "pads_begin", "pads_end"):
+            if name in ("pads", "pads_begin"):
+                sem["pads_begin"] = (0,) * n
+            if name in ("pads", "pads_end"):
+                sem["pads_end"] = (0,) * n
+            return
     if name in _SEM_NAMES and ints is not None:
         if len(ints) == 1 and not isinstance(value, (list, tuple)):
             ints = ints * n

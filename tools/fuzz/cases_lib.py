@@ -537,7 +537,12 @@ class _LibMutant(_Mutant):
             except (TypeError, ValueError):
                 return
             dtype = {"i64": np.int64, "i32": np.int32}.get(etype)
-            if dtype is None or offset + size > len(self.blob):
+            if (
+                dtype is None
+                or offset < 0
+                or offset + size > len(self.blob)
+                or size % np.dtype(dtype).itemsize
+            ):
                 return
             values = np.frombuffer(self.blob[offset : offset + size], dtype).copy()
             if values.size:
@@ -589,6 +594,44 @@ class _LibMutant(_Mutant):
         "rewire",
     )
     GENERIC = ("attr_set", "attr_del", "dim", "delete", "duplicate", "edge", "reorder")
+
+
+# The window attribute every spatial axis needs an entry of, per op.
+KERNEL_ATTRIBUTE = {
+    "AvgPool": "kernel",
+    "MaxPool": "kernel",
+    "OnnxAveragePool": "kernel_shape",
+    "OnnxMaxPool": "kernel_shape",
+    "LpPool": "kernel_shape",
+    "MaxUnpool": "kernel_shape",
+}
+
+
+def kernel_not_per_axis(root):
+    """A note when some ovpool layer fed straight by a Parameter has a kernel
+    that is absent, empty or not one entry per spatial axis of that
+    Parameter's shape, else None: a file the library must refuse wherever
+    OpenVINO refuses its stock twin (a kernel of no entry is no identity)."""
+    layers = {x.get("id"): x for x in root.iter("layer")}
+    for edge in root.iter("edge"):
+        layer = layers.get(edge.get("to-layer"))
+        source = layers.get(edge.get("from-layer"))
+        if layer is None or source is None or edge.get("to-port") != "0":
+            continue
+        name = KERNEL_ATTRIBUTE.get(layer.get("type"))
+        if layer.get("version") != "ovpool" or name is None or source.get("type") != "Parameter":
+            continue
+        shape = source.find("data")
+        shape = None if shape is None else shape.get("shape")
+        if shape is None or not re.fullmatch(r"[0-9?,\s-]*", shape) or "-1" in shape:
+            continue  # (a dynamic rank or a spelling the reader refuses)
+        rank = len([d for d in shape.split(",") if d.strip()]) - 2
+        data = layer.find("data")
+        value = None if data is None else data.get(name)
+        items = [v for v in (value or "").split(",") if v.strip()]
+        if 1 <= rank <= 3 and (value is None or len(items) != rank):
+            return f"{layer.get('type')} {name}={value!r} on {rank} spatial dims"
+    return None
 
 
 def make_ir_case(seed, index):
@@ -670,6 +713,9 @@ class OnnxCase:
     op: str = ""
     opset: int = 0
     attrs: dict = field(default_factory=dict)
+    # why a file must be refused where ONNX Runtime refuses it (a kernel
+    # that is not one entry per spatial axis), or None
+    must_refuse: str | None = None
 
     def comparable(self):
         """Whether ONNX Runtime's result is the one ovpool documents for
@@ -771,7 +817,14 @@ def make_onnx_case(seed, index):
     for _ in range(int(rng.choice([0, 0, 1, 1, 1, 2]))):
         r = rng.random()
         names = [k for k in attrs if k != "auto_pad"] or ["kernel_shape"]
-        if r < 0.45:
+        if "kernel_shape" in attrs and rng.random() < 0.15:
+            # the kernel taken away, emptied or given another number of entries
+            form = int(rng.integers(4))
+            if form == 0:
+                del attrs["kernel_shape"]
+            else:
+                attrs["kernel_shape"] = [[], [2] * (n + 1), [2] * max(n - 1, 0)][form - 1]
+        elif r < 0.45:
             name = names[int(rng.integers(len(names)))]
             old = attrs.get(name, [1] * n)
             value = ONNX_HUGE[int(rng.integers(len(ONNX_HUGE)))]
@@ -836,7 +889,12 @@ def make_onnx_case(seed, index):
     model.ir_version = 8
     feeds = _onnx_feeds(rng, op, dims, type_name, attrs, shape_input)
     policy = ("default", "all")[int(rng.integers(2))]
-    return OnnxCase(model.SerializeToString(), feeds, notes, policy, op, opset, attrs)
+    must_refuse = None
+    kernel = attrs.get("kernel_shape")
+    entries = len(kernel) if isinstance(kernel, list) else None if kernel is None else 1
+    if op in ("MaxPool", "AveragePool", "LpPool", "MaxUnpool") and entries != len(dims) - 2:
+        must_refuse = f"kernel_shape={kernel!r} on {len(dims) - 2} spatial dims"
+    return OnnxCase(model.SerializeToString(), feeds, notes, policy, op, opset, attrs, must_refuse)
 
 
 def _onnx_feeds(rng, op, dims, type_name, attrs, shape_input):
@@ -1114,6 +1172,9 @@ def run_case(mode, seed, index, tmp):
         )
         cls, detail, extra = run_openvino(xml, extra_weights, seed, index)
         extra["twin"] = twin is not None
+        from lxml import etree
+
+        extra["must_refuse"] = kernel_not_per_axis(etree.fromstring(xml))
         return cls, detail, extra
     case = make_onnx_case(seed, index)
     path = os.path.join(tmp, f"{mode}-{seed}-{index}.onnx")
@@ -1122,13 +1183,16 @@ def run_case(mode, seed, index, tmp):
     saved = os.path.join(tmp, f"lib-onnx-{seed}-{index}.npz")
     try:
         if mode == "ort":
-            return run_ort(path, case.feeds, saved, case.comparable())
-        if mode == "lib-onnx":
+            cls, detail, extra = run_ort(path, case.feeds, saved, case.comparable())
+        elif mode == "lib-onnx":
             os.environ["OVPOOL_OPENVINO_POLICY"] = case.policy
-            return run_openvino(path, None, seed, index, save=saved, feeds=case.feeds)
-        return run_openvino(path, None, seed, index, feeds=case.feeds)
+            cls, detail, extra = run_openvino(path, None, seed, index, save=saved, feeds=case.feeds)
+        else:
+            cls, detail, extra = run_openvino(path, None, seed, index, feeds=case.feeds)
     finally:
         os.remove(path)
+    extra["must_refuse"] = case.must_refuse
+    return cls, detail, extra
 
 
 def describe(mode, seed, index):
