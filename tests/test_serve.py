@@ -36,12 +36,13 @@ grpc = pytest.importorskip("grpc")
 tritonhttp = pytest.importorskip("tritonclient.http")
 tritongrpc = pytest.importorskip("tritonclient.grpc")
 
+from tritonclient.grpc import service_pb2, service_pb2_grpc  # noqa: E402
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
 import ovpool.openvino as ovp  # noqa: E402
 from ovpool import _check  # noqa: E402
 from ovpool.serve import DEFAULT_CONFIG, ModelLoadError, find_models  # noqa: E402
 from ovpool.serve._launch import ServerProcess  # noqa: E402
-from tritonclient.grpc import service_pb2, service_pb2_grpc  # noqa: E402
-from tritonclient.utils import InferenceServerException  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "ir_examples"
 NAMES = sorted(p.stem for p in EXAMPLES.glob("*.xml"))
@@ -737,7 +738,8 @@ def test_the_command_refuses_a_model_it_cannot_compile(tmp_path, ov_extension):
 def test_ovpool_does_not_import_kserve():
     code = (
         "import sys, ovpool, ovpool.openvino, ovpool.ir, ovpool.cli, ovpool.serve\n"
-        "print(sorted(m for m in ('kserve', 'tritonclient', 'fastapi', 'grpc') if m in sys.modules))"
+        "names = ('kserve', 'tritonclient', 'fastapi', 'grpc')\n"
+        "print(sorted(m for m in names if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

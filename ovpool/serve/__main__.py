@@ -3,8 +3,8 @@ extension over the v2 protocol (HTTP and gRPC), with KServe's model server.
 
 ::
 
-    python -m ovpool.serve --model_dir ir_examples/                      # each model by its file name
-    python -m ovpool.serve --model_dir /mnt/models --model_name resnet   # KServe's custom runtime
+    python -m ovpool.serve --model_dir ir_examples/     # each model under its file name
+    python -m ovpool.serve --model_dir /mnt/models --model_name resnet  # KServe's runtime
     python -m ovpool.serve --model_dir DIR --http_port 8080 --grpc_port 8081 --policy all
     python -m ovpool.serve --model_dir DIR --plugin_config '{"NUM_STREAMS": 1}'
 

@@ -72,7 +72,8 @@ class _Port:
     names: frozenset[str]  # every name of the tensor (an input is found by any)
     datatype: str
     dtype: np.dtype
-    dims: tuple[tuple[int, int], ...] | None  # (min, max) per dim, max -1: unbounded; None: any rank
+    # (min, max) per dim, max -1 for unbounded; None: any rank
+    dims: tuple[tuple[int, int], ...] | None
 
     def metadata(self) -> dict:
         dims = self.dims if self.dims is not None else ((0, -1),)
@@ -329,7 +330,9 @@ class OvpoolModel(kserve.Model):
         try:
             array = np.asarray(given.data, dtype=port.dtype)
         except (ValueError, TypeError, OverflowError) as exc:
-            raise self._refuse(f"input {given.name!r}: its data is not {port.datatype}: {exc}")
+            raise self._refuse(
+                f"input {given.name!r}: its data is not {port.datatype}: {exc}"
+            ) from None
         if array.size != count:
             raise self._refuse(
                 f"input {given.name!r} holds {array.size} values, but shape "
@@ -480,7 +483,9 @@ def _request_from_bytes(body: bytes, headers: dict, model_name: str) -> InferReq
         try:
             json_length = int(text)
         except ValueError:
-            raise _body_error(f"Inference-Header-Content-Length is {text!r}, not a byte count")
+            raise _body_error(
+                f"Inference-Header-Content-Length is {text!r}, not a byte count"
+            ) from None
     if not 0 < json_length <= len(body):
         raise _body_error(
             f"Inference-Header-Content-Length says the JSON part is {json_length} bytes, "
@@ -489,7 +494,7 @@ def _request_from_bytes(body: bytes, headers: dict, model_name: str) -> InferReq
     try:
         head = orjson.loads(body[:json_length])
     except orjson.JSONDecodeError as exc:
-        raise _body_error(f"its JSON part is not valid JSON: {exc}")
+        raise _body_error(f"its JSON part is not valid JSON: {exc}") from None
     if not isinstance(head, dict) or not isinstance(head.get("inputs"), list):
         raise _body_error('its JSON part has no "inputs" list')
     offset = json_length
