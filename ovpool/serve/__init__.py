@@ -26,14 +26,13 @@ body, a shape over ovpool's memory budget) is answered with HTTP 400 (404
 for an unknown model; gRPC ``INVALID_ARGUMENT`` / ``NOT_FOUND``) and a
 message naming what is wrong; the server goes on serving.
 
-``import ovpool`` never imports this module, KServe or OpenVINO; this module
-needs the ``serve`` extra (``pip install "ovpool[serve]"``).
-
-This package imports KServe only when the server is asked for (``OvpoolModel``,
-``load_models``, ``model_server``, ``python -m ovpool.serve``): KServe's and
-Triton's client protobufs both define the package ``inference``, so a
-process that uses ``tritonclient.grpc`` cannot also import KServe's, and the
-clients (the tests, the benchmark) start the server in a child process.
+The server needs the ``serve`` extra (``pip install "ovpool[serve]"``).
+``import ovpool`` never imports this package, and this package imports
+KServe only when the server is asked for (``OvpoolModel``, ``load_models``,
+``model_server``, ``python -m ovpool.serve``): KServe's and Triton's client
+protobufs both define the package ``inference``, so a process that uses
+``tritonclient.grpc`` cannot also import KServe's, and the clients (the
+tests, the benchmark) start the server in a child process.
 """
 
 from __future__ import annotations
