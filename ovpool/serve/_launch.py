@@ -71,6 +71,7 @@ class ServerProcess:
         raise RuntimeError(f"ovpool.serve did not become ready:\n{log[-4000:]}")
 
     def _wait_ready(self):
+        assert self.process is not None
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -152,7 +152,7 @@ def _read(core, path, policy):
         return ovp.register(core).read_model(str(path))
 
 
-def _on_ovpool(model) -> int:
+def _on_ovpool(model):
     return sum(1 for n in model.get_ordered_ops() if n.get_type_info().version_id == "ovpool")
 
 
@@ -210,7 +210,7 @@ class OvpoolModel(kserve.Model):
         self._by_name: dict[str, int] = {}
         self._requests: list = []
         self._idle: asyncio.Queue | None = None
-        self._idle_loop = None
+        self._idle_loop: asyncio.AbstractEventLoop | None = None
         self._executor: ThreadPoolExecutor | None = None
 
     # -- loading ----------------------------------------------------------
