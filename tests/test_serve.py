@@ -31,7 +31,9 @@ import pytest
 
 ov = pytest.importorskip("openvino")
 if importlib.util.find_spec("kserve") is None:  # the server's; never imported here (see below)
-    pytest.skip("KServe is not installed (the serve extra)", allow_module_level=True)
+    pytest.skip(
+        "KServe is not installed (the test and serve extras install it)", allow_module_level=True
+    )
 grpc = pytest.importorskip("grpc")
 tritonhttp = pytest.importorskip("tritonclient.http")
 tritongrpc = pytest.importorskip("tritonclient.grpc")
