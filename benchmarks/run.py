@@ -193,6 +193,13 @@ def build_parser(prog="benchmarks/run.py"):
         "numpy ufunc call (benchmarks/small_calls.py)",
     )
     p.add_argument(
+        "--serving",
+        action="store_true",
+        help="instead of the cases, the serving group: python -m ovpool.serve with "
+        "ovpool's extension and natively, side by side, under 1, 4 and 16 gRPC clients: "
+        "throughput and p50/p99 latency (benchmarks/serving.py; the serve extra)",
+    )
+    p.add_argument(
         "--baseline",
         default=None,
         metavar="DIR",
@@ -1335,6 +1342,12 @@ def main(argv=None, prog="benchmarks/run.py"):
 
         return small_calls.main(
             args.out, args.name, rounds=args.rounds or 9, seed=args.seed, machine=describe_machine()
+        )
+    if args.serving:
+        from . import serving
+
+        return serving.main(
+            args.out, args.name, rounds=args.rounds or 3, seed=args.seed, machine=describe_machine()
         )
     if args.processes > 1:
         report = run_fresh_processes(args)

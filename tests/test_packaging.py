@@ -91,7 +91,7 @@ def test_the_guides_name_the_pinned_release():
     extra = _openvino(_pyproject()["project"]["optional-dependencies"]["openvino"])
     (spec,) = extra.specifier
     release = spec.version.rsplit(".", 1)[0]  # 2026.4.1.0 -> 2026.4.1
-    for guide in ("install.md", "openvino.md"):
+    for guide in ("install.md", "openvino.md", "serving.md"):
         text = (ROOT / "docs" / "guide" / guide).read_text()
         assert f"openvino~={spec.version}" in text, guide
         assert f"OpenVINO {release}" in text, guide
