@@ -179,7 +179,8 @@ def _kernel_extension(name, extra_flags=()):
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=COMMON_FLAGS + list(extra_flags),
         extra_link_args=[],
-        depends=["src/_driver.pxi", "src/_omp.pxd", "ovpool/kernels.pxd"] + HEADERS,
+        depends=["src/_driver.pxi", "src/_workers.hpp", "src/_omp.pxd", "ovpool/kernels.pxd"]
+        + HEADERS,
     )
 
 

@@ -200,6 +200,13 @@ def build_parser(prog="benchmarks/run.py"):
         "throughput and p50/p99 latency (benchmarks/serving.py; the serve extra)",
     )
     p.add_argument(
+        "--contention",
+        action="store_true",
+        help="instead of the cases, the contention group: two calls alone, right after "
+        "an ONNX Runtime / OpenVINO / torch call, quiet and beside a busy process, p50 "
+        "and p90 against the same call on one thread (benchmarks/contention.py)",
+    )
+    p.add_argument(
         "--baseline",
         default=None,
         metavar="DIR",
@@ -1342,6 +1349,17 @@ def main(argv=None, prog="benchmarks/run.py"):
 
         return small_calls.main(
             args.out, args.name, rounds=args.rounds or 9, seed=args.seed, machine=describe_machine()
+        )
+    if args.contention:
+        from . import contention
+
+        return contention.main(
+            args.out,
+            args.name,
+            rounds=args.rounds or 4,
+            seed=args.seed,
+            machine=describe_machine(),
+            baseline=args.baseline,
         )
     if args.serving:
         from . import serving

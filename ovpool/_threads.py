@@ -1,11 +1,10 @@
 """Thread count of the kernels (after scikit-learn's ``_openmp_effective_n_threads``).
 
 The kernels never choose their own thread count: every call passes an
-explicit ``num_threads`` to its parallel region. That matters because
-PyTorch ships its own ``libgomp.so.1`` under the same soname: whichever loads
-first serves both, so ``torch.set_num_threads(1)`` lowers the OpenMP default
-of the whole process. An explicit ``num_threads`` clause is not affected by
-it.
+explicit count to the driver, whose helper threads are ovpool's own
+(``src/_workers.hpp``), so ``torch.set_num_threads(1)``, which lowers the
+OpenMP default of the whole process (PyTorch ships its own ``libgomp.so.1``
+under the same soname), does not pin ovpool.
 
 A call's thread count is, in order:
 
@@ -19,10 +18,10 @@ A call's thread count is, in order:
 5. the CPUs this process may run on: its CPU affinity, and the cgroup CPU
    quota of a container.
 
-Every count is capped to the CPUs of 5., which is also the most a call ever
-asks the OpenMP runtime for: more threads than CPUs only slow these kernels
-down, and a count the system cannot give (``num_threads=10**6``) would make
-the OpenMP runtime abort the process. The count is a most: the kernel
+Every count is capped to the CPUs of 5., which is also the most helper
+threads a call ever starts: more threads than CPUs only slow these kernels
+down, and a count the system cannot give (``num_threads=10**6``) is refused
+by no error but by the cap. The count is a most: the kernel
 core's cost model (plan.hpp's ``threads_for``) gives a call fewer threads
 where its work is too small to share, and runs a small call on the calling
 thread without a parallel region. The environment variables and the CPUs

@@ -3,10 +3,13 @@
 The core (``src/ovpool/*.hpp``, declared for Cython in ``ovpool/kernels.pxd``)
 computes; this module only carries a call across: it builds a plan from what
 the Python layer has validated (:class:`Plan`), and runs a call's work units
-with the GIL released, ``prange`` over the units on ``n_threads`` OpenMP
-threads, each thread with its own scratch block allocated inside the parallel
-region. Every output element is written by exactly one unit, so results do
-not depend on the thread count or the schedule.
+with the GIL released: on the calling thread, with the helper threads of
+``_workers.hpp`` when the call's schedule has more than one (the caller claims
+units from a shared counter and never waits for a helper that has not
+started), each thread with its own scratch block. Every output element is
+written by exactly one unit, so results do not depend on the thread count or
+the schedule. (Third-party Cython code runs the same units under its own
+``prange``: ``ovpool/kernels.pxd``.)
 """
 
 from cython.parallel cimport parallel, prange
@@ -420,41 +423,38 @@ cdef extern from *:
         char bytes[16384]
 
 
+cdef extern from "_workers.hpp" namespace "ovpool_driver" nogil:
+    cdef cppclass Workers:
+        @staticmethod
+        Workers& instance()
+        void run(const k.Plan& plan, const k.Call& call, k.UnitFn unit, int threads,
+                 char* scratch) noexcept
+
+
 cdef int _run_units(const k.Plan* plan, const k.Call* call, k.UnitFn unit) noexcept nogil:
-    """Every unit of a call on the threads of its schedule (one: the calling
-    thread, no parallel region); 1 when a scratch block could not be
-    allocated."""
+    """Every unit of a call on the threads of its schedule: the calling thread
+    (its scratch on the stack when it fits), with the pool's helpers when the
+    schedule has more than one thread (_workers.hpp: the caller never waits
+    for a helper that has not started); 1 when the calling thread's scratch
+    could not be allocated."""
     cdef int64_t u, n_units = call.schedule.n_units
-    cdef int n_threads = call.schedule.threads
-    cdef int failed[1]        # an array element is shared, a scalar would be private
     cdef char* scratch = NULL
-    cdef bint needs_scratch = plan.scratch.bytes > 0
     cdef StackScratch stack
-    failed[0] = 0
-    if n_threads <= 1 or n_units <= 1:
-        if plan.scratch.bytes <= <int64_t>sizeof(stack.bytes):
-            scratch = stack.bytes
-        else:
-            scratch = k.allocate_scratch(plan[0])
-            if needs_scratch and scratch == NULL:
-                return 1
-        k.init_scratch(plan[0], scratch)
+    if plan.scratch.bytes <= <int64_t>sizeof(stack.bytes):
+        scratch = stack.bytes
+    else:
+        scratch = k.allocate_scratch(plan[0])
+        if scratch == NULL:
+            return 1
+    k.init_scratch(plan[0], scratch)
+    if call.schedule.threads <= 1 or n_units <= 1:
         for u in range(n_units):
             unit(plan[0], call[0], u, scratch)
-        if scratch != stack.bytes:
-            k.free_scratch(scratch)
-        return 0
-    with parallel(num_threads=n_threads):
-        scratch = k.allocate_scratch(plan[0])
-        if needs_scratch and scratch == NULL:
-            failed[0] = 1
-        else:
-            k.init_scratch(plan[0], scratch)
-        for u in prange(n_units, schedule="dynamic", chunksize=call.schedule.chunk):
-            if scratch != NULL or not needs_scratch:
-                unit(plan[0], call[0], u, scratch)
+    else:
+        Workers.instance().run(plan[0], call[0], unit, call.schedule.threads, scratch)
+    if scratch != stack.bytes:
         k.free_scratch(scratch)
-    return failed[0]
+    return 0
 
 
 cdef inline bint _holds(cnp.ndarray a, int64_t n_bytes) noexcept:

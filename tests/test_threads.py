@@ -435,6 +435,57 @@ def test_concurrent_calls_from_python_threads_give_the_serial_results():
                 np.testing.assert_array_equal(a, b)
 
 
+def test_a_forked_child_runs_its_calls_on_threads_of_its_own():
+    """The helper threads of the parent do not exist in a forked child: a
+    child forked after the parent's threaded calls (a multiprocessing pool's
+    default on Linux) starts its own and gets the parent's bits, never hangs."""
+    import multiprocessing
+
+    x = np.random.default_rng(4).standard_normal((8, 64, 40, 40)).astype(np.float32)
+    expected = ovpool.max_pool(x, (3, 3), strides=(2, 2), num_threads=2)
+    context = multiprocessing.get_context("fork")
+    with context.Pool(2) as pool:
+        got = pool.starmap(_pool_in_child, [(x, 2), (x, 1)], chunksize=1)
+    for values in got:
+        np.testing.assert_array_equal(values, expected)
+
+
+def _pool_in_child(x, n):
+    return ovpool.max_pool(x, (3, 3), strides=(2, 2), num_threads=n)
+
+
+def test_a_busy_neighbour_costs_a_threaded_call_at_most_its_threads():
+    """Beside a CPU-bound process, a call on 2 threads takes at most about 2x
+    its time on one (medians of 40 calls, generous slack): its calling thread
+    never waits a scheduler slice for a helper that has not started
+    (_workers.hpp). With OpenMP's barrier it took 10-30x. Not a performance
+    measurement: a bound that the barrier broke (benchmarks/contention.py
+    measures)."""
+    import time
+
+    if ovpool._threads.available_cpus() < 2:
+        pytest.skip("one CPU")
+    x = np.random.default_rng(5).random((8, 512, 28, 28), dtype=np.float32)
+
+    def median(n):
+        times = []
+        for _ in range(40):
+            t = time.perf_counter()
+            ovpool.adaptive_avg_pool(x, (7, 7), num_threads=n)
+            times.append(time.perf_counter() - t)
+        return sorted(times)[len(times) // 2]
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True:\n    pass"])
+    try:
+        time.sleep(0.2)
+        median(2)
+        one, two = median(1), median(2)
+    finally:
+        busy.kill()
+        busy.wait()
+    assert two <= 2 * one + 0.002, (one, two)
+
+
 # --------------------------------------------------------------------------
 # the two kernel builds (baseline x86-64 and x86-64-v3) compute the same bits
 # --------------------------------------------------------------------------

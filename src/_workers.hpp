@@ -1,0 +1,210 @@
+// The Python driver's threads: a small pool whose caller never waits for a
+// worker that has not started.
+//
+// A call's units are claimed from a shared counter. The calling thread claims
+// and runs units until none is left, then waits only for the units other
+// threads have already claimed; a worker the scheduler has not run yet, or
+// runs late, finds nothing to claim and goes back to sleep. An OpenMP
+// parallel region instead ends in a barrier that every thread of its team
+// must reach: when another runtime's threads (ONNX Runtime, OpenVINO, torch)
+// or a neighbour process hold the cores, the caller of a 0.5 ms call waited
+// there about a scheduler slice for a worker that had not yet run (8-16 ms,
+// up to 28x its one-thread time). ONNX Runtime's pool revokes unstarted work
+// the same way (EigenNonBlockingThreadPool.h, RevokeWithTag).
+//
+// One call uses the workers at a time; a call made while another holds them
+// (another Python thread) runs on its own thread alone. The workers sleep on
+// a condition variable between calls and are started on first use; a child
+// process after fork starts its own.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "ovpool/run.hpp"
+
+namespace ovpool_driver {
+
+using ovpool::Call;
+using ovpool::Plan;
+using ovpool::UnitFn;
+
+// A thread's scratch block, kept between calls and grown when a plan needs
+// more (the identity padding is written again by each call's init_scratch).
+class Scratch {
+  public:
+    Scratch() = default;
+    Scratch(const Scratch &) = delete;
+    Scratch &operator=(const Scratch &) = delete;
+    ~Scratch() { std::free(m_data); }
+    // A block for `plan`, or nullptr when it needs one that cannot be had.
+    char *for_plan(const Plan &plan) noexcept {
+        const int64_t bytes = plan.scratch.bytes;
+        if (bytes > m_capacity) {
+            std::free(m_data);
+            m_capacity = 0;
+            m_data = static_cast<char *>(
+                std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64)));
+            if (m_data == nullptr)
+                return nullptr;
+            m_capacity = bytes;
+        }
+        return m_data;
+    }
+
+  private:
+    char *m_data = nullptr;
+    int64_t m_capacity = 0;
+};
+
+class Workers {
+  public:
+    // The process's pool (never destroyed: its threads sleep until exit).
+    static Workers &instance() {
+        static Workers *pool = create();
+        return *pool;
+    }
+
+    // Every unit of `call` on at most `threads` threads, the calling one among
+    // them, with the calling thread's scratch `scratch` (plan.scratch.bytes,
+    // prepared by init_scratch). Results do not depend on which thread ran a
+    // unit.
+    void run(const Plan &plan, const Call &call, UnitFn unit, int threads, char *scratch) noexcept {
+        const int64_t n_units = call.schedule.n_units;
+        std::unique_lock<std::mutex> busy(m_busy, std::try_to_lock);
+        const int helpers = busy.owns_lock() ? start_helpers(threads - 1) : 0;
+        if (helpers <= 0) {
+            for (int64_t u = 0; u < n_units; u++)
+                unit(plan, call, u, scratch);
+            return;
+        }
+        m_plan = &plan;
+        m_call = &call;
+        m_unit = unit;
+        m_units = n_units;
+        m_chunk = call.schedule.chunk > 0 ? call.schedule.chunk : 1;
+        m_next.store(0, std::memory_order_relaxed);
+        m_done.store(0, std::memory_order_relaxed);
+        m_open.store(true);  // (seq_cst: the job's fields are visible to who sees it open)
+        {
+            std::lock_guard<std::mutex> lock(m_wake);
+            m_generation++;
+            m_wanted = helpers;
+        }
+        for (int i = 0; i < helpers; i++)
+            m_sleep.notify_one();
+        claim(scratch);
+        // wait only for the units other threads have claimed: they are running
+        for (int spins = 0; m_done.load(std::memory_order_acquire) < n_units; spins++)
+            pause(spins);
+        {
+            std::lock_guard<std::mutex> lock(m_wake);
+            m_wanted = 0;  // a helper that wakes late takes no part
+        }
+        // a helper between waking and looking at the job holds m_active: wait
+        // for it to see the job closed (it has started: a few instructions)
+        m_open.store(false);
+        for (int spins = 0; m_active.load() != 0; spins++)
+            pause(spins);
+    }
+
+  private:
+    static Workers *create() {
+        Workers *pool = new Workers();
+        // a forked child has none of the parent's threads: it starts its own,
+        // on a pool of its own (the parent's may be mid-call, its locks held)
+        pthread_atfork(nullptr, nullptr, [] { fork_child(); });
+        return pool;
+    }
+
+    static void fork_child() {
+        Workers &pool = instance();
+        new (&pool) Workers();  // (the parent's threads and locks are gone)
+    }
+
+    static void pause(int spins) {
+        if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            std::this_thread::yield();
+        }
+    }
+
+    // Start helper threads until `wanted` exist (as many as the system gives);
+    // returns how many take part.
+    int start_helpers(int wanted) noexcept {
+        while (m_started < wanted) {
+            try {
+                std::thread([this] { serve(); }).detach();
+            } catch (...) {
+                break;
+            }
+            m_started++;
+        }
+        return wanted < m_started ? wanted : m_started;
+    }
+
+    // Claim and run units of the open job until none is left.
+    void claim(char *scratch) noexcept {
+        for (;;) {
+            const int64_t first = m_next.fetch_add(m_chunk, std::memory_order_relaxed);
+            if (first >= m_units)
+                return;
+            const int64_t last = first + m_chunk < m_units ? first + m_chunk : m_units;
+            for (int64_t u = first; u < last; u++)
+                m_unit(*m_plan, *m_call, u, scratch);
+            m_done.fetch_add(last - first, std::memory_order_release);
+        }
+    }
+
+    // A helper thread: sleep until a call wants it, help, sleep again.
+    void serve() noexcept {
+        Scratch own;
+        uint64_t seen = 0;
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(m_wake);
+                m_sleep.wait(lock, [&] { return m_generation != seen && m_wanted > 0; });
+                seen = m_generation;
+                m_wanted--;
+            }
+            m_active.fetch_add(1);
+            if (m_open.load()) {
+                char *scratch = own.for_plan(*m_plan);
+                // without scratch it takes no unit: the others take them all
+                if (scratch != nullptr || m_plan->scratch.bytes == 0) {
+                    ovpool::init_scratch(*m_plan, scratch);
+                    claim(scratch);
+                }
+            }
+            m_active.fetch_sub(1);
+        }
+    }
+
+    std::mutex m_busy;  // held by the call using the helpers
+    std::mutex m_wake;
+    std::condition_variable m_sleep;
+    uint64_t m_generation = 0;  // (m_wake) one more each call
+    int m_wanted = 0;           // (m_wake) helpers the open call still wants
+    int m_started = 0;          // (m_busy) helper threads started
+
+    // the open call
+    std::atomic<bool> m_open{false};
+    std::atomic<int> m_active{0};  // helpers looking at or working on it
+    const Plan *m_plan = nullptr;
+    const Call *m_call = nullptr;
+    UnitFn m_unit = nullptr;
+    int64_t m_units = 0, m_chunk = 1;
+    std::atomic<int64_t> m_next{0}, m_done{0};
+};
+
+}  // namespace ovpool_driver
