@@ -7,6 +7,7 @@ to get the library. Skipped where the tests run without the checkout's
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -95,3 +96,19 @@ def test_the_guides_name_the_pinned_release():
         text = (ROOT / "docs" / "guide" / guide).read_text()
         assert f"openvino~={spec.version}" in text, guide
         assert f"OpenVINO {release}" in text, guide
+
+
+def test_the_wheels_built_are_the_pythons_the_classifiers_list():
+    """cibuildwheel builds, and requires-python starts at, the CPython
+    versions the classifiers list (tools/build_wheels.py reads the same
+    classifiers)."""
+    project = _pyproject()
+    listed = [
+        m[1]
+        for c in project["project"]["classifiers"]
+        if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))
+    ]
+    assert listed, project["project"]["classifiers"]
+    built = project["tool"]["cibuildwheel"]["build"]
+    assert built == [f"cp{v.replace('.', '')}-*" for v in listed]
+    assert project["project"]["requires-python"] == f">={listed[0]}"
