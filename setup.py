@@ -25,6 +25,11 @@ instructions, after an unrelated change moved it across a boundary). Never
 and never ``-ffast-math`` (it breaks NaN propagation and reorders sums).
 ``OVPOOL_DEBUG_CYTHON=1`` turns Cython's bounds checks back on.
 
+The extension modules are compiled side by side, as many at a time as
+``OVPOOL_BUILD_PARALLEL`` says (scikit-learn's ``SKLEARN_BUILD_PARALLEL``),
+by default as many as the CMake build of the extension library runs jobs
+(the CPUs, at most 4); ``build_ext -j N`` overrides both.
+
 ISA dispatch: the same driver (``src/_driver.pxi``) is compiled twice, as
 ``ovpool._kernels`` for baseline x86-64 and, on x86-64 with a compiler that
 accepts it, as ``ovpool._kernels_v3`` with ``-march=x86-64-v3`` (AVX2);
@@ -39,6 +44,11 @@ Without OpenVINO at build time (``--no-build-isolation`` in an environment
 without it), or with ``OVPOOL_NO_OPENVINO_LIBRARY=1``, the package is built
 without it: the numpy API, the IR runtime and the command line work, and
 ``python -m ovpool.openvino build`` builds the library later.
+``OVPOOL_OPENVINO_LIBRARY_DIR=DIR`` takes the library and its record from
+DIR instead of building it, if the record says it was built from these
+sources against the build environment's OpenVINO release (the library does
+not depend on the Python version: ``tools/build_wheels.py`` builds it with
+the first wheel and puts that one into every other).
 """
 
 import importlib.util
@@ -49,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -114,6 +125,12 @@ def _compiler_accepts(compiler, flag):
 
 
 class BuildExtWithOpenMP(build_ext):
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:  # build_ext -j N wins
+            jobs = os.environ.get(BUILD_PARALLEL, "").strip()
+            self.parallel = int(jobs) if jobs else max(1, min(4, os.cpu_count() or 1))
+
     def build_extensions(self):
         v3 = [ext for ext in self.extensions if ext.name.endswith("_v3")]
         if v3 and not _compiler_accepts(self.compiler, V3_FLAG):
@@ -139,6 +156,7 @@ class BuildExtWithOpenMP(build_ext):
         super().build_extensions()
 
 
+BUILD_PARALLEL = "OVPOOL_BUILD_PARALLEL"
 DEBUG = os.environ.get("OVPOOL_DEBUG_CYTHON", "0") not in ("", "0")
 
 COMPILER_DIRECTIVES = {
@@ -215,6 +233,7 @@ class BuildPyWithHeaders(build_py):
 
 
 NO_OPENVINO_LIBRARY = "OVPOOL_NO_OPENVINO_LIBRARY"
+LIBRARY_DIR = "OVPOOL_OPENVINO_LIBRARY_DIR"
 
 
 def _openvino_library_module():
@@ -276,6 +295,10 @@ class BuildOpenVINOLibrary(Command):
             else os.path.join(self.build_lib, "ovpool", "lib")
         )
         release = library.installed_openvino()[0]
+        given = os.environ.get(LIBRARY_DIR, "").strip()
+        if given:
+            self._copy_built(library, given, out, release)
+            return
         print(
             f"ovpool: building libovpool_openvino.so against OpenVINO {release} (CMake) into {out}",
             file=sys.stderr,
@@ -288,6 +311,29 @@ class BuildOpenVINOLibrary(Command):
                 f"{exc}\n{NO_OPENVINO_LIBRARY}=1 builds ovpool without the "
                 "OpenVINO extension library."
             ) from exc
+
+    def _copy_built(self, library, given, out, release):
+        # the same bytes in every wheel: refused, never rebuilt, unless the
+        # record matches these sources and this OpenVINO release
+        built = os.path.join(given, library.LIBRARY_NAME)
+        record = library.read_record(Path(built)) if os.path.isfile(built) else None
+        if record is None:
+            raise RuntimeError(f"{LIBRARY_DIR}={given}: no {library.LIBRARY_NAME} with its record")
+        if not library.is_current(Path(built)):
+            raise RuntimeError(
+                f"{LIBRARY_DIR}={given}: {library.LIBRARY_NAME} was built against OpenVINO "
+                f"{record.get('openvino_release')} from sources {record.get('sources', '?')[:12]}; "
+                f"this build has OpenVINO {release} and sources {library.source_hash()[:12]}"
+            )
+        print(
+            f"ovpool: libovpool_openvino.so from {given} (built against OpenVINO {release} "
+            f"by Python {record.get('python')}) into {out}",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.mkpath(out)
+        for name in (library.LIBRARY_NAME, library.RECORD_NAME):
+            self.copy_file(os.path.join(given, name), os.path.join(out, name))
 
     def get_outputs(self):
         if self._skip_reason() is not None:

@@ -6,7 +6,9 @@ to get the library. Skipped where the tests run without the checkout's
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -85,6 +87,28 @@ def test_a_build_without_the_library_says_how_to_get_it(why):
     assert reason in result.stderr
 
 
+def test_a_library_built_before_is_refused_unless_its_record_matches(tmp_path):
+    """OVPOOL_OPENVINO_LIBRARY_DIR (tools/build_wheels.py's one library for
+    every wheel) is taken only when its record names these sources and the
+    build's OpenVINO release: never silently rebuilt, never mixed."""
+    if not (ROOT / "setup.py").is_file():
+        pytest.skip("no setup.py beside the tests")
+    pytest.importorskip("Cython")
+    openvino = pytest.importorskip("openvino")
+    release = openvino.get_version().split("-")[0]
+    (tmp_path / "libovpool_openvino.so").write_bytes(b"not a library")
+    record = {"openvino_release": release, "sources": "0" * 64, "python": "3.x"}
+    (tmp_path / "libovpool_openvino.json").write_text(json.dumps(record))
+    env = {**os.environ, "OVPOOL_OPENVINO_LIBRARY_DIR": str(tmp_path)}
+    env.pop("OVPOOL_NO_OPENVINO_LIBRARY", None)
+    code = BLOCK_OPENVINO.replace("sys.meta_path.insert(0, BlockOpenVINO())", "")
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode != 0
+    assert f"was built against OpenVINO {release} from sources 000000000000" in result.stderr
+
+
 def test_the_guides_name_the_pinned_release():
     """The install guide and the OpenVINO guide say which OpenVINO the wheel's
     library is for; a new pin updates them."""
@@ -95,3 +119,19 @@ def test_the_guides_name_the_pinned_release():
         text = (ROOT / "docs" / "guide" / guide).read_text()
         assert f"openvino~={spec.version}" in text, guide
         assert f"OpenVINO {release}" in text, guide
+
+
+def test_the_wheels_built_are_the_pythons_the_classifiers_list():
+    """cibuildwheel builds, and requires-python starts at, the CPython
+    versions the classifiers list (tools/build_wheels.py reads the same
+    classifiers)."""
+    project = _pyproject()
+    listed = [
+        m[1]
+        for c in project["project"]["classifiers"]
+        if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))
+    ]
+    assert listed, project["project"]["classifiers"]
+    built = project["tool"]["cibuildwheel"]["build"]
+    assert built == [f"cp{v.replace('.', '')}-*" for v in listed]
+    assert project["project"]["requires-python"] == f">={listed[0]}"
