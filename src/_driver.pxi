@@ -293,8 +293,9 @@ def parse_rounding(str text, str name="rounding_type"):
 
 def lower(int semantics, int family, int dtype, dims, *, kernel=None, strides=None,
           dilations=None, pads=None, pads_begin=None, pads_end=None, output_size=None,
-          bint adaptive=False, bint global_pool=False, int auto_pad=0, int rounding=0, bint count_pads=False,
-          int64_t storage_order=0, int64_t axis=0, int index_type=1, double p=2.0):
+          bint adaptive=False, bint global_pool=False, int auto_pad=0, int rounding=0,
+          bint count_pads=False, int64_t storage_order=0, int64_t axis=0, int index_type=1,
+          double p=2.0):
     """The rules of an op (lower.hpp) applied to its attributes (lists of
     ints; None: not given) on an input of shape ``dims`` (None for an unknown
     dim): a :class:`Lowering`, or ValueError with the rule's message."""

@@ -21,7 +21,6 @@
 #include <pthread.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <new>
@@ -93,21 +92,19 @@ class Workers {
         m_next.store(0, std::memory_order_relaxed);
         m_done.store(0, std::memory_order_relaxed);
         m_open.store(true);  // (seq_cst: the job's fields are visible to who sees it open)
-        {
-            std::lock_guard<std::mutex> lock(m_wake);
-            m_generation++;
-            m_wanted = helpers;
-        }
+        pthread_mutex_lock(&m_wake);
+        m_generation++;
+        m_wanted = helpers;
+        pthread_mutex_unlock(&m_wake);
         for (int i = 0; i < helpers; i++)
-            m_sleep.notify_one();
+            pthread_cond_signal(&m_sleep);
         claim(scratch);
         // wait only for the units other threads have claimed: they are running
         for (int spins = 0; m_done.load(std::memory_order_acquire) < n_units; spins++)
             pause(spins);
-        {
-            std::lock_guard<std::mutex> lock(m_wake);
-            m_wanted = 0;  // a helper that wakes late takes no part
-        }
+        pthread_mutex_lock(&m_wake);
+        m_wanted = 0;  // a helper that wakes late takes no part
+        pthread_mutex_unlock(&m_wake);
         // a helper between waking and looking at the job holds m_active: wait
         // for it to see the job closed (it has started: a few instructions)
         m_open.store(false);
@@ -171,12 +168,12 @@ class Workers {
         Scratch own;
         uint64_t seen = 0;
         for (;;) {
-            {
-                std::unique_lock<std::mutex> lock(m_wake);
-                m_sleep.wait(lock, [&] { return m_generation != seen && m_wanted > 0; });
-                seen = m_generation;
-                m_wanted--;
-            }
+            pthread_mutex_lock(&m_wake);
+            while (!(m_generation != seen && m_wanted > 0))
+                pthread_cond_wait(&m_sleep, &m_wake);
+            seen = m_generation;
+            m_wanted--;
+            pthread_mutex_unlock(&m_wake);
             m_active.fetch_add(1);
             if (m_open.load()) {
                 char *scratch = own.for_plan(*m_plan);
@@ -191,8 +188,10 @@ class Workers {
     }
 
     std::mutex m_busy;  // held by the call using the helpers
-    std::mutex m_wake;
-    std::condition_variable m_sleep;
+    // pthread's, not std::condition_variable: its wait is a symbol of GCC
+    // 12's libstdc++ (GLIBCXX_3.4.30), past what a manylinux_2_34 wheel may use
+    pthread_mutex_t m_wake = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t m_sleep = PTHREAD_COND_INITIALIZER;
     uint64_t m_generation = 0;  // (m_wake) one more each call
     int m_wanted = 0;           // (m_wake) helpers the open call still wants
     int m_started = 0;          // (m_busy) helper threads started
