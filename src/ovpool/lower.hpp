@@ -233,7 +233,8 @@ inline Lowered lower(const PoolAttrs &a, DType dtype, int rank, const int64_t *d
         }
     } else {
         const lowering::Names name = lowering::names(a.semantics);
-        const std::vector<int64_t> kernel = per_axis(a.kernel, name.kernel, n, 1, lowering::kRequired);
+        const std::vector<int64_t> kernel =
+            per_axis(a.kernel, name.kernel, n, 1, lowering::kRequired);
         const std::vector<int64_t> strides = per_axis(a.strides, "strides", n, 1, 1);
         const std::vector<int64_t> dilations = per_axis(a.dilations, "dilations", n, 1, 1);
         std::vector<int64_t> begins, ends;
