@@ -255,6 +255,10 @@ def prepare(
         door.explain(exc, _Shape(tuple(shape) if isinstance(shape, (tuple, list)) else ()), values)
         raise
     pool._set_num_threads(num_threads)
+    # what it was prepared from, for pickle: loaded, it is prepared again
+    pool._set_source(
+        functools.partial(prepare, op, shape, dtype, *args, num_threads=num_threads, **kwargs)
+    )
     return pool
 
 
