@@ -107,33 +107,30 @@ def ints(value, name, count, *, required=False):
     return values
 
 
-def _text(value, name):
+def _parsed(parse, value, name):
+    """``parse`` (the core's parser of a string attribute) of ``value``; its
+    refusal as an :class:`~ovpool.OvpoolValueError`."""
     if isinstance(value, bytes):
         value = value.decode("ascii", "replace")
     if not isinstance(value, str):
         raise OvpoolTypeError(f"{name} must be a string, got {value!r}")
-    return value
+    try:
+        return parse(value, name)
+    except ValueError as exc:
+        if isinstance(exc, OvpoolValueError):
+            raise
+        raise OvpoolValueError(str(exc)) from None
 
 
 def auto_pad_code(value, name="auto_pad"):
     """spec.hpp's AutoPad of an ONNX (``NOTSET``, ``SAME_UPPER``, ...) or
     OpenVINO (``explicit``, ``same_upper``, ...) spelling, any case."""
-    try:
-        return _kernels.parse_auto_pad(_text(value, name), name)
-    except ValueError as exc:
-        if isinstance(exc, OvpoolValueError):
-            raise
-        raise OvpoolValueError(str(exc)) from None
+    return _parsed(_kernels.parse_auto_pad, value, name)
 
 
 def rounding_code(value, name="rounding_type"):
     """spec.hpp's Rounding of ``floor``, ``ceil`` or ``ceil_torch``."""
-    try:
-        return _kernels.parse_rounding(_text(value, name), name)
-    except ValueError as exc:
-        if isinstance(exc, OvpoolValueError):
-            raise
-        raise OvpoolValueError(str(exc)) from None
+    return _parsed(_kernels.parse_rounding, value, name)
 
 
 def lower(semantics, family, code, dims, **attributes):
