@@ -16,7 +16,10 @@ kernels). This module is where the doors meet: one :class:`LayerType` entry per
 * :meth:`LayerType.run`: numpy arrays in, a list of numpy arrays out,
   delegating to :mod:`ovpool.ov_ops` / :mod:`ovpool.ops`.
 
-A new layer version is one :func:`_register` call. Nothing here imports
+The pool layers come from ovpool's op schema, ``ovpool/opset.json``
+(:mod:`ovpool._opset`), which the OpenVINO extension library's ops are
+generated from too: a new layer version or attribute is an edit there (and
+the attribute's meaning to the ops, when it is new). Nothing here imports
 ``openvino``.
 
 Entries
@@ -75,7 +78,8 @@ Using an entry::
     entry.infer([TensorType((None, 3, 13, 13), "f32")], attrs)
     entry.run([x], attrs)  # -> [values, indices]
 
-For an ``openvino.Op`` built from an entry (the OpenVINO extension):
+For an ``openvino.Op`` written in Python from an entry (the extension
+library's C++ ops are generated from the same schema instead):
 
 * ``visit_attributes``: start from ``entry.defaults(n_spatial)`` (typed, never
   an empty list), let the visitor fill it, then ``entry.attributes(**d)``;
