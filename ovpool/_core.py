@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _limits, _spec, _threads
+from . import _limits, _opset, _spec, _threads
 from ._isa import kernels as _kernels
 from ._limits import check_budget
 from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
@@ -25,9 +25,6 @@ from .shapes import MAX_ELEMENTS
 
 Pool = _kernels.Pool
 FrontDoor = _kernels.FrontDoor
-
-_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
-_INT8 = (np.dtype(np.int8), np.dtype(np.uint8))
 
 # Thresholds of the kernel core's plans to change from their defaults
 # (plan.hpp's Tuning, by field name). Empty in use; the tests lower the size
@@ -37,26 +34,23 @@ TUNING = {}
 # The pools the numpy functions have built (the driver's cache, by key).
 _cache = _kernels.pool_cache
 
-# Codes of spec.hpp's Family and DType (by dtype.char).
+# Codes of spec.hpp's Family and DType.
 AVERAGE, LP, MAX, ARGMAX = (
     _spec.FAMILY_AVERAGE,
     _spec.FAMILY_LP,
     _spec.FAMILY_MAX,
     _spec.FAMILY_ARGMAX,
 )
+# The dtypes the pools take (the op schema's element type sets: every pool
+# takes the float ones, the max pools the 8-bit integers too), by numpy name
+# (ml_dtypes' bfloat16 is "bfloat16"), each with its DType code (spec.hpp
+# names a type as the IR does).
+_FLOAT_DTYPES = _opset.numpy_names("float")
+_MAX_DTYPES = _opset.numpy_names("max")
 _DTYPE_CODES = {
-    "f": _spec.DTYPE_F32,
-    "d": _spec.DTYPE_F64,
-    "e": _spec.DTYPE_F16,
-    "b": _spec.DTYPE_I8,
-    "B": _spec.DTYPE_U8,
+    name: getattr(_spec, f"DTYPE_{etype.upper()}")
+    for name, etype in zip(_MAX_DTYPES, _opset.ELEMENT_TYPE_SETS["max"])
 }
-_BFLOAT16_CODE = _spec.DTYPE_BF16
-
-
-def _is_bfloat16(dtype):
-    # ml_dtypes.bfloat16, without importing it; its kind is "V" (void)
-    return dtype.kind == "V" and dtype.name == "bfloat16"
 
 
 def cached_plans():
@@ -92,15 +86,12 @@ class Input:
 
 
 def _check_dtype(dtype, op, allow_int8, name):
-    if (
-        dtype in _NATIVE
-        or (allow_int8 and dtype in _INT8)
-        or dtype == np.float16
-        or _is_bfloat16(dtype)
-    ):
+    allowed = _MAX_DTYPES if allow_int8 else _FLOAT_DTYPES
+    if dtype.name in allowed:
         return
-    allowed = "float16, bfloat16, float32, float64" + (", int8, uint8" if allow_int8 else "")
-    raise OvpoolTypeError(f"{op}: unsupported dtype {dtype} of {name}; expected one of {allowed}")
+    raise OvpoolTypeError(
+        f"{op}: unsupported dtype {dtype} of {name}; expected one of {', '.join(allowed)}"
+    )
 
 
 def _check_rank(shape, op, name):
@@ -131,7 +122,7 @@ def input_of(shape, dtype, op, *, allow_int8=False, name="x"):
     _check_rank(shape, op, name)
     if min(shape) < 0:
         raise OvpoolValueError(f"{op}: the shape of {name} {shape} has a negative dim")
-    code = _BFLOAT16_CODE if _is_bfloat16(dtype) else _DTYPE_CODES[dtype.char]
+    code = _DTYPE_CODES[dtype.name]
     return Input(shape[:2], shape[2:], dtype, code)
 
 

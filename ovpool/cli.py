@@ -271,12 +271,14 @@ def _run(args):
     """Run an IR model: on ovpool's runtime, or through OpenVINO with ovpool's
     extension for a model with other layers."""
     from . import _check, ir
+    from .ir._reader import _error
+    from .ir._runtime import _unsupported_report
 
     given, shapes = _given_inputs(args)
     model = ir.read_model(args.model)
     if not model.runs_on_ovpool and not _check.openvino_available():
-        lines = ir._unsupported_report(model.unsupported_layers, model.path)
-        raise ir._error(
+        lines = _unsupported_report(model.unsupported_layers, model.path)
+        raise _error(
             model.path,
             model.unsupported_layers[0].line,
             "\n".join(lines + ["(`ovpool run` does this itself once OpenVINO is installed)"]),

@@ -16,7 +16,10 @@ kernels). This module is where the doors meet: one :class:`LayerType` entry per
 * :meth:`LayerType.run`: numpy arrays in, a list of numpy arrays out,
   delegating to :mod:`ovpool.ov_ops` / :mod:`ovpool.ops`.
 
-A new layer version is one :func:`_register` call. Nothing here imports
+The pool layers come from ovpool's op schema, ``ovpool/opset.json``
+(:mod:`ovpool._opset`), which the OpenVINO extension library's ops are
+generated from too: a new layer version or attribute is an edit there (and
+the attribute's meaning to the ops, when it is new). Nothing here imports
 ``openvino``.
 
 Entries
@@ -75,7 +78,8 @@ Using an entry::
     entry.infer([TensorType((None, 3, 13, 13), "f32")], attrs)
     entry.run([x], attrs)  # -> [values, indices]
 
-For an ``openvino.Op`` built from an entry (the OpenVINO extension):
+For an ``openvino.Op`` written in Python from an entry (the extension
+library's C++ ops are generated from the same schema instead):
 
 * ``visit_attributes``: start from ``entry.defaults(n_spatial)`` (typed, never
   an empty list), let the visitor fill it, then ``entry.attributes(**d)``;
@@ -119,7 +123,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _core, _spec, ops, ov_ops
+from . import _core, _opset, _spec, ops, ov_ops
 from ._isa import kernels as _kernels
 from ._ov_opsets import LAST_OPSET, OPSETS
 from .errors import OvpoolTypeError, OvpoolValueError
@@ -149,39 +153,14 @@ OVPOOL_OPSET = "ovpool"
 # --------------------------------------------------------------------------
 
 # IR element type -> (bits per element, numpy dtype name or None if ovpool
-# cannot hold it as a numpy array). "string" has no fixed size.
-ELEMENT_TYPES = {
-    "boolean": (8, "bool"),
-    "bf16": (16, "bfloat16"),
-    "f16": (16, "float16"),
-    "f32": (32, "float32"),
-    "f64": (64, "float64"),
-    "i8": (8, "int8"),
-    "i16": (16, "int16"),
-    "i32": (32, "int32"),
-    "i64": (64, "int64"),
-    "u8": (8, "uint8"),
-    "u16": (16, "uint16"),
-    "u32": (32, "uint32"),
-    "u64": (64, "uint64"),
-    "u1": (1, None),
-    "u2": (2, None),
-    "u3": (3, None),
-    "u4": (4, None),
-    "u6": (6, None),
-    "i4": (4, None),
-    "nf4": (4, None),
-    "f4e2m1": (4, None),
-    "f8e4m3": (8, None),
-    "f8e5m2": (8, None),
-    "f8e8m0": (8, None),
-    "string": (None, None),
-    "dynamic": (None, None),
-}
-FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
-MAX_TYPES = FLOAT_TYPES + ("i8", "u8")  # what ovpool's max kernels take
-INDEX_TYPES = ("i32", "i64")
-INTEGER_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+# cannot hold it as a numpy array); the op schema's table.
+ELEMENT_TYPES = _opset.ELEMENT_TYPES
+# The element types the pools take (the op schema's sets, ovpool/opset.json:
+# a type the kernels learn is added there).
+FLOAT_TYPES = _opset.ELEMENT_TYPE_SETS["float"]
+MAX_TYPES = _opset.ELEMENT_TYPE_SETS["max"]  # what ovpool's max kernels take
+INDEX_TYPES = _opset.ELEMENT_TYPE_SETS["index"]
+INTEGER_TYPES = _opset.ELEMENT_TYPE_SETS["integer"]
 NUMERIC_TYPES = ("boolean",) + FLOAT_TYPES + INTEGER_TYPES  # numpy-representable
 
 try:  # optional: exact bfloat16 arrays
@@ -351,6 +330,22 @@ class Attr:
     per_axis: int = 0
     fill: int = 0
     doc: str = ""
+    spatial: bool = False  # its length is the spatial rank
+
+    @classmethod
+    def of(cls, a):
+        """The Attr of an attribute of the op schema (:mod:`ovpool._opset`)."""
+        return cls(
+            a.name,
+            a.kind,
+            REQUIRED if a.required else _copy(a.default),
+            choices=a.choices,
+            minimum=a.minimum,
+            per_axis=a.per_axis,
+            fill=a.fill,
+            doc=a.doc,
+            spatial=a.spatial,
+        )
 
     @property
     def required(self):
@@ -536,6 +531,11 @@ class LayerType:
     value_inputs: tuple = ()  # inputs whose values (not just types) shape inference reads
     semantics: str = "openvino"  # "openvino" or "onnx"
     doc: str = ""
+    # the pools' own, from the op schema: the kernel core's family, the
+    # element type set of each input, the outputs' type rules
+    family: str = ""
+    input_types: tuple = ()
+    output_defs: tuple = field(default=(), repr=False)
 
     @property
     def key(self):
@@ -544,6 +544,14 @@ class LayerType:
     @property
     def attr_names(self):
         return tuple(a.name for a in self.attrs)
+
+    @property
+    def spatial_attr(self):
+        """The attribute whose length is the spatial rank (kernel), or None."""
+        for a in self.attrs:
+            if a.spatial:
+                return a
+        return None
 
     def attr(self, name):
         for a in self.attrs:
@@ -558,44 +566,37 @@ class LayerType:
         Raises :class:`~ovpool.OvpoolValueError` for a missing required or a
         malformed attribute.
         """
-        result = {}
-        for a in self.attrs:
-            if a.name in raw:
-                try:
-                    result[a.name] = a.parse(raw[a.name])
-                except (OvpoolValueError, OvpoolTypeError) as exc:
-                    raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
-            elif a.required:
-                raise OvpoolValueError(
-                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing"
-                )
-            else:
-                result[a.name] = _copy(a.default)
-        return result
+        return self._typed(dict(raw), Attr.parse, python_names=False)
 
     def attributes(self, **values):
         """Typed attributes from Python values (``exclude_pad=`` or
         ``**{"exclude-pad": ...}``), validated, defaults applied."""
-        result = {}
         given = dict(values)
-        for a in self.attrs:
-            key = a.name if a.name in given else a.python_name
-            if key in given:
-                try:
-                    result[a.name] = a.check(given.pop(key))
-                except (OvpoolValueError, OvpoolTypeError) as exc:
-                    raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
-            elif a.required:
-                raise OvpoolValueError(
-                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing"
-                )
-            else:
-                result[a.name] = _copy(a.default)
+        result = self._typed(given, Attr.check, python_names=True)
         if given:
             raise OvpoolValueError(
                 f"{self.type}-{self.version}: unknown attributes {sorted(given)}; "
                 f"it has {list(self.attr_names)}"
             )
+        return result
+
+    def _typed(self, given, convert, python_names):
+        """Each attribute from ``given`` (taken out of it) by ``convert``, or
+        its default; ``python_names``: also under its Python name."""
+        result = {}
+        for a in self.attrs:
+            key = a.python_name if python_names and a.name not in given else a.name
+            if key in given:
+                try:
+                    result[a.name] = convert(a, given.pop(key))
+                except (OvpoolValueError, OvpoolTypeError) as exc:
+                    raise type(exc)(f"{self.type}-{self.version}: {exc}") from None
+            elif a.required:
+                raise OvpoolValueError(
+                    f"{self.type}-{self.version}: the required attribute {a.name!r} is missing"
+                )
+            else:
+                result[a.name] = _copy(a.default)
         return result
 
     def defaults(self, n_spatial=2):
@@ -632,6 +633,8 @@ class LayerType:
         if values is None:
             values = [None] * len(input_types)
         types = [t if isinstance(t, TensorType) else TensorType(*t) for t in input_types]
+        if self.input_types:
+            _check_types(self, types, attrs)
         return list(self.infer_fn(self, types, attrs, list(values)))
 
     def run(self, inputs, attrs, out=None, *, num_threads=None, values_only=False):
@@ -758,21 +761,9 @@ def _require(t, allowed, role, layer):
         )
 
 
-def _n_spatial_of(attrs, *names):
-    for name in names:
-        value = attrs.get(name)
-        if value:
-            return len(value)
-    return None
-
-
 def _per_axis(value):
     """[] (the attribute was left out) -> None (the ops' default)."""
     return None if value is None or len(value) == 0 else list(value)
-
-
-def _all_static(dims):
-    return all(d is not None for d in dims)
 
 
 def _int_vector(value, t, role):
@@ -878,15 +869,121 @@ _register(
 
 
 # --------------------------------------------------------------------------
-# Adaptive pools
+# The pool layers: from the op schema (ovpool/opset.json)
 # --------------------------------------------------------------------------
+
+_FAMILIES = {"average": _core.AVERAGE, "lp": _core.LP, "max": _core.MAX, "argmax": _core.ARGMAX}
+# The attributes of an ONNX pool that its lowering takes as options, beyond
+# the window (ovpool.ops.onnx_lowering).
+_ONNX_OPTIONS = ("count_include_pad", "storage_order", "p")
+
+
+def _check_types(layer, types, attrs):
+    """The element types of the inputs and of the attribute-typed outputs,
+    against the schema's sets: the data input's raises
+    :class:`UnsupportedLayer` (OpenVINO runs it), the others'
+    :class:`~ovpool.OvpoolValueError`."""
+    for k, t in enumerate(types):
+        key = layer.input_types[k]
+        if t.etype in _opset.ELEMENT_TYPE_SETS[key]:
+            continue
+        text = _opset.SCHEMA.type_text[key]
+        if k == 0:
+            raise UnsupportedLayer(
+                f"{layer.type}-{layer.version}: ovpool runs it on {text} {layer.inputs[0]}, "
+                f"not {t.etype}"
+            )
+        raise OvpoolValueError(f"{layer.inputs[k]} must be {text}, got {t.etype}")
+    for output in layer.output_defs:
+        if output.types is not None:
+            etype = attrs[output.attr]
+            if etype not in _opset.ELEMENT_TYPE_SETS[output.types]:
+                text = _opset.SCHEMA.type_text[output.types]
+                raise UnsupportedLayer(f"ovpool writes {text} {output.name}, not {etype}")
+
+
+def _output_types(layer, data, attrs, shape):
+    """The outputs' types: the data input's, an attribute's, or fixed."""
+    types = []
+    for output in layer.output_defs:
+        if output.rule == "data":
+            etype = data.etype
+        elif output.rule == "attribute":
+            etype = attrs[output.attr]
+        else:
+            etype = output.fixed
+        types.append(TensorType(shape, etype))
+    return types
+
+
+def _index_dtype(layer, attrs):
+    """The indices' numpy dtype of a max pool with an indices output, else None."""
+    if len(layer.output_defs) < 2:
+        return None
+    etype = _output_types(layer, TensorType(None, "f32"), attrs, None)[1].etype
+    return np.dtype(np.int32 if etype == "i32" else np.int64)
+
+
+def _family(layer):
+    family = _FAMILIES[layer.family]
+    # MaxPool-1 has no indices output: its values only
+    return _core.MAX if family == _core.ARGMAX and len(layer.output_defs) < 2 else family
+
+
+def _infer_window(layer, types, attrs, values):
+    """A fixed-window pool: the output shape by the core's rules
+    (:func:`ovpool.ov_ops.ov_lowering`, :func:`ovpool.ops.onnx_lowering`)."""
+    (data,) = types
+    spatial = layer.spatial_attr.name
+    n_spatial = len(attrs[spatial])
+    lead, spatial_dims = _split_nc(data, n_spatial, layer.inputs[0], f"{spatial}={attrs[spatial]}")
+    if layer.semantics == "openvino":
+        lowering = ov_ops.ov_lowering(
+            layer.type,
+            lead + spatial_dims,
+            _spec.DTYPE_F32,
+            _family(layer),
+            attrs["kernel"],
+            attrs["strides"],
+            _per_axis(attrs["pads_begin"]),
+            _per_axis(attrs["pads_end"]),
+            _per_axis(attrs.get("dilations")),
+            attrs["auto_pad"],
+            attrs["rounding_type"],
+            exclude_pad=attrs.get("exclude-pad", True),
+            axis=attrs.get("axis", 0),
+            index_dtype=_index_dtype(layer, attrs),
+        )
+    else:
+        lowering = ops.onnx_lowering(
+            layer.type,
+            lead + spatial_dims,
+            _spec.DTYPE_F32,
+            _family(layer),
+            attrs["kernel_shape"],
+            _per_axis(attrs["strides"]),
+            _per_axis(attrs["pads"]),
+            _per_axis(attrs.get("dilations")),
+            attrs["auto_pad"],
+            attrs.get("ceil_mode", False),
+            **{name: attrs[name] for name in _ONNX_OPTIONS if name in attrs},
+        )
+    return _output_types(layer, data, attrs, lowering.out_shape)
+
+
+def _infer_global(layer, types, attrs, values):
+    (data,) = types
+    if data.shape is None:
+        return _output_types(layer, data, attrs, None)
+    lead, spatial = _split_nc(data, None, layer.inputs[0])
+    lowering = ops.adaptive_lowering(
+        lead + spatial, _spec.DTYPE_F32, _family(layer), None, p=attrs["p"], global_pool=True
+    )
+    return _output_types(layer, data, attrs, lowering.out_shape)
 
 
 def _infer_adaptive(layer, types, attrs, values):
     data, size = types
-    _require(data, FLOAT_TYPES if layer.type == "AdaptiveAvgPool" else MAX_TYPES, "data", layer)
-    if size.etype not in INDEX_TYPES:
-        raise OvpoolValueError(f"output_size must be i32 or i64, got {size.etype}")
     n_spatial = None
     if size.shape is not None:
         if len(size.shape) != 1:
@@ -894,15 +991,12 @@ def _infer_adaptive(layer, types, attrs, values):
         n_spatial = size.shape[0]
     lead, spatial = _split_nc(data, n_spatial, source=f"output_size of shape {_fmt(size.shape)}")
     if values[1] is not None:
-        index_dtype = None
-        if layer.type == "AdaptiveMaxPool" and attrs["index_element_type"] in INDEX_TYPES:
-            index_dtype = np.dtype(np.int32 if attrs["index_element_type"] == "i32" else np.int64)
         out_spatial = ops.adaptive_lowering(
             lead + spatial,
             _spec.DTYPE_F32,
-            _core.AVERAGE if layer.type == "AdaptiveAvgPool" else _core.ARGMAX,
+            _family(layer),
             _int_vector(values[1], size, "output_size"),
-            index_dtype=index_dtype,
+            index_dtype=_index_dtype(layer, attrs),
         ).out_shape[2:]
     else:
         out_spatial = (None,) * len(spatial)
@@ -910,367 +1004,11 @@ def _infer_adaptive(layer, types, attrs, values):
         out_shape = None
     else:
         out_shape = lead + tuple(out_spatial)
-    result = [TensorType(out_shape, data.etype)]
-    if layer.type == "AdaptiveMaxPool":
-        if attrs["index_element_type"] not in INDEX_TYPES:
-            raise UnsupportedLayer(
-                f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}"
-            )
-        result.append(TensorType(out_shape, attrs["index_element_type"]))
-    return result
+    return _output_types(layer, data, attrs, out_shape)
 
 
-def _run_adaptive_avg(inputs, attrs, out=(None,), num_threads=None):
-    x, size = inputs
-    return [
-        ov_ops.adaptive_avg_pool(
-            x, _int_vector(size, None, "output_size"), out=out[0], num_threads=num_threads
-        )
-    ]
-
-
-def _run_adaptive_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
-    x, size = inputs
-    values, indices = ov_ops.adaptive_max_pool(
-        x,
-        _int_vector(size, None, "output_size"),
-        index_element_type=attrs["index_element_type"],
-        out=out[0],
-        out_indices=out[1],
-        num_threads=num_threads,
-    )
-    return [values, indices]
-
-
-_INDEX_ETYPE = Attr(
-    "index_element_type",
-    "etype",
-    "i64",
-    choices=INTEGER_TYPES,
-    doc="element type of the indices output (ovpool runs i32 and i64)",
-)
-
-for _version in ("opset8", OVPOOL_OPSET):
-    _register(
-        "AdaptiveAvgPool",
-        _version,
-        [],
-        ["data", "output_size"],
-        ["output"],
-        _infer_adaptive,
-        _run_adaptive_avg,
-        value_inputs=(1,),
-        doc="OpenVINO AdaptiveAvgPool-8: bins [floor(i*In/Out), ceil((i+1)*In/Out)).",
-    )
-    _register(
-        "AdaptiveMaxPool",
-        _version,
-        [_INDEX_ETYPE],
-        ["data", "output_size"],
-        ["output", "indices"],
-        _infer_adaptive,
-        _run_adaptive_max,
-        value_inputs=(1,),
-        doc="OpenVINO AdaptiveMaxPool-8: indices flat within each (n, c) plane.",
-    )
-
-
-# --------------------------------------------------------------------------
-# OpenVINO AvgPool / MaxPool
-# --------------------------------------------------------------------------
-
-
-def _ov_pool_attrs(rounding_choices, *, avg, dilations, max_outputs):
-    attrs = [
-        Attr("kernel", "ints", minimum=1, per_axis=1, fill=1, doc="window size per axis"),
-        Attr("strides", "ints", minimum=1, per_axis=1, fill=1, doc="stride per axis"),
-        Attr(
-            "pads_begin",
-            "ints",
-            [],
-            minimum=0,
-            per_axis=1,
-            fill=0,
-            doc="explicit pads at the start (recomputed when auto_pad is not explicit)",
-        ),
-        Attr(
-            "pads_end",
-            "ints",
-            [],
-            minimum=0,
-            per_axis=1,
-            fill=0,
-            doc="explicit pads at the end (recomputed when auto_pad is not explicit)",
-        ),
-        Attr("rounding_type", "str", "floor", choices=rounding_choices),
-        Attr(
-            "auto_pad", "str", "explicit", choices=("explicit", "same_upper", "same_lower", "valid")
-        ),
-    ]
-    if avg:
-        attrs.insert(
-            4,
-            Attr(
-                "exclude-pad",
-                "bool",
-                True,
-                doc="divide by the taps inside the input (OpenVINO's reader default is true)",
-            ),
-        )
-    if dilations:
-        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=1, fill=1))
-    if max_outputs:
-        attrs.append(_INDEX_ETYPE)
-        attrs.append(Attr("axis", "int", 0, doc="indices are flat from this dimension on"))
-    return attrs
-
-
-def _ov_out_shape(layer, data, attrs, family, index_dtype=None):
-    """The output shape of an OpenVINO pool layer (None dims where unknown),
-    by the core's rules (ovpool.ov_ops.ov_lowering)."""
-    n_spatial = len(attrs["kernel"])
-    lead, spatial = _split_nc(data, n_spatial, source=f"kernel={attrs['kernel']}")
-    lowering = ov_ops.ov_lowering(
-        layer.type,
-        lead + spatial,
-        _spec.DTYPE_F32,
-        family,
-        attrs["kernel"],
-        attrs["strides"],
-        _per_axis(attrs["pads_begin"]),
-        _per_axis(attrs["pads_end"]),
-        _per_axis(attrs.get("dilations")),
-        attrs["auto_pad"],
-        attrs["rounding_type"],
-        exclude_pad=attrs.get("exclude-pad", True),
-        axis=attrs.get("axis", 0),
-        index_dtype=index_dtype,
-    )
-    return lowering.out_shape
-
-
-def _infer_ov_avg(layer, types, attrs, values):
-    (data,) = types
-    _require(data, FLOAT_TYPES, "data", layer)
-    return [TensorType(_ov_out_shape(layer, data, attrs, _core.AVERAGE), data.etype)]
-
-
-def _infer_ov_max(layer, types, attrs, values):
-    (data,) = types
-    _require(data, MAX_TYPES, "data", layer)
-    if len(layer.outputs) == 1:
-        return [TensorType(_ov_out_shape(layer, data, attrs, _core.MAX), data.etype)]
-    if attrs["index_element_type"] not in INDEX_TYPES:
-        raise UnsupportedLayer(f"ovpool writes i32/i64 indices, not {attrs['index_element_type']}")
-    shape = _ov_out_shape(
-        layer,
-        data,
-        attrs,
-        _core.ARGMAX,
-        np.dtype(np.int32 if attrs["index_element_type"] == "i32" else np.int64),
-    )
-    return [TensorType(shape, data.etype), TensorType(shape, attrs["index_element_type"])]
-
-
-def _run_ov_avg(inputs, attrs, out=(None,), num_threads=None):
-    (x,) = inputs
-    return [
-        ov_ops.avg_pool(
-            x,
-            attrs["kernel"],
-            attrs["strides"],
-            _per_axis(attrs["pads_begin"]),
-            _per_axis(attrs["pads_end"]),
-            exclude_pad=attrs["exclude-pad"],
-            rounding_type=attrs["rounding_type"],
-            auto_pad=attrs["auto_pad"],
-            dilations=_per_axis(attrs.get("dilations")),
-            out=out[0],
-            num_threads=num_threads,
-        )
-    ]
-
-
-def _run_ov_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
-    (x,) = inputs
-    with_indices = "axis" in attrs and not values_only
-    result = ov_ops.max_pool(
-        x,
-        attrs["kernel"],
-        attrs["strides"],
-        _per_axis(attrs["pads_begin"]),
-        _per_axis(attrs["pads_end"]),
-        dilations=_per_axis(attrs.get("dilations")),
-        rounding_type=attrs["rounding_type"],
-        auto_pad=attrs["auto_pad"],
-        axis=attrs.get("axis", 0),
-        index_element_type=attrs.get("index_element_type", "i64"),
-        return_indices=with_indices,
-        out=out[0],
-        out_indices=out[1] if with_indices else None,
-        num_threads=num_threads,
-    )
-    if with_indices:
-        return list(result)
-    return [result, None] if "axis" in attrs else [result]
-
-
-_FLOOR_CEIL = ("floor", "ceil")
-_WITH_TORCH = ("floor", "ceil", "ceil_torch")
-
-_register(
-    "AvgPool",
-    "opset1",
-    _ov_pool_attrs(_FLOOR_CEIL, avg=True, dilations=False, max_outputs=False),
-    ["data"],
-    ["output"],
-    _infer_ov_avg,
-    _run_ov_avg,
-    doc="OpenVINO AvgPool-1.",
-)
-_register(
-    "AvgPool",
-    "opset14",
-    _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=False, max_outputs=False),
-    ["data"],
-    ["output"],
-    _infer_ov_avg,
-    _run_ov_avg,
-    doc="OpenVINO AvgPool-14: adds rounding_type ceil_torch.",
-)
-for _version in ("opset16", OVPOOL_OPSET):
-    _register(
-        "AvgPool",
-        _version,
-        _ov_pool_attrs(_WITH_TORCH, avg=True, dilations=True, max_outputs=False),
-        ["data"],
-        ["output"],
-        _infer_ov_avg,
-        _run_ov_avg,
-        doc="OpenVINO AvgPool-16: adds dilations.",
-    )
-_register(
-    "MaxPool",
-    "opset1",
-    _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=False, max_outputs=False),
-    ["data"],
-    ["output"],
-    _infer_ov_max,
-    _run_ov_max,
-    doc="OpenVINO MaxPool-1 (values only).",
-)
-_register(
-    "MaxPool",
-    "opset8",
-    _ov_pool_attrs(_FLOOR_CEIL, avg=False, dilations=True, max_outputs=True),
-    ["data"],
-    ["output", "indices"],
-    _infer_ov_max,
-    _run_ov_max,
-    doc="OpenVINO MaxPool-8: dilations, values and indices counted from `axis`.",
-)
-for _version in ("opset14", OVPOOL_OPSET):
-    _register(
-        "MaxPool",
-        _version,
-        _ov_pool_attrs(_WITH_TORCH, avg=False, dilations=True, max_outputs=True),
-        ["data"],
-        ["output", "indices"],
-        _infer_ov_max,
-        _run_ov_max,
-        doc="OpenVINO MaxPool-14: adds rounding_type ceil_torch.",
-    )
-
-
-# --------------------------------------------------------------------------
-# ovpool's ONNX-semantics layers
-# --------------------------------------------------------------------------
-
-_ONNX_AUTO_PAD = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-
-
-def _onnx_window_attrs(*, ceil=True, dilations=True):
-    attrs = [
-        Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
-        Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
-        Attr(
-            "pads",
-            "ints",
-            [],
-            minimum=0,
-            per_axis=2,
-            fill=0,
-            doc="[x1_begin, x2_begin, ..., x1_end, x2_end, ...]",
-        ),
-    ]
-    if dilations:
-        attrs.append(Attr("dilations", "ints", [], minimum=1, per_axis=1, fill=1))
-    attrs.append(Attr("auto_pad", "str", "NOTSET", choices=_ONNX_AUTO_PAD))
-    if ceil:
-        attrs.append(Attr("ceil_mode", "bool", False))
-    return attrs
-
-
-def _onnx_out_shape(layer, data, attrs, family, **options):
-    """The output shape of an ONNX pool layer (None dims where unknown), by
-    the core's rules (ovpool.ops.onnx_lowering)."""
-    n_spatial = len(attrs["kernel_shape"])
-    lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
-    lowering = ops.onnx_lowering(
-        layer.type,
-        lead + spatial,
-        _spec.DTYPE_F32,
-        family,
-        attrs["kernel_shape"],
-        _per_axis(attrs["strides"]),
-        _per_axis(attrs["pads"]),
-        _per_axis(attrs.get("dilations")),
-        attrs["auto_pad"],
-        attrs.get("ceil_mode", False),
-        **options,
-    )
-    return lowering.out_shape
-
-
-def _infer_onnx_avg(layer, types, attrs, values):
-    (data,) = types
-    _require(data, FLOAT_TYPES, "X", layer)
-    shape = _onnx_out_shape(
-        layer, data, attrs, _core.AVERAGE, count_include_pad=attrs["count_include_pad"]
-    )
-    return [TensorType(shape, data.etype)]
-
-
-def _infer_onnx_max(layer, types, attrs, values):
-    (data,) = types
-    _require(data, MAX_TYPES, "X", layer)
-    shape = _onnx_out_shape(layer, data, attrs, _core.ARGMAX, storage_order=attrs["storage_order"])
-    return [TensorType(shape, data.etype), TensorType(shape, "i64")]
-
-
-def _infer_lp(layer, types, attrs, values):
-    (data,) = types
-    _require(data, FLOAT_TYPES, "X", layer)
-    return [TensorType(_onnx_out_shape(layer, data, attrs, _core.LP, p=attrs["p"]), data.etype)]
-
-
-def _infer_global_lp(layer, types, attrs, values):
-    (data,) = types
-    _require(data, FLOAT_TYPES, "X", layer)
-    if data.shape is None:
-        return [TensorType(None, data.etype)]
-    lead, spatial = _split_nc(data, None, "X")
-    lowering = ops.adaptive_lowering(
-        lead + spatial, _spec.DTYPE_F32, _core.LP, None, p=attrs["p"], global_pool=True
-    )
-    return [TensorType(lowering.out_shape, data.etype)]
-
-
-def _infer_max_unpool(layer, types, attrs, values):
+def _infer_unpool(layer, types, attrs, values):
     data, indices = types[0], types[1]
-    _require(data, MAX_TYPES, "X", layer)
-    if indices.etype not in INTEGER_TYPES:
-        raise OvpoolValueError(f"I must be an integer tensor, got {indices.etype}")
     n_spatial = len(attrs["kernel_shape"])
     lead, spatial = _split_nc(data, n_spatial, "X", f"kernel_shape={attrs['kernel_shape']}")
     if (
@@ -1283,8 +1021,6 @@ def _infer_max_unpool(layer, types, attrs, values):
         )
     output_shape = None
     if len(types) == 3:
-        if types[2].etype not in INDEX_TYPES:
-            raise OvpoolValueError(f"output_shape must be i32 or i64, got {types[2].etype}")
         if values[2] is None:
             return [TensorType(lead + (None,) * n_spatial, data.etype)]
         output_shape = _int_vector(values[2], types[2], "output_shape")
@@ -1301,35 +1037,77 @@ def _infer_max_unpool(layer, types, attrs, values):
     return [TensorType(out, data.etype)]
 
 
+_INFER = {
+    "window": _infer_window,
+    "global": _infer_global,
+    "adaptive": _infer_adaptive,
+    "unpool": _infer_unpool,
+}
+
+
+# How each op runs on numpy arrays: its function of ovpool.ov_ops /
+# ovpool.ops, whose keyword arguments are the attributes' Python names.
+
+
+def _arguments(attrs):
+    """The attributes as keyword arguments of the op's function (a list
+    attribute left out, [], as None: the function's default)."""
+    return {
+        name.replace("-", "_"): _per_axis(value) if isinstance(value, list) else value
+        for name, value in attrs.items()
+    }
+
+
+def _run_adaptive_avg(inputs, attrs, out=(None,), num_threads=None):
+    x, size = inputs
+    size = _int_vector(size, None, "output_size")
+    return [ov_ops.adaptive_avg_pool(x, size, out=out[0], num_threads=num_threads)]
+
+
+def _run_adaptive_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
+    x, size = inputs
+    values, indices = ov_ops.adaptive_max_pool(
+        x,
+        _int_vector(size, None, "output_size"),
+        **_arguments(attrs),
+        out=out[0],
+        out_indices=out[1],
+        num_threads=num_threads,
+    )
+    return [values, indices]
+
+
+def _run_ov_avg(inputs, attrs, out=(None,), num_threads=None):
+    (x,) = inputs
+    return [ov_ops.avg_pool(x, **_arguments(attrs), out=out[0], num_threads=num_threads)]
+
+
+def _run_ov_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
+    (x,) = inputs
+    with_indices = "axis" in attrs and not values_only  # (MaxPool-1 has no indices)
+    result = ov_ops.max_pool(
+        x,
+        **_arguments(attrs),
+        return_indices=with_indices,
+        out=out[0],
+        out_indices=out[1] if with_indices else None,
+        num_threads=num_threads,
+    )
+    if with_indices:
+        return list(result)
+    return [result, None] if "axis" in attrs else [result]
+
+
 def _run_onnx_avg(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [
-        ops.avg_pool(
-            x,
-            attrs["kernel_shape"],
-            strides=_per_axis(attrs["strides"]),
-            pads=_per_axis(attrs["pads"]),
-            dilations=_per_axis(attrs["dilations"]),
-            auto_pad=attrs["auto_pad"],
-            ceil_mode=attrs["ceil_mode"],
-            count_include_pad=attrs["count_include_pad"],
-            out=out[0],
-            num_threads=num_threads,
-        )
-    ]
+    return [ops.avg_pool(x, **_arguments(attrs), out=out[0], num_threads=num_threads)]
 
 
 def _run_onnx_max(inputs, attrs, out=(None, None), num_threads=None, values_only=False):
     (x,) = inputs
     result = ops.max_pool(
         x,
-        attrs["kernel_shape"],
-        strides=_per_axis(attrs["strides"]),
-        pads=_per_axis(attrs["pads"]),
-        dilations=_per_axis(attrs["dilations"]),
-        auto_pad=attrs["auto_pad"],
-        ceil_mode=attrs["ceil_mode"],
-        storage_order=attrs["storage_order"],
+        **_arguments(attrs),
         return_indices=not values_only,
         out=out[0],
         out_indices=None if values_only else out[1],
@@ -1340,108 +1118,47 @@ def _run_onnx_max(inputs, attrs, out=(None, None), num_threads=None, values_only
 
 def _run_lp(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [
-        ops.lp_pool(
-            x,
-            attrs["kernel_shape"],
-            p=attrs["p"],
-            strides=_per_axis(attrs["strides"]),
-            pads=_per_axis(attrs["pads"]),
-            dilations=_per_axis(attrs["dilations"]),
-            auto_pad=attrs["auto_pad"],
-            ceil_mode=attrs["ceil_mode"],
-            out=out[0],
-            num_threads=num_threads,
-        )
-    ]
+    return [ops.lp_pool(x, **_arguments(attrs), out=out[0], num_threads=num_threads)]
 
 
 def _run_global_lp(inputs, attrs, out=(None,), num_threads=None):
     (x,) = inputs
-    return [ops.global_lp_pool(x, p=attrs["p"], out=out[0], num_threads=num_threads)]
+    return [ops.global_lp_pool(x, **_arguments(attrs), out=out[0], num_threads=num_threads)]
 
 
 def _run_max_unpool(inputs, attrs, out=(None,), num_threads=None):  # (not threaded)
     x, indices = inputs[0], inputs[1]
     output_shape = _int_vector(inputs[2], None, "output_shape") if len(inputs) > 2 else None
-    return [
-        ops.max_unpool(
-            x,
-            indices,
-            attrs["kernel_shape"],
-            strides=_per_axis(attrs["strides"]),
-            pads=_per_axis(attrs["pads"]),
-            output_shape=output_shape,
-            indices_relative_to=attrs["indices_relative_to"],
-            out=out[0],
+    return [ops.max_unpool(x, indices, **_arguments(attrs), output_shape=output_shape, out=out[0])]
+
+
+_RUN = {
+    "AdaptiveAvgPool": _run_adaptive_avg,
+    "AdaptiveMaxPool": _run_adaptive_max,
+    "AvgPool": _run_ov_avg,
+    "MaxPool": _run_ov_max,
+    "OnnxAveragePool": _run_onnx_avg,
+    "OnnxMaxPool": _run_onnx_max,
+    "LpPool": _run_lp,
+    "GlobalLpPool": _run_global_lp,
+    "MaxUnpool": _run_max_unpool,
+}
+
+for _op in _opset.SCHEMA.ops:
+    for _version in _op.versions:
+        _register(
+            _op.type,
+            _version.version,
+            [Attr.of(a) for a in _version.attrs],
+            [i.name for i in _op.inputs],
+            [o.name for o in _version.outputs],
+            _INFER[_op.form],
+            _RUN[_op.type],
+            optional_inputs=sum(i.optional for i in _op.inputs),
+            value_inputs=tuple(k for k, i in enumerate(_op.inputs) if i.value),
+            semantics=_op.semantics,
+            doc=_version.doc,
+            family=_op.family,
+            input_types=tuple(i.types for i in _op.inputs),
+            output_defs=_version.outputs,
         )
-    ]
-
-
-_P = Attr("p", "float", 2.0, minimum=0, doc="the norm's exponent (ONNX's int p, as a float)")
-
-_register(
-    "OnnxAveragePool",
-    OVPOOL_OPSET,
-    _onnx_window_attrs() + [Attr("count_include_pad", "bool", False)],
-    ["X"],
-    ["Y"],
-    _infer_onnx_avg,
-    _run_onnx_avg,
-    semantics="onnx",
-    doc="ONNX AveragePool-22 (ceil_mode drops a window starting in the right padding).",
-)
-_register(
-    "OnnxMaxPool",
-    OVPOOL_OPSET,
-    _onnx_window_attrs() + [Attr("storage_order", "int", 0, minimum=0)],
-    ["X"],
-    ["Y", "Indices"],
-    _infer_onnx_max,
-    _run_onnx_max,
-    semantics="onnx",
-    doc="ONNX MaxPool-22: Y and Indices (i64, flat over N*C*spatial; "
-    "storage_order=1 column-major within the spatial dims).",
-)
-_register(
-    "LpPool",
-    OVPOOL_OPSET,
-    _onnx_window_attrs() + [_P],
-    ["X"],
-    ["Y"],
-    _infer_lp,
-    _run_lp,
-    semantics="onnx",
-    doc="ONNX LpPool-22.",
-)
-_register(
-    "GlobalLpPool",
-    OVPOOL_OPSET,
-    [_P],
-    ["X"],
-    ["Y"],
-    _infer_global_lp,
-    _run_global_lp,
-    semantics="onnx",
-    doc="ONNX GlobalLpPool-22.",
-)
-_register(
-    "MaxUnpool",
-    OVPOOL_OPSET,
-    [
-        Attr("kernel_shape", "ints", minimum=1, per_axis=1, fill=1),
-        Attr("strides", "ints", [], minimum=1, per_axis=1, fill=1),
-        Attr("pads", "ints", [], minimum=0, per_axis=2, fill=0),
-        Attr(
-            "indices_relative_to", "str", "default_shape", choices=("default_shape", "output_shape")
-        ),
-    ],
-    ["X", "I", "output_shape"],
-    ["Y"],
-    _infer_max_unpool,
-    _run_max_unpool,
-    optional_inputs=1,
-    value_inputs=(2,),
-    semantics="onnx",
-    doc="ONNX MaxUnpool-22.",
-)

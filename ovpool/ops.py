@@ -46,7 +46,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _threads
+from . import _core, _docs, _threads
 from ._core import ARGMAX, AVERAGE, LP, MAX
 from ._isa import kernels as _kernels
 from .errors import OvpoolError, OvpoolTypeError, OvpoolValueError
@@ -64,6 +64,9 @@ Ints = int | Sequence[int]
 """An int for every spatial axis, or one int per axis."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+# the shared parameter documentation (ovpool._docs) filled in
+_doc = _docs.filler("the function's name")
 
 __all__ = [
     "prepare",
@@ -252,6 +255,10 @@ def prepare(
         door.explain(exc, _Shape(tuple(shape) if isinstance(shape, (tuple, list)) else ()), values)
         raise
     pool._set_num_threads(num_threads)
+    # what it was prepared from, for pickle: loaded, it is prepared again
+    pool._set_source(
+        functools.partial(prepare, op, shape, dtype, *args, num_threads=num_threads, **kwargs)
+    )
     return pool
 
 
@@ -370,6 +377,7 @@ def onnx_lowering(
 # --------------------------------------------------------------------------
 
 
+@_doc
 def adaptive_avg_pool(
     x: npt.ArrayLike,
     output_size: Ints,
@@ -386,36 +394,17 @@ def adaptive_avg_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. Any memory layout;
-        a non-native byte order is converted to native.
-    output_size : int or sequence of int
-        Output size per spatial dim (one int: the same for every dim), each
-        >= 1.
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(x)s
+    %(output_size)s
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
     ndarray of shape ``(N, C, *output_size)``
         The averages, in the dtype of ``x``.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
 
     See Also
     --------
@@ -503,6 +492,7 @@ def _adaptive(
     return _core.pool(op, inp, lowering, index_dtype)
 
 
+@_doc
 def adaptive_max_pool(
     x: npt.ArrayLike,
     output_size: Ints,
@@ -520,24 +510,12 @@ def adaptive_max_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. int8 and uint8 are
-        accepted too. Any memory layout; a non-native byte order is
-        converted to native.
-    output_size : int or sequence of int
-        Output size per spatial dim (one int: the same for every dim), each
-        >= 1.
+    %(x_int8)s
+    %(output_size)s
     index_dtype : {numpy.int64, numpy.int32, "i64", "i32"}
         dtype of the indices.
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(num_threads)s
+    %(out)s
     out_indices : ndarray, optional
         The same for the indices (their shape, int64 or ``index_dtype``).
 
@@ -549,15 +527,7 @@ def adaptive_max_pool(
         Flat row-major positions within each ``(n, c)`` plane, in
         ``[0, D1 * D2 * D3)``, as ``index_dtype``.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         int32 indices that could not address every element of a plane are
         refused.
 
@@ -597,6 +567,7 @@ _ADAPTIVE_MAX_POOL = front_door(
 # --------------------------------------------------------------------------
 
 
+@_doc
 def avg_pool(
     x: npt.ArrayLike,
     kernel_shape: Ints,
@@ -614,38 +585,14 @@ def avg_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. Any memory layout;
-        a non-native byte order is converted to native.
-    kernel_shape : int or sequence of int
-        Window size per spatial dim (one int: the same for every dim).
-    strides : int or sequence of int, optional
-        Step per spatial dim, default 1.
-    pads : sequence of int, optional
-        ``[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`` (ONNX order),
-        default 0. Only with ``auto_pad="NOTSET"``.
-    dilations : int or sequence of int, optional
-        Spacing between window taps per spatial dim, default 1.
-    auto_pad : {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}
-        ONNX automatic padding (OpenVINO's lower-case spellings and
-        ``"explicit"`` are accepted). ``SAME_*`` pads to ``ceil(in / stride)``
-        outputs, the odd pad at the end (UPPER) or the start (LOWER).
-    ceil_mode : bool or {0, 1}
-        Round the output size up; a last window that would start in the
-        right padding is dropped (ONNX since opset 19, PyTorch).
+    %(x)s
+    %(onnx_window)s
     count_include_pad : bool or {0, 1}
         Divide by the taps inside the input and the declared pads, rather
         than inside the input only. Positions added by ceil rounding are
         never counted (PyTorch, ONNX Runtime).
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
@@ -654,15 +601,7 @@ def avg_pool(
         ``floor((in + pads - dilated_kernel) / stride) + 1`` per dim
         (``ceil`` with ``ceil_mode``).
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         Without ``count_include_pad``, a window that holds no input element
         is refused (the references disagree on it).
 
@@ -767,6 +706,7 @@ def max_pool(
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 
 
+@_doc
 def max_pool(
     x: npt.ArrayLike,
     kernel_shape: Ints,
@@ -790,40 +730,15 @@ def max_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. int8 and uint8 are
-        accepted too. Any memory layout; a non-native byte order is
-        converted to native.
-    kernel_shape : int or sequence of int
-        Window size per spatial dim (one int: the same for every dim).
-    strides : int or sequence of int, optional
-        Step per spatial dim, default 1.
-    pads : sequence of int, optional
-        ``[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`` (ONNX order),
-        default 0. Only with ``auto_pad="NOTSET"``.
-    dilations : int or sequence of int, optional
-        Spacing between window taps per spatial dim, default 1.
-    auto_pad : {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}
-        ONNX automatic padding (OpenVINO's lower-case spellings and
-        ``"explicit"`` are accepted). ``SAME_*`` pads to ``ceil(in / stride)``
-        outputs, the odd pad at the end (UPPER) or the start (LOWER).
-    ceil_mode : bool or {0, 1}
-        Round the output size up; a last window that would start in the
-        right padding is dropped (ONNX since opset 19, PyTorch).
+    %(x_int8)s
+    %(onnx_window)s
     storage_order : {0, 1}
         0: indices row-major within the spatial dims; 1: column-major
         (``c*H*W + h + w*H`` in 2D).
     return_indices : bool
         Also return the indices (ONNX MaxPool's second output).
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(num_threads)s
+    %(out)s
     out_indices : ndarray, optional
         The same for the indices (their shape, int64 or ``index_dtype``).
 
@@ -836,15 +751,7 @@ def max_pool(
         With ``return_indices``: flat positions over the whole
         ``(N, C, ...)`` input, padding not counted.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         A window that holds no input element is refused (the references
         disagree on it; :func:`ovpool.ov_ops.max_pool` follows OpenVINO).
 
@@ -928,6 +835,7 @@ def _build_max_pool(
 _MAX_POOL = front_door("max_pool", _build_max_pool, max_pool, "kernel_shape", allow_int8=True)
 
 
+@_doc
 def lp_pool(
     x: npt.ArrayLike,
     kernel_shape: Ints,
@@ -947,36 +855,11 @@ def lp_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. Any memory layout;
-        a non-native byte order is converted to native.
-    kernel_shape : int or sequence of int
-        Window size per spatial dim (one int: the same for every dim).
-    strides : int or sequence of int, optional
-        Step per spatial dim, default 1.
-    pads : sequence of int, optional
-        ``[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`` (ONNX order),
-        default 0. Only with ``auto_pad="NOTSET"``.
-    dilations : int or sequence of int, optional
-        Spacing between window taps per spatial dim, default 1.
-    auto_pad : {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}
-        ONNX automatic padding (OpenVINO's lower-case spellings and
-        ``"explicit"`` are accepted). ``SAME_*`` pads to ``ceil(in / stride)``
-        outputs, the odd pad at the end (UPPER) or the start (LOWER).
-    ceil_mode : bool or {0, 1}
-        Round the output size up; a last window that would start in the
-        right padding is dropped (ONNX since opset 19, PyTorch).
-    p : float, default 2
-        The norm's order, positive and finite.
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(x)s
+    %(onnx_window)s
+    %(p)s
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
@@ -984,15 +867,7 @@ def lp_pool(
         The norms, in the dtype of ``x`` (``out_spatial`` as in
         :func:`avg_pool`).
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
 
     See Also
     --------
@@ -1049,6 +924,7 @@ _LP_POOL = front_door("lp_pool", _build_lp_pool, lp_pool, "kernel_shape")
 # --------------------------------------------------------------------------
 
 
+@_doc
 def global_avg_pool(
     x: npt.ArrayLike, *, num_threads: int | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
@@ -1056,18 +932,9 @@ def global_avg_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. Any memory layout;
-        a non-native byte order is converted to native.
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(x)s
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
@@ -1075,15 +942,7 @@ def global_avg_pool(
         One mean per plane, in the dtype of ``x``, with every spatial dim
         kept as 1.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         An empty spatial dim is refused.
 
     See Also
@@ -1104,6 +963,7 @@ def global_avg_pool(
     return _call(_GLOBAL_AVG_POOL, x, (), num_threads, out, None)
 
 
+@_doc
 def global_max_pool(
     x: npt.ArrayLike, *, num_threads: int | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
@@ -1111,34 +971,16 @@ def global_max_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. int8 and uint8 are
-        accepted too. Any memory layout; a non-native byte order is
-        converted to native.
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(x_int8)s
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
     ndarray of shape (N, C, 1[, 1[, 1]])
         One maximum per plane, in the dtype of ``x``.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         An empty spatial dim is refused.
 
     Examples
@@ -1152,6 +994,7 @@ def global_max_pool(
     return _call(_GLOBAL_MAX_POOL, x, (), num_threads, out, None)
 
 
+@_doc
 def global_lp_pool(
     x: npt.ArrayLike, *, p: float = 2, num_threads: int | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
@@ -1159,35 +1002,17 @@ def global_lp_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. Any memory layout;
-        a non-native byte order is converted to native.
-    p : float, default 2
-        The norm's order, positive and finite.
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`,
-        and one thread for tiny inputs.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(x)s
+    %(p)s
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
     ndarray of shape (N, C, 1[, 1[, 1]])
         One norm per plane, in the dtype of ``x``.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         An empty spatial dim is refused.
 
     Examples
@@ -1231,6 +1056,7 @@ _GLOBAL_LP_POOL = front_door("global_lp_pool", _build_global_lp_pool, global_lp_
 
 
 @op_errors("max_unpool", "kernel_shape")
+@_doc
 def max_unpool(
     x: npt.ArrayLike,
     indices: npt.ArrayLike,
@@ -1246,13 +1072,7 @@ def max_unpool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        The input: a batch of N samples of C channels with 1 to 3 spatial
-        dims. float32 and float64 are computed natively; float16 and
-        ``ml_dtypes.bfloat16`` are widened to float32 row by row inside the
-        kernels and rounded back to their own dtype. int8 and uint8 are
-        accepted too. Any memory layout; a non-native byte order is
-        converted to native.
+    %(x_int8)s
     indices : array_like of int, of the shape of ``x``
         Flat positions over the whole ``(N, C, ...)`` output, as
         :func:`max_pool` returns them (``storage_order=0``).
@@ -1271,9 +1091,7 @@ def max_unpool(
         positions in the default shape and places that block at the origin;
         ``"output_shape"`` (ONNX Runtime, PyTorch) reads them as positions in
         ``output_shape``, which inverts a max pool of an odd-sized input.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and of the
-        dtype of ``x``, not overlapping ``x``; it is filled and returned.
+    %(out)s
 
     Returns
     -------
@@ -1281,15 +1099,7 @@ def max_unpool(
         Zeros, except ``x`` at its indices (the last one in flat order wins
         a duplicate), in the dtype of ``x``.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` is not a numeric array or has an unsupported dtype, or an
-        argument has the wrong type (a ``TypeError`` too).
-    OvpoolValueError
-        If ``x`` has the wrong rank, an argument has a bad value or length,
-        or ``out`` does not match (a ``ValueError`` too). Every message starts
-        with the function's name.
+    %(raises)s
         An index outside its tensor is refused.
 
     See Also

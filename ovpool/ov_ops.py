@@ -31,7 +31,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
+from . import _core, _docs
 from . import ops as _ops
 from ._core import ARGMAX, AVERAGE, MAX
 from .errors import OvpoolTypeError
@@ -46,6 +46,9 @@ from .ops import (
 from .shapes import OPENVINO, auto_pad_code, index_code, ints, lower, rounding_code
 
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
+
+# the shared parameter documentation (ovpool._docs) filled in
+_doc = _docs.filler("the OpenVINO op's name")
 
 
 def ov_lowering(
@@ -91,6 +94,7 @@ def ov_lowering(
     )
 
 
+@_doc
 def avg_pool(
     x: npt.ArrayLike,
     kernel: Ints,
@@ -109,38 +113,17 @@ def avg_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        float32, float64, float16 or ``ml_dtypes.bfloat16``; any memory
-        layout (a non-native byte order is converted to native).
-    kernel : int or sequence of int
-        Window size per spatial dim (one int: the same for every dim).
-    strides : int or sequence of int, optional
-        Step per spatial dim, default 1.
-    pads_begin, pads_end : int or sequence of int, optional
-        Padding at the start and at the end of each spatial dim, default 0.
-        Ignored (recomputed) unless ``auto_pad="explicit"``, as OpenVINO
-        does: ``ov.save_model`` writes them as zeros.
+    %(x)s
+    %(ov_window)s
     exclude_pad : bool, default True
         Divide by the taps inside the input only; False also counts the
         pads, and then only when some pad is non-zero (OpenVINO's rule). An
         edge window that ceil rounding extends past the pads is divided by
         its taps inside input + pads (the specification and PyTorch; the CPU
         plugin divides by the full kernel).
-    rounding_type : {"floor", "ceil", "ceil_torch"}
-        Output size rounding. ``"ceil"`` keeps a last window that starts in
-        the right padding (OpenVINO); ``"ceil_torch"`` drops it (PyTorch,
-        ONNX).
-    auto_pad : {"explicit", "same_upper", "same_lower", "valid"}
-        OpenVINO's padding mode (ONNX's upper-case spellings and ``"notset"``
-        are accepted).
-    dilations : int or sequence of int, optional
-        Spacing between window taps per spatial dim, default 1 (AvgPool-16,
-        MaxPool-8/-14).
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and the dtype of
-        ``x``, not overlapping ``x``.
+    %(ov_rounding)s
+    %(num_threads)s
+    %(out)s
 
     Returns
     -------
@@ -149,13 +132,7 @@ def avg_pool(
         padding gives what OpenVINO gives: NaN with ``exclude_pad``, 0
         without.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` has an unsupported dtype or an argument the wrong type.
-    OvpoolValueError
-        If ``x`` has the wrong rank or an argument a bad value; the message
-        starts with the OpenVINO op's name.
+    %(raises)s
         With ``exclude_pad`` and explicit pads as large as the dilated
         kernel (OpenVINO refuses them too).
 
@@ -273,6 +250,7 @@ def max_pool(
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 
 
+@_doc
 def max_pool(
     x: npt.ArrayLike,
     kernel: Ints,
@@ -297,28 +275,9 @@ def max_pool(
 
     Parameters
     ----------
-    x : array_like of shape (N, C, D1[, D2[, D3]])
-        float32, float64, float16 or ``ml_dtypes.bfloat16``, int8 or
-        uint8; any memory
-        layout (a non-native byte order is converted to native).
-    kernel : int or sequence of int
-        Window size per spatial dim (one int: the same for every dim).
-    strides : int or sequence of int, optional
-        Step per spatial dim, default 1.
-    pads_begin, pads_end : int or sequence of int, optional
-        Padding at the start and at the end of each spatial dim, default 0.
-        Ignored (recomputed) unless ``auto_pad="explicit"``, as OpenVINO
-        does: ``ov.save_model`` writes them as zeros.
-    rounding_type : {"floor", "ceil", "ceil_torch"}
-        Output size rounding. ``"ceil"`` keeps a last window that starts in
-        the right padding (OpenVINO); ``"ceil_torch"`` drops it (PyTorch,
-        ONNX).
-    auto_pad : {"explicit", "same_upper", "same_lower", "valid"}
-        OpenVINO's padding mode (ONNX's upper-case spellings and ``"notset"``
-        are accepted).
-    dilations : int or sequence of int, optional
-        Spacing between window taps per spatial dim, default 1 (AvgPool-16,
-        MaxPool-8/-14).
+    %(x_int8)s
+    %(ov_window)s
+    %(ov_rounding)s
     axis : int, default 0
         Where the indices start counting (MaxPool-8's ``axis``): 0 = over the
         whole tensor (ONNX's indices), 1 = within each sample, 2 = within
@@ -327,13 +286,10 @@ def max_pool(
         dtype of the indices.
     return_indices : bool, default True
         False: the values only (MaxPool-1).
-    num_threads : int, optional
-        Threads for this call (>= 1). Default: :func:`ovpool.get_num_threads`.
-    out : ndarray, optional
-        C-contiguous, writeable buffer of the output's shape and the dtype of
-        ``x``, not overlapping ``x``.
+    %(num_threads)s
+    %(out)s
     out_indices : ndarray, optional
-        The same for the indices.
+        The same for the indices (their shape, ``index_element_type``).
 
     Returns
     -------
@@ -344,13 +300,7 @@ def max_pool(
         Unless ``return_indices=False``: flat indices into the unpadded
         input counted from ``axis``, as ``index_element_type``.
 
-    Raises
-    ------
-    OvpoolTypeError
-        If ``x`` has an unsupported dtype or an argument the wrong type.
-    OvpoolValueError
-        If ``x`` has the wrong rank or an argument a bad value; the message
-        starts with the OpenVINO op's name.
+    %(raises)s
 
     See Also
     --------

@@ -44,9 +44,6 @@ __all__ = [
     "rounding_code",
     "lower",
     "axis_has_empty_window",
-    "pool_windows",
-    "adaptive_windows",
-    "max_unpool_output_spatial",
 ]
 
 # The most elements of any array, and the largest size of any axis, kernel,
@@ -110,33 +107,30 @@ def ints(value, name, count, *, required=False):
     return values
 
 
-def _text(value, name):
+def _parsed(parse, value, name):
+    """``parse`` (the core's parser of a string attribute) of ``value``; its
+    refusal as an :class:`~ovpool.OvpoolValueError`."""
     if isinstance(value, bytes):
         value = value.decode("ascii", "replace")
     if not isinstance(value, str):
         raise OvpoolTypeError(f"{name} must be a string, got {value!r}")
-    return value
+    try:
+        return parse(value, name)
+    except ValueError as exc:
+        if isinstance(exc, OvpoolValueError):
+            raise
+        raise OvpoolValueError(str(exc)) from None
 
 
 def auto_pad_code(value, name="auto_pad"):
     """spec.hpp's AutoPad of an ONNX (``NOTSET``, ``SAME_UPPER``, ...) or
     OpenVINO (``explicit``, ``same_upper``, ...) spelling, any case."""
-    try:
-        return _kernels.parse_auto_pad(_text(value, name), name)
-    except ValueError as exc:
-        if isinstance(exc, OvpoolValueError):
-            raise
-        raise OvpoolValueError(str(exc)) from None
+    return _parsed(_kernels.parse_auto_pad, value, name)
 
 
 def rounding_code(value, name="rounding_type"):
     """spec.hpp's Rounding of ``floor``, ``ceil`` or ``ceil_torch``."""
-    try:
-        return _kernels.parse_rounding(_text(value, name), name)
-    except ValueError as exc:
-        if isinstance(exc, OvpoolValueError):
-            raise
-        raise OvpoolValueError(str(exc)) from None
+    return _parsed(_kernels.parse_rounding, value, name)
 
 
 def lower(semantics, family, code, dims, **attributes):
@@ -166,60 +160,3 @@ def axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin):
     dilation``, empty when that lies beyond the input.
     """
     return _kernels.axis_has_empty_window(n_in, n_out, kernel, stride, dilation, pad_begin)
-
-
-def pool_windows(
-    n_in, n_out, kernel, stride, dilation, pad_begin, pad_end, count_include_pad, divisor=None
-):
-    """Window table of one axis of a fixed-window pool (read-only int64 array).
-
-    Row ``o`` is ``(first, n_taps, divisor)``: the first tap inside the input,
-    the number of taps inside the input, and this axis's factor of the average
-    divisor: ``n_taps``, or with ``count_include_pad`` the number of taps inside
-    the *declared* padded range ``[-pad_begin, n_in + pad_end)`` (positions
-    added by ceil rounding beyond ``pad_end`` never count). ``divisor`` (a
-    ``spec.hpp`` Divisor code) overrides ``count_include_pad``.
-
-    Worked example: n_in=5, k=3, s=2, pads (1, 1): windows start at -1, 1, 3;
-    rows (0, 2, 2|3), (1, 3, 3), (3, 2, 2|3).
-    """
-    if divisor is None:
-        divisor = _spec.DIVISOR_DECLARED_PADS if count_include_pad else _spec.DIVISOR_TAPS
-    return _kernels.window_table(
-        (n_in, n_out, False, kernel, stride, dilation, pad_begin, pad_end, divisor)
-    )
-
-
-def adaptive_windows(n_in, n_out):
-    """Window table of one adaptive axis (read-only int64 array).
-
-    Bin ``i`` covers ``[floor(i*n_in/n_out), ceil((i+1)*n_in/n_out))``, computed
-    in integers: a float formula misplaces bin borders once n_in*n_out > 2**24
-    (OpenVINO's CPU plugin does). The divisor is the bin size.
-    """
-    if n_in < 1:
-        raise OvpoolValueError(f"adaptive pooling needs non-empty spatial axes, got size {n_in}")
-    return _kernels.window_table((n_in, n_out, True, 1, 1, 1, 0, 0, _spec.DIVISOR_TAPS))
-
-
-def max_unpool_output_spatial(in_spatial, kernel, strides, pads_begin, pads_end):
-    """ONNX MaxUnpool default output size: ``(n_in - 1)*s + k - pad_begin - pad_end``.
-
-    ``n_in=None`` (a dynamic dimension) gives ``None``.
-    """
-    out = []
-    for axis, n_in in enumerate(in_spatial):
-        if n_in is None:
-            out.append(None)
-            continue
-        n_out = _kernels.unpool_output_size(
-            n_in, kernel[axis], strides[axis], pads_begin[axis], pads_end[axis]
-        )
-        if n_out < 1:
-            raise OvpoolValueError(
-                f"max_unpool: the output size along spatial axis {axis} would be {n_out} "
-                f"(input {n_in}, kernel_shape={list(kernel)}, strides={list(strides)}, "
-                f"pads=({pads_begin[axis]}, {pads_end[axis]}))"
-            )
-        out.append(n_out)
-    return tuple(out)

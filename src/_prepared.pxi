@@ -346,6 +346,9 @@ cdef class Pool:
     memory it needs) was decided once; calling the pool checks only the
     array and runs. One pool may be called from several threads at once:
     it is never modified, and each call has its own outputs and scratch.
+    It pickles as what it was prepared from (op, shape, dtype, arguments,
+    threads) and is prepared again where it is loaded, so it can be sent to
+    worker processes (``multiprocessing``, ``concurrent.futures``).
 
     Call it as ``pool(x, *, out=None, out_indices=None)`` with ``x`` of the
     shape and dtype it was prepared for (a strided or non-native array is
@@ -390,6 +393,7 @@ cdef class Pool:
     cdef readonly object dtype
     cdef readonly object index_dtype
     cdef readonly object num_threads
+    cdef object source          # what rebuilds it (pickle): ovpool.prepare's call, or None
     cdef object key_refs
     cdef object out_descr       # np.dtype objects, for PyArray_Empty
     cdef object index_descr
@@ -430,10 +434,26 @@ cdef class Pool:
         # and back keeps it
         self.keep_gil = k.cost_ns(plan.plan) < _KEEP_GIL_NS
         self.key_refs = ()
+        self.source = None
 
     def _set_num_threads(self, num_threads):
         # by ovpool.prepare only, on a pool no other code holds yet
         self.num_threads = num_threads
+
+    def _set_source(self, source):
+        # by ovpool.prepare only, as above: a picklable callable that prepares
+        # the same pool again (its op, shape, dtype, arguments and threads)
+        self.source = source
+
+    def __reduce__(self):
+        # a plan holds pointers into this process's kernel build: a pool
+        # travels as what it was prepared from and is prepared again where
+        # it is loaded (a worker process), under that process's memory budget
+        if self.source is None:
+            raise TypeError(
+                f"ovpool: this {self.op} pool was not made by ovpool.prepare, so it cannot "
+                "be pickled; make the pool to ship with ovpool.prepare(op, shape, dtype, ...)")
+        return (self.source, ())
 
     def threads(self, num_threads=None):
         """The threads a call runs on.

@@ -589,7 +589,8 @@ def test_policy_choices_are_the_libraries():
 HINT_MODULES = (
     "ovpool/cli.py",
     "ovpool/_check.py",
-    "ovpool/ir.py",
+    "ovpool/ir/_reader.py",
+    "ovpool/ir/_runtime.py",
     "ovpool/_limits.py",
     "ovpool/openvino/__init__.py",
     "ovpool/openvino/_library.py",
@@ -789,8 +790,8 @@ def test_every_hint_names_an_option_command_or_function_that_exists(capsys):
         ("ovpool/cli.py", "_run", "`--no-openvino` skips it"),
         ("ovpool/cli.py", "_info", "see `ovpool inf --layers x`"),
         ("ovpool/cli.py", "_info", "see `ovpool info --layer x`"),
-        ("ovpool/ir.py", "f", "call ovpool.openvino.read_modle(core, path)"),
-        ("ovpool/ir.py", "f", "run python -m ovpool.openvino compile"),
+        ("ovpool/ir/_runtime.py", "f", "call ovpool.openvino.read_modle(core, path)"),
+        ("ovpool/ir/_runtime.py", "f", "run python -m ovpool.openvino compile"),
     ]
     problems = _hint_problems(bad, parser, reached)
     capsys.readouterr()
@@ -800,8 +801,8 @@ def test_every_hint_names_an_option_command_or_function_that_exists(capsys):
         "ovpool/cli.py:_run",
         "ovpool/cli.py:_info",
         "ovpool/cli.py:_info",
-        "ovpool/ir.py:f",
-        "ovpool/ir.py:f",
+        "ovpool/ir/_runtime.py:f",
+        "ovpool/ir/_runtime.py:f",
     ], problems
 
 

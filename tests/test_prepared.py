@@ -212,3 +212,83 @@ def test_one_pool_from_several_threads(rng):
     np.testing.assert_array_equal(expected[0][0], ref_values.numpy())
     # ONNX indices are flat over the whole tensor; torch's within each plane
     np.testing.assert_array_equal(expected[0][1] % (40 * 40), ref_indices.numpy())
+
+
+# --------------------------------------------------------------------------
+# pickling: a pool sent to a worker process
+# --------------------------------------------------------------------------
+
+PICKLED = [
+    # (function, arguments after x, keyword arguments, dtype)
+    (ovpool.max_pool, ((3, 3),), {"strides": 2, "pads": (1, 1, 1, 1), "return_indices": True}),
+    (ovpool.avg_pool, ((2, 3),), {"strides": (2, 1), "ceil_mode": True}),
+    (ovpool.adaptive_max_pool, ((4, 5),), {"index_dtype": np.int32}),
+    (ov_ops.avg_pool, ((3, 3), 2, 1, 1), {"exclude_pad": False, "rounding_type": "ceil"}),
+    (ov_ops.max_pool, ((2, 2), 2), {"axis": 2, "index_element_type": "i32"}),
+    (ovpool.global_lp_pool, (), {"p": 3}),
+]
+
+
+def _bits(result):
+    arrays = result if isinstance(result, tuple) else (result,)
+    return [(a.dtype, a.shape, a.tobytes()) for a in arrays]
+
+
+@pytest.mark.parametrize(
+    "function, args, kwargs", PICKLED, ids=[f"{c[0].__module__}.{c[0].__name__}" for c in PICKLED]
+)
+def test_a_pool_pickles_as_what_it_was_prepared_from(x, function, args, kwargs):
+    import pickle
+
+    pool = ovpool.prepare(function, x.shape, x.dtype, *args, num_threads=1, **kwargs)
+    loaded = pickle.loads(pickle.dumps(pool))
+    assert loaded is not pool and isinstance(loaded, ovpool.Pool)
+    assert (loaded.op, loaded.shape, loaded.dtype, loaded.out_shape, loaded.index_dtype) == (
+        pool.op,
+        pool.shape,
+        pool.dtype,
+        pool.out_shape,
+        pool.index_dtype,
+    )
+    assert loaded.num_threads == 1 and repr(loaded) == repr(pool)
+    assert _bits(loaded(x)) == _bits(pool(x)) == _bits(function(x, *args, **kwargs))
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_pool_works_in_a_worker_process(rng, method):
+    """A pool shipped to concurrent.futures workers (each start method) is
+    prepared again there and gives the bits the parent's pool gives; bf16
+    and int8 inputs too."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = rng.standard_normal((2, 6, 17, 13)).astype(np.float32)
+    x[0, 0, 3, 4] = np.nan
+    int8 = (np.nan_to_num(x) * 40).clip(-128, 127).astype(np.int8)
+    inputs = [x, x.astype(ml_dtypes.bfloat16), int8]
+    pools = [
+        ovpool.prepare(
+            ovpool.max_pool, a.shape, a.dtype, 3, strides=2, pads=(1, 1, 1, 1), return_indices=True
+        )
+        for a in inputs
+    ] + [ovpool.prepare(ovpool.avg_pool, x.shape, x.dtype, 3, count_include_pad=True)]
+    inputs.append(x)
+    pools.append(ovpool.prepare(ov_ops.max_pool, x.shape, x.dtype, 2, 2, num_threads=2))
+    inputs.append(x)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context(method)) as executor:
+        results = [executor.submit(pool, a) for pool, a in zip(pools, inputs)]
+        threads = executor.submit(getattr, pools[-1], "num_threads")
+        for pool, a, result in zip(pools, inputs, results):
+            assert _bits(result.result(timeout=300)) == _bits(pool(a))
+        assert threads.result(timeout=300) == 2
+
+
+def test_only_a_prepared_pool_pickles(x):
+    import pickle
+
+    _core._cache.clear()
+    ovpool.max_pool(x, 2)
+    (cached,) = _core._cache.values()  # the numpy function's own pool: not prepared
+    with pytest.raises(TypeError, match=r"not made by ovpool\.prepare"):
+        pickle.dumps(cached)

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _spec
+from .. import _opset, _spec
 from .. import ir as _ir
 from .. import layers as _layers
 from ..errors import OvpoolError, OvpoolValueError
@@ -95,17 +95,8 @@ OP_TYPES = tuple(sorted(t for (t, v) in _layers.LAYERS if v == OVPOOL_OPSET))
 """The op types of the library's opset ``"ovpool"``."""
 
 # The stock pool layers that ovpool can replace, by (type, version as in IR and
-# in Node.get_type_info().version_id).
-STOCK_LAYERS = (
-    ("AdaptiveAvgPool", "opset8"),
-    ("AdaptiveMaxPool", "opset8"),
-    ("AvgPool", "opset1"),
-    ("AvgPool", "opset14"),
-    ("AvgPool", "opset16"),
-    ("MaxPool", "opset1"),
-    ("MaxPool", "opset8"),
-    ("MaxPool", "opset14"),
-)
+# in Node.get_type_info().version_id): the op schema's stock versions.
+STOCK_LAYERS = tuple((op.type, v.version) for op in _opset.SCHEMA.ops for v in op.stock)
 
 PYTORCH_OPS = tuple(
     f"aten::{name}{n}d{suffix}"
@@ -155,18 +146,16 @@ DEVIATIONS = {
         "cannot compile int64 indices"
     ),
     "window_numbers": (
-        "a kernel, stride, dilation or pad beyond 65536: native OpenVINO's CPU plugin crashes "
+        f"a kernel, stride, dilation or pad beyond {_spec.NATIVE_LARGEST_WINDOW}: native "
+        "OpenVINO's CPU plugin crashes "
         "on a stride of 2**32, stalls on a kernel of 2**31 and cannot compile 2**32; ovpool "
         "clips its windows to the input"
     ),
 }
 """Where native OpenVINO (CPU, 2026.4) deviates from the specification; the
-default policy moves these nodes whatever the cost."""
-
-# The largest kernel, stride, dilation or pad left to native OpenVINO
-# (spec.hpp's kNativeLargestWindow, which the library's conversions read).
-NATIVE_LARGEST = _spec.NATIVE_LARGEST_WINDOW
-
+default policy moves these nodes whatever the cost. The keys are the verdicts
+of the library's policy (``src/openvino/native.hpp``), which decides for
+:func:`patch_model` as for the ONNX and PyTorch conversions."""
 
 # --------------------------------------------------------------------------
 # The library
@@ -297,20 +286,13 @@ def _node_types(entry, outputs):
     return types, values
 
 
-def _spatial_count(entry, attrs):
-    for a in entry.attrs:
-        if a.kind == "ints" and a.per_axis == 1 and a.required:  # kernel, kernel_shape
-            return len(attrs[a.name])
-    return None
-
-
 def _materialize(entry, attrs):
     """Per-axis list attributes left empty ("the fill value on every axis")
     spelled out, as the library's ops write them."""
-    n = _spatial_count(entry, attrs)
     result = dict(attrs)
-    if n is None:
+    if entry.spatial_attr is None:
         return result
+    n = len(attrs[entry.spatial_attr.name])
     for a in entry.attrs:
         if a.kind == "ints" and a.per_axis and not result.get(a.name):
             result[a.name] = [a.fill] * (n * a.per_axis)
@@ -464,62 +446,108 @@ class Decision:
     reason: str  # why it moves or stays
 
 
-def _adaptive_reasons(node, spatial_in):
-    """(deviation, faster, stays) of a native AdaptiveAvgPool."""
-    sizes = _constant_value(node.input_value(1))
-    if sizes is None:
-        return (
-            None,
-            (
-                "output size known only at run time: ovpool's bins are exact for any "
-                "size, native OpenVINO's float32 borders are not"
-            ),
-            None,
-        )
-    sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
-    if all(s == 1 for s in sizes):
-        return (
-            None,
-            None,
-            (
-                "a global average: OpenVINO's CPU plugin runs it as a vectorised "
-                "ReduceMean, exact and with no reorder"
-            ),
-        )
-    bounds = []
-    for d in (
-        node.get_input_partial_shape(0)[2:] if spatial_in is None or None in spatial_in else []
-    ):
-        bounds.append(None if d.get_max_length() < 0 else d.get_max_length())
-    if spatial_in is not None and None not in spatial_in:
-        bounds = list(spatial_in)
-    if not bounds or any(b is None or b * o > (1 << 24) for b, o in zip(bounds, sizes)):
-        return "adaptive_float_bins", None, None
-    return (
-        None,
-        (
-            "adaptive bins: native OpenVINO runs them as a scalar loop; ovpool's op "
-            "was 3-10% faster per network with the reorders counted"
-        ),
-        None,
-    )
+# The library's verdicts (native.hpp) where ovpool's op is faster, the
+# layout change counted, or native OpenVINO is, in words.
+_FASTER = {
+    "runtime_sizes": (
+        "output size known only at run time: ovpool's bins are exact for any "
+        "size, native OpenVINO's float32 borders are not"
+    ),
+    "adaptive_bins": (
+        "adaptive bins: native OpenVINO runs them as a scalar loop; ovpool's op "
+        "was 3-10% faster per network with the reorders counted"
+    ),
+    "indices_read": (
+        "indices read: native OpenVINO falls back to its single-threaded reference "
+        "implementation, ovpool's are threaded and vectorised"
+    ),
+}
+_STAYS = {
+    "global_average": (
+        "a global average: OpenVINO's CPU plugin runs it as a vectorised "
+        "ReduceMean, exact and with no reorder"
+    ),
+}
 
 
-def _avg_overhangs(target, attrs, in_spatial, out_spatial):
-    """Whether an AvgPool counting pads with ceil rounding has a window past
-    its declared pads (where native OpenVINO divides by the full kernel)."""
-    if attrs["exclude-pad"] or attrs["rounding_type"] == "floor" or attrs["auto_pad"] != "explicit":
-        return False
-    begins, ends = attrs["pads_begin"], attrs["pads_end"]
-    if not any(begins) and not any(ends):
-        return False  # OpenVINO counts pads only when some pad is non-zero
-    if in_spatial is None or out_spatial is None or None in in_spatial or None in out_spatial:
-        return True  # cannot rule it out
-    for a, (n_in, n_out) in enumerate(zip(in_spatial, out_spatial)):
-        ek = (attrs["kernel"][a] - 1) * attrs["dilations"][a] + 1
-        if (n_out - 1) * attrs["strides"][a] + ek > n_in + begins[a] + ends[a]:
-            return True
-    return False
+class _Policy:
+    """The default policy's rules, as the library's conversions apply them
+    (``src/openvino/native.cpp``: its C entry points), for the nodes of a
+    native model."""
+
+    def __init__(self, path):
+        import ctypes
+
+        library = ctypes.CDLL(path)
+        ints = ctypes.POINTER(ctypes.c_int64)
+        self._ctypes = ctypes
+        self._window = library.ovpool_openvino_window_deviation
+        self._window.restype = ctypes.c_char_p
+        self._window.argtypes = [ctypes.c_int, ctypes.c_int, *[ints] * 5]
+        self._window.argtypes += [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        self._window.argtypes += [ints, ints]
+        self._adaptive = library.ovpool_openvino_adaptive_verdict
+        self._adaptive.restype = ctypes.c_char_p
+        self._adaptive.argtypes = [ctypes.c_int, ctypes.c_int, ints, ctypes.c_int, ints, ints]
+
+    def _ints(self, values):
+        values = [int(v) for v in values]
+        return (self._ctypes.c_int64 * max(len(values), 1))(*values)
+
+    def _shape(self, pshape):
+        if pshape.rank.is_dynamic:
+            return -1, self._ints(()), self._ints(())
+        dims = list(pshape)
+        return (
+            len(dims),
+            self._ints(d.get_min_length() for d in dims),
+            self._ints(d.get_max_length() for d in dims),
+        )
+
+    @staticmethod
+    def _key(answer):
+        text = answer.decode()
+        if text.startswith("error: "):
+            raise OvpoolValueError(f"ovpool's policy: {text[7:]}")
+        return text or None
+
+    def window(self, max_pool, attrs, pshape):
+        """The deviation of an AvgPool (MaxPool) with ovpool's ``attrs`` on
+        data of ``pshape``, or None."""
+        lists = [
+            self._ints(attrs[name])
+            for name in ("kernel", "strides", "dilations", "pads_begin", "pads_end")
+        ]
+        return self._key(
+            self._window(
+                int(max_pool),
+                len(attrs["kernel"]),
+                *lists,
+                attrs["rounding_type"].encode(),
+                attrs["auto_pad"].encode(),
+                int(attrs.get("exclude-pad", True)),
+                *self._shape(pshape),
+            )
+        )
+
+    def adaptive(self, max_pool, sizes, pshape):
+        """The verdict on an adaptive pool whose output size is ``sizes``
+        (None: known at run time only)."""
+        n = -1 if sizes is None else len(sizes)
+        return self._key(
+            self._adaptive(int(max_pool), n, self._ints(sizes or ()), *self._shape(pshape))
+        )
+
+
+_policies = {}
+
+
+def _policy():
+    path = extension_path()
+    with _register_lock:
+        if path not in _policies:
+            _policies[path] = _Policy(path)
+        return _policies[path]
 
 
 def _decide(node, policy):
@@ -533,44 +561,26 @@ def _decide(node, policy):
     inputs = [node.input_value(k) for k in range(node.get_input_size())]
     types, values = _node_types(target, inputs)
     try:
-        inferred = target.infer(types, attrs, values)
+        target.infer(types, attrs, values)
     except _layers.UnsupportedLayer as exc:
         return Decision(name, kind, False, None, None, False, f"stays native: {exc}"), None
-    data_shape = types[0].shape
-    in_spatial = data_shape[2:] if data_shape is not None else None
-    out_shape = inferred[0].shape
-    native_shape = _shape_of(node.get_output_partial_shape(0))
-    deviation = faster = stays = None
-    if info.name in ("AvgPool", "MaxPool") and any(
-        v > NATIVE_LARGEST
-        for name in ("kernel", "strides", "dilations", "pads_begin", "pads_end")
-        for v in attrs.get(name) or ()
-    ):
-        deviation = "window_numbers"
-    elif (
-        native_shape is not None
-        and out_shape is not None
-        and None not in native_shape
-        and None not in out_shape
-        and tuple(native_shape) != tuple(out_shape)
-    ):
-        deviation = "output_shape"
-    elif info.name == "AdaptiveMaxPool":
-        deviation = "adaptive_max_pool"
-    elif info.name == "AdaptiveAvgPool":
-        deviation, faster, stays = _adaptive_reasons(node, in_spatial)
-    elif info.name == "AvgPool":
-        if _avg_overhangs(target, attrs, in_spatial, out_shape[2:] if out_shape else None):
-            deviation = "avg_pool_include_pad_ceil"
-    elif (
-        info.name == "MaxPool"
-        and node.get_output_size() > 1
-        and len(node.output(1).get_target_inputs()) > 0
-    ):
-        faster = (
-            "indices read: native OpenVINO falls back to its single-threaded reference "
-            "implementation, ovpool's are threaded and vectorised"
-        )
+    data = node.get_input_partial_shape(0)
+    if info.name in ("AvgPool", "MaxPool"):
+        verdict = _policy().window(info.name == "MaxPool", attrs, data)
+        if (
+            verdict is None
+            and info.name == "MaxPool"
+            and node.get_output_size() > 1
+            and len(node.output(1).get_target_inputs()) > 0
+        ):
+            verdict = "indices_read"
+    else:
+        sizes = _constant_value(node.input_value(1))
+        if sizes is not None:
+            sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
+        verdict = _policy().adaptive(info.name == "AdaptiveMaxPool", sizes, data)
+    deviation = verdict if verdict in DEVIATIONS else None
+    faster = _FASTER.get(verdict)
     if policy == "all":
         move, reason = True, "moved: policy='all'"
     elif deviation is not None:
@@ -582,7 +592,7 @@ def _decide(node, policy):
             "native OpenVINO is exact here, and faster in its blocked layout than ovpool "
             "with the reorders to and from plain NCHW"
         )
-        move, reason = False, "stays native: " + (stays or native)
+        move, reason = False, "stays native: " + _STAYS.get(verdict, native)
     return Decision(name, kind, True, deviation, faster, move, reason), (target, attrs, inputs)
 
 

@@ -77,8 +77,18 @@ def sources() -> tuple[Path, Path]:
     )
 
 
+# The op schema the library's op table is generated from, and what generates
+# it (the same paths in a checkout and in an install).
+SCHEMA_FILES = (
+    _PACKAGE / "opset.json",
+    _PACKAGE / "_opset.py",
+    _PACKAGE / "openvino" / "_opset_cpp.py",
+)
+
+
 def source_hash() -> str:
-    """sha256 over the extension's and the kernel core's sources."""
+    """sha256 over the extension's and the kernel core's sources and the op
+    schema."""
     ext_dir, include_dir = sources()
     digest = hashlib.sha256()
     files = sorted(
@@ -87,6 +97,7 @@ def source_hash() -> str:
         if p.is_file() and p.suffix in (".cpp", ".hpp", ".inc", ".txt")
     )
     files += sorted(p for p in (include_dir / "ovpool").rglob("*.hpp"))
+    files += list(SCHEMA_FILES)
     for path in files:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
@@ -249,6 +260,8 @@ def build(
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DOpenVINO_DIR={openvino_cmake_dir()}",
             f"-DOVPOOL_INCLUDE_DIR={include_dir}",
+            f"-DOVPOOL_PACKAGE_DIR={_PACKAGE}",
+            f"-DPython3_EXECUTABLE={sys.executable}",
         ]
         if relocatable:
             configure.append(f"-DOVPOOL_RUNPATH={WHEEL_RUNPATH}")

@@ -1,20 +1,16 @@
-// MaxUnpool (opset ovpool): ONNX MaxUnpool-22, X scattered into zeros at the
+// The unpool form (MaxUnpool of opset ovpool): ONNX MaxUnpool-22, X scattered into zeros at the
 // flat indices I of a max pool (ovpool.ops.max_unpool). The optional third
 // input output_shape may be known only at run time (the output is then
 // shaped in evaluate). indices_relative_to picks how indices read against an
 // output_shape larger than the default one: "default_shape" (ONNX's
 // reference: positions in the default shape, that block placed at the
 // origin) or "output_shape" (ONNX Runtime, PyTorch: positions in the output).
-#include "geometry.hpp"
+#include "node_helpers.hpp"
 #include "ops.hpp"
 #include "ovpool/unpool.hpp"
 
 namespace ovpool_openvino {
 namespace {
-
-bool is_index_type(const ov::element::Type &t) {
-    return t.is_integral_number() && t.bitwidth() >= 8 && t != ov::element::boolean;
-}
 
 // ONNX MaxUnpool's rules (lower.hpp) on X of `data`'s shape (rank known) and
 // output_shape (empty: the default); a broken rule fails the node.
@@ -42,49 +38,17 @@ int64_t scatter(const void *x, const int64_t *indices, int64_t n, void *out, int
 
 }  // namespace
 
-MaxUnpool::MaxUnpool(const ov::OutputVector &args, std::vector<int64_t> kernel_shape,
-                     std::vector<int64_t> strides, std::vector<int64_t> pads,
-                     std::string indices_relative_to)
-    : PoolOp(args),
-      m_kernel_shape(std::move(kernel_shape)),
-      m_strides(std::move(strides)),
-      m_pads(std::move(pads)),
-      m_indices_relative_to(std::move(indices_relative_to)) {
-    materialize();
-    constructor_validate_and_infer_types();
-}
-
-void MaxUnpool::materialize() {
-    fill_empty(m_strides, m_kernel_shape.size(), 1);
-    fill_empty(m_pads, 2 * m_kernel_shape.size(), 0);
-}
-
-bool MaxUnpool::visit_attributes(ov::AttributeVisitor &visitor) {
-    materialize();
-    visitor.on_attribute("kernel_shape", m_kernel_shape);
-    visitor.on_attribute("strides", m_strides);
-    visitor.on_attribute("pads", m_pads);
-    visitor.on_attribute("indices_relative_to", m_indices_relative_to);
-    materialize();
-    return true;
-}
-
-void MaxUnpool::validate_and_infer_types() {
+void SchemaOp::infer_unpool() {
     const size_t inputs = get_input_size();
-    NODE_VALIDATION_CHECK(this, inputs == 2 || inputs == 3,
-                          "takes 2 to 3 inputs (X, I, output_shape), got ", inputs);
-    require_type(this, get_input_element_type(0), true, "X");
-    const auto index_type = get_input_element_type(1);
-    NODE_VALIDATION_CHECK(this, index_type.is_dynamic() || is_index_type(index_type),
-                          "I must be an integer tensor, got ", index_type.get_type_name());
-    choose(this, "indices_relative_to", m_indices_relative_to, {"default_shape", "output_shape"});
-    const size_t n = m_kernel_shape.size();
+    const std::string &relative_to = m_attrs.at("indices_relative_to").s;
+    choose(this, "indices_relative_to", relative_to, {"default_shape", "output_shape"});
+    const std::vector<int64_t> &kernel_shape = m_attrs.at("kernel_shape").ints;
+    const size_t n = kernel_shape.size();
     NODE_VALIDATION_CHECK(this, n >= 1 && n <= 3,
                           "the attribute kernel_shape must have 1 to 3 entries, got ",
-                          ints_text(m_kernel_shape));
+                          ints_text(kernel_shape));
     const ov::PartialShape data = get_input_partial_shape(0);
-    const bool rank_known =
-        split_nc(this, data, n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
+    const bool rank_known = split_nc(this, data, n, "kernel_shape=" + ints_text(kernel_shape), "X");
     const ov::PartialShape index_shape = get_input_partial_shape(1);
     NODE_VALIDATION_CHECK(
         this, !rank_known || index_shape.rank().is_dynamic() || index_shape.size() == data.size(),
@@ -92,11 +56,6 @@ void MaxUnpool::validate_and_infer_types() {
     std::vector<int64_t> output_shape;
     bool output_known = true;
     if (inputs == 3) {
-        const auto shape_type = get_input_element_type(2);
-        NODE_VALIDATION_CHECK(this,
-                              shape_type.is_dynamic() || shape_type == ov::element::i32 ||
-                                  shape_type == ov::element::i64,
-                              "output_shape must be i32 or i64, got ", shape_type.get_type_name());
         const ov::PartialShape shape_shape = get_input_partial_shape(2);
         NODE_VALIDATION_CHECK(this,
                               shape_shape.rank().is_dynamic() ||
@@ -110,7 +69,7 @@ void MaxUnpool::validate_and_infer_types() {
     ov::PartialShape shape = ov::PartialShape::dynamic(static_cast<int64_t>(n + 2));
     if (rank_known) {
         const ovpool::UnpoolLowered u =
-            lower_node(this, m_kernel_shape, m_strides, m_pads,
+            lower_node(this, kernel_shape, m_attrs.at("strides").ints, m_attrs.at("pads").ints,
                        output_known ? output_shape : std::vector<int64_t>(), data);
         std::vector<ov::Dimension> dims;
         for (int i = 0; i < u.rank; i++)
@@ -125,23 +84,14 @@ void MaxUnpool::validate_and_infer_types() {
     set_checked_output(this, 0, get_input_element_type(0), shape);
 }
 
-std::shared_ptr<ov::Node> MaxUnpool::clone_with_new_inputs(const ov::OutputVector &args) const {
-    return std::make_shared<MaxUnpool>(args, m_kernel_shape, m_strides, m_pads,
-                                       m_indices_relative_to);
-}
-
-bool MaxUnpool::has_evaluate() const {
-    const auto t = get_input_element_type(0);
-    return t.is_dynamic() || is_max_type(t);
-}
-
-bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
+bool SchemaOp::evaluate_unpool(ov::TensorVector &outputs, const ov::TensorVector &inputs) const {
     const std::string op = label();
+    const std::vector<int64_t> &kernel_shape = m_attrs.at("kernel_shape").ints;
     const ov::Shape x = inputs[0].get_shape();
-    const size_t n = m_kernel_shape.size();
+    const size_t n = kernel_shape.size();
     OPENVINO_ASSERT(x.size() == n + 2, "ovpool ", op, ": X of shape ", x, " for kernel_shape ",
-                    ints_text(m_kernel_shape));
-    split_nc(this, ov::PartialShape(x), n, "kernel_shape=" + ints_text(m_kernel_shape), "X");
+                    ints_text(kernel_shape));
+    split_nc(this, ov::PartialShape(x), n, "kernel_shape=" + ints_text(kernel_shape), "X");
     OPENVINO_ASSERT(inputs[1].get_shape() == x, "ovpool ", op, ": I must have the shape of X ", x,
                     ", got ", inputs[1].get_shape());
     std::vector<int64_t> output_shape;
@@ -151,10 +101,12 @@ bool MaxUnpool::evaluate(ov::TensorVector &outputs, const ov::TensorVector &inpu
         output_shape = tensor_ints(inputs[2]);
     }
     const ovpool::UnpoolLowered u =
-        lower_node(this, m_kernel_shape, m_strides, m_pads, output_shape, ov::PartialShape(x));
+        lower_node(this, kernel_shape, m_attrs.at("strides").ints, m_attrs.at("pads").ints,
+                   output_shape, ov::PartialShape(x));
     const std::vector<int64_t> base(u.default_shape, u.default_shape + u.rank);
     const std::vector<int64_t> full(u.out_shape, u.out_shape + u.rank);
-    const std::vector<int64_t> &index_shape = m_indices_relative_to == "output_shape" ? full : base;
+    const std::vector<int64_t> &index_shape =
+        m_attrs.at("indices_relative_to").s == "output_shape" ? full : base;
     const int64_t space = ovpool::shape_elements(index_shape.data(), static_cast<int>(n + 2));
     const int64_t size = ovpool::shape_elements(full.data(), static_cast<int>(n + 2));
     OPENVINO_ASSERT(space >= 0 && size >= 0, "ovpool ", op, ": an output of shape ",

@@ -3,17 +3,18 @@
 // storage_order, MaxUnpool; OpenVINO's own conversion maps ceil_mode to
 // MaxPool-8's "ceil", ignores storage_order and has no MaxUnpool).
 //
-// Policy (native.hpp): with OVPOOL_OPENVINO_POLICY=all every pool node
-// becomes the ovpool op of its ONNX semantics; by default MaxPool's values,
-// AveragePool and the global average and max become native nodes with
-// ONNX's semantics where native OpenVINO computes them right (they run in
-// OpenVINO's blocked layout, with no reorder), and ovpool's ops do the rest
-// (MaxPool's Indices, LpPool, GlobalLpPool, MaxUnpool, the averages native
-// OpenVINO divides wrongly).
+// A node's attributes are read by the schema of its ovpool op, each by its
+// kind (onnx_attrs). Policy (native.hpp): with OVPOOL_OPENVINO_POLICY=all
+// every pool node becomes the ovpool op of its ONNX semantics; by default
+// MaxPool's values, AveragePool and the global average and max become native
+// nodes with ONNX's semantics where native OpenVINO computes them right
+// (they run in OpenVINO's blocked layout, with no reorder), and ovpool's ops
+// do the rest (MaxPool's Indices, LpPool, GlobalLpPool, MaxUnpool, the
+// averages native OpenVINO divides wrongly).
 #include <cctype>
 
 #include "conversions.hpp"
-#include "geometry.hpp"
+#include "node_helpers.hpp"
 #include "openvino/frontend/node_context.hpp"
 #include "openvino/frontend/onnx/extension/conversion.hpp"
 #include "openvino/op/constant.hpp"
@@ -78,57 +79,89 @@ double number_attr(const Context &node, const std::string &name, double fallback
                    " is not a number");
 }
 
-OnnxWindowAttrs window_attrs(const Context &node) {
-    OnnxWindowAttrs w;
-    w.kernel_shape = ints_attr(node, "kernel_shape");
-    w.strides = ints_attr(node, "strides");
-    w.pads = ints_attr(node, "pads");
-    w.dilations = ints_attr(node, "dilations");
-    const ov::Any auto_pad = node.get_attribute_as_any("auto_pad");
-    if (!auto_pad.empty() && auto_pad.is<std::string>() && !auto_pad.as<std::string>().empty())
-        w.auto_pad = auto_pad.as<std::string>();
-    w.ceil_mode = flag_attr(node, "ceil_mode");
-    return w;
+std::string string_attr(const Context &node, const std::string &name, const std::string &fallback) {
+    const ov::Any value = node.get_attribute_as_any(name);
+    if (!value.empty() && value.is<std::string>() && !value.as<std::string>().empty())
+        return value.as<std::string>();
+    return fallback;
 }
 
-// ONNX's window as OpenVINO's attributes (ceil_mode is ceil_torch).
-OvWindowAttrs ov_window(const OnnxWindowAttrs &w) {
-    OvWindowAttrs o;
-    o.kernel = w.kernel_shape;
-    o.strides = w.strides;
-    o.dilations = w.dilations;
-    const size_t n = w.kernel_shape.size();
-    if (w.pads.size() == 2 * n) {
-        o.pads_begin.assign(w.pads.begin(), w.pads.begin() + static_cast<ptrdiff_t>(n));
-        o.pads_end.assign(w.pads.begin() + static_cast<ptrdiff_t>(n), w.pads.end());
+// The node's attributes as ovpool's op `id` has them, each read by its kind
+// (an attribute the node leaves out keeps the op's default).
+Attrs onnx_attrs(const Context &node, OpId id) {
+    Attrs attrs = attrs_of(id);
+    const OpSchema &op = schema_of(id);
+    for (size_t i = 0; i < op.n_attrs; i++) {
+        const AttrSchema &a = op.attrs[i];
+        AttrValue &v = attrs[i];
+        switch (a.kind) {
+            case AttrKind::ints:
+                v.ints = ints_attr(node, a.name);
+                break;
+            case AttrKind::int_:
+                v.i = int_attr(node, a.name, v.i);
+                break;
+            case AttrKind::bool_:
+                v.b = flag_attr(node, a.name);
+                break;
+            case AttrKind::float_:
+                v.f = number_attr(node, a.name, v.f);
+                break;
+            case AttrKind::str:
+                v.s = string_attr(node, a.name, v.s);
+                break;
+            case AttrKind::etype:  // (no ONNX pool has one)
+                break;
+        }
+    }
+    return attrs;
+}
+
+// An ONNX window (OnnxAveragePool's, OnnxMaxPool's) as OpenVINO's AvgPool's
+// or MaxPool's attributes: ceil_mode is ceil_torch, count_include_pad the
+// opposite of exclude-pad.
+Attrs ov_window(const Attrs &onnx, OpId id) {
+    Attrs o = attrs_of(id);
+    o.at("kernel").ints = onnx.at("kernel_shape").ints;
+    o.at("strides").ints = onnx.at("strides").ints;
+    o.at("dilations").ints = onnx.at("dilations").ints;
+    const std::vector<int64_t> &pads = onnx.at("pads").ints;
+    const size_t n = onnx.n_spatial();
+    if (pads.size() == 2 * n) {
+        o.at("pads_begin").ints.assign(pads.begin(), pads.begin() + static_cast<ptrdiff_t>(n));
+        o.at("pads_end").ints.assign(pads.begin() + static_cast<ptrdiff_t>(n), pads.end());
     }
     std::string mode;
-    for (char ch : w.auto_pad)
+    for (char ch : onnx.at("auto_pad").s)
         mode += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    o.auto_pad = mode == "notset" || mode.empty() ? "explicit" : mode;
-    o.rounding_type = w.ceil_mode ? "ceil_torch" : "floor";
+    o.at("auto_pad").s = mode == "notset" || mode.empty() ? "explicit" : mode;
+    o.at("rounding_type").s = onnx.at("ceil_mode").b ? "ceil_torch" : "floor";
+    if (onnx.has("count_include_pad"))
+        o.at("exclude-pad").b = !onnx.at("count_include_pad").b;
     return o;
+}
+
+bool native_runs(const Attrs &w, const ov::Output<ov::Node> &x) {
+    return conversion_policy() == Policy::kDefault &&
+           window_deviation(w, x.get_partial_shape()) == nullptr;
 }
 
 ov::OutputVector average_pool(const Context &node) {
     const auto x = node.get_input(0);
-    const OnnxWindowAttrs w = window_attrs(node);
-    const bool include = flag_attr(node, "count_include_pad");
-    auto pool = std::make_shared<OnnxAveragePool>(ov::OutputVector{x}, w, include);  // validates
-    const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll || !native_takes(o) ||
-        native_avg_deviates(x.get_partial_shape(), o, !include) || native_shape_deviates(o))
+    const Attrs attrs = onnx_attrs(node, OpId::OnnxAveragePool);
+    auto pool = make_op(OpId::OnnxAveragePool, {x}, attrs);  // validates
+    const Attrs o = ov_window(attrs, OpId::AvgPool);
+    if (!native_runs(o, x))
         return pool->outputs();
-    return {native_avg_pool(x, o, !include)};
+    return {native_avg_pool(x, o)};
 }
 
 ov::OutputVector max_pool(const Context &node) {
     const auto x = node.get_input(0);
-    const OnnxWindowAttrs w = window_attrs(node);
-    auto pool =
-        std::make_shared<OnnxMaxPool>(ov::OutputVector{x}, w, int_attr(node, "storage_order", 0));
-    const OvWindowAttrs o = ov_window(w);
-    if (conversion_policy() == Policy::kAll || !native_takes(o) || native_shape_deviates(o))
+    const Attrs attrs = onnx_attrs(node, OpId::OnnxMaxPool);
+    auto pool = make_op(OpId::OnnxMaxPool, {x}, attrs);
+    const Attrs o = ov_window(attrs, OpId::MaxPool);
+    if (!native_runs(o, x))
         return pool->outputs();
     // the values natively; the indices, when the graph reads them, from
     // ovpool's op (native OpenVINO computes them single-threaded, ignoring
@@ -137,14 +170,11 @@ ov::OutputVector max_pool(const Context &node) {
 }
 
 ov::OutputVector lp_pool(const Context &node) {
-    return std::make_shared<LpPool>(ov::OutputVector{node.get_input(0)}, window_attrs(node),
-                                    number_attr(node, "p", 2.0))
-        ->outputs();
+    return make_op(OpId::LpPool, {node.get_input(0)}, onnx_attrs(node, OpId::LpPool))->outputs();
 }
 
 ov::OutputVector global_lp_pool(const Context &node) {
-    return std::make_shared<GlobalLpPool>(ov::OutputVector{node.get_input(0)},
-                                          number_attr(node, "p", 2.0))
+    return make_op(OpId::GlobalLpPool, {node.get_input(0)}, onnx_attrs(node, OpId::GlobalLpPool))
         ->outputs();
 }
 
@@ -157,10 +187,7 @@ ov::OutputVector max_unpool(const Context &node) {
     ov::OutputVector inputs{node.get_input(0), node.get_input(1)};
     if (node.get_input_size() > 2 && !is_null(node.get_input(2)))
         inputs.push_back(node.get_input(2));
-    return std::make_shared<MaxUnpool>(inputs, ints_attr(node, "kernel_shape"),
-                                       ints_attr(node, "strides"), ints_attr(node, "pads"),
-                                       "default_shape")
-        ->outputs();
+    return make_op(OpId::MaxUnpool, inputs, onnx_attrs(node, OpId::MaxUnpool))->outputs();
 }
 
 // Global pools as adaptive pools to 1 along every spatial axis.
@@ -176,7 +203,8 @@ ov::OutputVector global_average_pool(const Context &node) {
     const auto x = node.get_input(0);
     if (conversion_policy() == Policy::kDefault)
         return {native_global(x, false)};  // a mean: exact natively, and vectorised
-    return std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, ones_for(node, x)})->outputs();
+    return make_op(OpId::AdaptiveAvgPool, {x, ones_for(node, x)}, attrs_of(OpId::AdaptiveAvgPool))
+        ->outputs();
 }
 
 ov::OutputVector global_max_pool(const Context &node) {
@@ -184,7 +212,7 @@ ov::OutputVector global_max_pool(const Context &node) {
     if (conversion_policy() == Policy::kDefault)
         return {native_global(x, true)};
     auto pool =
-        std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, ones_for(node, x)}, ov::element::i64);
+        make_op(OpId::AdaptiveMaxPool, {x, ones_for(node, x)}, attrs_of(OpId::AdaptiveMaxPool));
     return {pool->output(0)};
 }
 

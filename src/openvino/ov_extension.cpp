@@ -11,7 +11,6 @@
 #include "conversions.hpp"
 #include "kernel.hpp"
 #include "openvino/core/extension.hpp"
-#include "openvino/core/op_extension.hpp"
 #include "openvino/core/version.hpp"
 #include "ops.hpp"
 
@@ -25,17 +24,7 @@ namespace {
 
 std::vector<ov::Extension::Ptr> all_extensions() {
     using namespace ovpool_openvino;
-    std::vector<ov::Extension::Ptr> ext{
-        std::make_shared<ov::OpExtension<AdaptiveAvgPool>>(),
-        std::make_shared<ov::OpExtension<AdaptiveMaxPool>>(),
-        std::make_shared<ov::OpExtension<AvgPool>>(),
-        std::make_shared<ov::OpExtension<MaxPool>>(),
-        std::make_shared<ov::OpExtension<OnnxAveragePool>>(),
-        std::make_shared<ov::OpExtension<OnnxMaxPool>>(),
-        std::make_shared<ov::OpExtension<LpPool>>(),
-        std::make_shared<ov::OpExtension<GlobalLpPool>>(),
-        std::make_shared<ov::OpExtension<MaxUnpool>>(),
-    };
+    std::vector<ov::Extension::Ptr> ext = op_extensions();
     for (auto &e : onnx_extensions())
         ext.push_back(e);
     for (auto &e : pytorch_extensions())

@@ -15,7 +15,7 @@
 #include <functional>
 
 #include "conversions.hpp"
-#include "geometry.hpp"
+#include "node_helpers.hpp"
 #include "openvino/frontend/node_context.hpp"
 #include "openvino/frontend/pytorch/extension/conversion.hpp"
 #include "openvino/frontend/sequence_mark.hpp"
@@ -113,20 +113,32 @@ ov::OutputVector unbatch(const ov::OutputVector &outputs, bool unbatched) {
     return out;
 }
 
+// torch's window arguments (kernel_size, stride, padding, then dilation for
+// a max pool) from input 1 on, as ovpool's AvgPool's or MaxPool's attributes.
+Attrs window_inputs(const Context &ctx, size_t n, OpId id) {
+    Attrs w = attrs_of(id);
+    std::vector<int64_t> &kernel = w.at("kernel").ints;
+    kernel = ints_input(ctx, 1, n, {}, "kernel_size");
+    OPENVINO_ASSERT(!kernel.empty(), "ovpool: ", ctx.get_op_type(), " needs a kernel_size");
+    w.at("strides").ints = ints_input(ctx, 2, n, kernel, "stride");
+    w.at("pads_begin").ints = ints_input(ctx, 3, n, std::vector<int64_t>(n, 0), "padding");
+    w.at("pads_end").ints = w.at("pads_begin").ints;
+    w.at("dilations").ints = id == OpId::MaxPool
+                                 ? ints_input(ctx, 4, n, std::vector<int64_t>(n, 1), "dilation")
+                                 : std::vector<int64_t>(n, 1);
+    return w;
+}
+
 ov::OutputVector max_pool(size_t n, bool with_indices, const Context &ctx) {
-    OvWindowAttrs w;
-    w.kernel = ints_input(ctx, 1, n, {}, "kernel_size");
-    OPENVINO_ASSERT(!w.kernel.empty(), "ovpool: ", ctx.get_op_type(), " needs a kernel_size");
-    w.strides = ints_input(ctx, 2, n, w.kernel, "stride");
-    w.pads_begin = ints_input(ctx, 3, n, std::vector<int64_t>(n, 0), "padding");
-    w.pads_end = w.pads_begin;
-    w.dilations = ints_input(ctx, 4, n, std::vector<int64_t>(n, 1), "dilation");
-    w.rounding_type = flag_input(ctx, 5, false) ? "ceil_torch" : "floor";
+    Attrs w = window_inputs(ctx, n, OpId::MaxPool);
+    w.at("rounding_type").s = flag_input(ctx, 5, false) ? "ceil_torch" : "floor";
+    w.at("axis").i = 2;  // indices per (n, c) plane
     bool unbatched = false;
     const auto x = batched(ctx.get_input(0), n, unbatched);
-    auto pool = std::make_shared<MaxPool>(ov::OutputVector{x}, w, ov::element::i64, 2);
+    auto pool = make_op(OpId::MaxPool, {x}, w);
     ov::OutputVector outputs = pool->outputs();
-    if (conversion_policy() == Policy::kDefault && native_takes(w) && !native_shape_deviates(w))
+    if (conversion_policy() == Policy::kDefault &&
+        window_deviation(w, x.get_partial_shape()) == nullptr)
         outputs[0] = native_max_values(x, w);  // the indices, if read, from ovpool's op
     if (!with_indices)
         outputs.resize(1);
@@ -138,21 +150,15 @@ ov::OutputVector avg_pool(size_t n, const Context &ctx) {
         OPENVINO_THROW(
             "ovpool: avg_pool with divisor_override is not supported (OpenVINO has no such "
             "attribute); convert this module without ovpool's extensions");
-    OvWindowAttrs w;
-    w.kernel = ints_input(ctx, 1, n, {}, "kernel_size");
-    OPENVINO_ASSERT(!w.kernel.empty(), "ovpool: ", ctx.get_op_type(), " needs a kernel_size");
-    w.strides = ints_input(ctx, 2, n, w.kernel, "stride");
-    w.pads_begin = ints_input(ctx, 3, n, std::vector<int64_t>(n, 0), "padding");
-    w.pads_end = w.pads_begin;
-    w.dilations = std::vector<int64_t>(n, 1);
-    w.rounding_type = flag_input(ctx, 4, false) ? "ceil_torch" : "floor";
-    const bool count_include_pad = flag_input(ctx, 5, true);
+    Attrs w = window_inputs(ctx, n, OpId::AvgPool);
+    w.at("rounding_type").s = flag_input(ctx, 4, false) ? "ceil_torch" : "floor";
+    w.at("exclude-pad").b = !flag_input(ctx, 5, true);  // count_include_pad
     bool unbatched = false;
     const auto x = batched(ctx.get_input(0), n, unbatched);
-    auto pool = std::make_shared<AvgPool>(ov::OutputVector{x}, w, !count_include_pad);
-    if (conversion_policy() == Policy::kDefault && native_takes(w) &&
-        !native_avg_deviates(x.get_partial_shape(), w, !count_include_pad))
-        return unbatch({native_avg_pool(x, w, !count_include_pad)}, unbatched);
+    auto pool = make_op(OpId::AvgPool, {x}, w);
+    if (conversion_policy() == Policy::kDefault &&
+        window_deviation(w, x.get_partial_shape()) == nullptr)
+        return unbatch({native_avg_pool(x, w)}, unbatched);
     return unbatch(pool->outputs(), unbatched);
 }
 
@@ -161,23 +167,21 @@ ov::OutputVector adaptive_pool(size_t n, bool max_pool, const Context &ctx) {
     const auto x = batched(ctx.get_input(0), n, unbatched);
     const auto size = ctx.get_input(1);
     std::vector<int64_t> sizes;
+    bool known = false;
     if (!max_pool && conversion_policy() == Policy::kDefault) {
         // a list of constants reaches the converter unfolded: read its values
         try {
             sizes = ints_input(ctx, 1, n, {}, "output_size");
+            known = !sizes.empty();
         } catch (const std::exception &) {
-            sizes.clear();  // not a constant: the bins come from ovpool's op
+            known = false;  // not a constant: the bins come from ovpool's op
         }
+        if (adaptive_verdict(false, known ? &sizes : nullptr, x.get_partial_shape()) ==
+            verdict::kGlobalAverage)
+            return unbatch({native_global(x, false)}, unbatched);  // a mean: exact natively
     }
-    if (!sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 1; }))
-        return unbatch({native_global(x, false)}, unbatched);  // a mean: exact natively
-    if (max_pool)
-        return unbatch(
-            std::make_shared<AdaptiveMaxPool>(ov::OutputVector{x, size}, ov::element::i64)
-                ->outputs(),
-            unbatched);
-    return unbatch(std::make_shared<AdaptiveAvgPool>(ov::OutputVector{x, size})->outputs(),
-                   unbatched);
+    const OpId id = max_pool ? OpId::AdaptiveMaxPool : OpId::AdaptiveAvgPool;
+    return unbatch(make_op(id, {x, size}, attrs_of(id))->outputs(), unbatched);
 }
 
 // torch.export's graphs (FX) hand an op of several results to its users as

@@ -1,7 +1,8 @@
-// What the ops share to read their inputs and to infer their output shapes.
-// The rules of the ops themselves are the kernel core's (lower.hpp), never a
-// second copy: an op reads its attributes into a PoolAttrs and lower_node
-// applies every rule of the op to them and to the data input's shape.
+// Helpers of the ops' nodes: reading their inputs, checking and setting
+// their output shapes, and naming shapes in messages. The rules of the ops
+// themselves are the kernel core's (lower.hpp), never a second copy: an op
+// reads its attributes into a PoolAttrs (schema.hpp) and lower_node applies
+// every rule of the op to them and to the data input's shape.
 #pragma once
 
 #include <initializer_list>
@@ -12,23 +13,13 @@
 #include "openvino/core/node.hpp"
 #include "openvino/core/partial_shape.hpp"
 #include "ovpool/lower.hpp"
+#include "schema.hpp"
 
 namespace ovpool_openvino {
 
 // The largest attribute value, dim or element count ovpool accepts (the
 // core's 2^40, as ovpool.shapes).
 using ovpool::limits::kMaxElements;
-
-// Element types: floats (every pool) and 8-bit integers (the max pools).
-bool is_float_type(const ov::element::Type &t);
-bool is_max_type(const ov::element::Type &t);
-// The core's element type of t; false for a type no kernel takes.
-bool dtype_of(const ov::element::Type &t, ovpool::DType &dtype);
-
-// Refuse a data input ovpool's kernels do not take (a dynamic type passes:
-// the PyTorch frontend types its graph after conversion).
-void require_type(const ov::Node *node, const ov::element::Type &t, bool max_types,
-                  const std::string &role);
 
 // "[2,3,?,?]" for messages.
 std::string shape_text(const ov::PartialShape &shape);
@@ -38,11 +29,6 @@ std::string ints_text(const std::vector<int64_t> &values);
 // there, or an error naming the attribute.
 std::string choose(const ov::Node *node, const std::string &name, const std::string &value,
                    std::initializer_list<const char *> choices);
-
-// An empty per-axis list spelled out as `fill` for n axes (OpenVINO's
-// attribute visitor writes "" for an empty list, which readers then cannot
-// tell apart from a missing attribute).
-void fill_empty(std::vector<int64_t> &values, size_t n, int64_t fill);
 
 // The data input's leading dims and spatial rank: rank 3 to 5, and n_spatial
 // (from `source`, e.g. "kernel=[3,3]") spatial dims when both are known; its
