@@ -117,30 +117,13 @@ def test_ovc_converts_onnx_with_the_library(ov_extension, tmp_path):
     tool = shutil.which("ovc")
     if tool is None:
         pytest.skip("ovc is not installed")
-    from onnx import TensorProto, helper
+    from references import onnx_node_model
 
-    node = helper.make_node(
-        "MaxPool",
-        ["x"],
-        ["y", "i"],
-        kernel_shape=[2, 2],
-        strides=[2, 2],
-        pads=[1, 1, 1, 1],
-        ceil_mode=1,
-        storage_order=1,
+    x = np.zeros((1, 1, 5, 5), np.float32)
+    attrs = dict(
+        kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, storage_order=1
     )
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])],
-        [
-            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("i", TensorProto.INT64, None),
-        ],
-    )
-    onnx.save(
-        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), tmp_path / "m.onnx"
-    )
+    onnx.save(onnx_node_model("MaxPool", [x], attrs, 2, opset=12), tmp_path / "m.onnx")
     expected = {
         "default": [("MaxPool", "opset14"), ("OnnxMaxPool", "ovpool")],  # values native
         "all": [("OnnxMaxPool", "ovpool")],

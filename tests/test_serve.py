@@ -618,39 +618,22 @@ def test_onnx_model_under_the_model_name(tmp_path, ov_extension):
     ceil_mode and storage_order, as ONNX Runtime computes them."""
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
-    from onnx import TensorProto, helper
+    from references import onnx_node_model
 
-    node = helper.make_node(
-        "MaxPool",
-        ["x"],
-        ["y", "i"],
-        kernel_shape=[2, 2],
-        strides=[2, 2],
-        pads=[1, 1, 1, 1],
-        ceil_mode=1,
-        storage_order=1,
-    )
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 7])],
-        [
-            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("i", TensorProto.INT64, None),
-        ],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-    model.ir_version = 8
-    onnx.save(model, tmp_path / "model.onnx")
     x = np.random.default_rng(3).standard_normal((2, 3, 9, 7)).astype(np.float32)
-    y, i = ort.InferenceSession(str(tmp_path / "model.onnx")).run(None, {"x": x})
+    attrs = dict(
+        kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, storage_order=1
+    )
+    model = onnx_node_model("MaxPool", [x], attrs, 2, opset=12, ir_version=8)
+    onnx.save(model, tmp_path / "model.onnx")
+    y, i = ort.InferenceSession(str(tmp_path / "model.onnx")).run(None, {"in0": x})
     with ServerProcess(tmp_path, "--model_name", "pool", "--policy", "all") as process:
         assert served_models(process) == ["pool"]
         client = tritongrpc.InferenceServerClient(process.grpc)
-        got = grpc_infer(client, "pool", ["x"], [x])
+        got = grpc_infer(client, "pool", ["in0"], [x])
         client.close()
-    assert got["y"].tobytes() == y.tobytes()
-    assert got["i"].dtype == np.int64 and np.array_equal(got["i"], i)
+    assert got["out0"].tobytes() == y.tobytes()
+    assert got["out1"].dtype == np.int64 and np.array_equal(got["out1"], i)
 
 
 LOAD_ERRORS = """

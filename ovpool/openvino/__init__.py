@@ -98,27 +98,21 @@ OP_TYPES = tuple(sorted(t for (t, v) in _layers.LAYERS if v == OVPOOL_OPSET))
 # in Node.get_type_info().version_id): the op schema's stock versions.
 STOCK_LAYERS = tuple((op.type, v.version) for op in _opset.SCHEMA.ops for v in op.stock)
 
+# (name, suffix) of the ATen pools: aten::{name}{n}d{suffix}; torch.export
+# also names the adaptive average's decomposition _adaptive_avg_pool
+_ATEN_POOLS = (
+    ("max_pool", ""),
+    ("max_pool", "_with_indices"),
+    ("avg_pool", ""),
+    ("adaptive_avg_pool", ""),
+    ("adaptive_max_pool", ""),
+)
 PYTORCH_OPS = tuple(
-    f"aten::{name}{n}d{suffix}"
-    for n in (1, 2, 3)
-    for name, suffix in (
-        ("max_pool", ""),
-        ("max_pool", "_with_indices"),
-        ("avg_pool", ""),
-        ("adaptive_avg_pool", ""),
-        ("adaptive_max_pool", ""),
-    )
+    f"aten::{name}{n}d{suffix}" for n in (1, 2, 3) for name, suffix in _ATEN_POOLS
 ) + tuple(
     f"aten.{name}{n}d{suffix}.default"
     for n in (1, 2, 3)
-    for name, suffix in (
-        ("max_pool", ""),
-        ("max_pool", "_with_indices"),
-        ("avg_pool", ""),
-        ("adaptive_avg_pool", ""),
-        ("_adaptive_avg_pool", ""),
-        ("adaptive_max_pool", ""),
-    )
+    for name, suffix in (*_ATEN_POOLS, ("_adaptive_avg_pool", ""))
 )
 """The ops the library's PyTorch conversions take: TorchScript's names
 (``ov.convert_model(module, example_input=x)``) and torch.export's FX names
